@@ -1,0 +1,3 @@
+//! The algorithms. Each file is one algorithm over the shared core in [`crate::search`].
+
+pub(crate) mod astar;

@@ -1,0 +1,47 @@
+//! pathd-engine: grid maps and the searches pathd runs on them.
+//!
+//! This crate knows nothing of HTTP or async: it is plain functions over immutable
+//! [`Grid`] snapshots, so a server can share one snapshot between many threads and swap in
+//! the next version when a patch lands.
+//!
+//! # Overview
+//!
+//! - [`Grid`]: `width x height` cells, cost `0` blocked or `1..=255`; a step between adjacent
+//!   cells costs `step * (cost(a) + cost(b)) / 2` (`step` 1 or sqrt 2). [`Movement`] is
+//!   octile without corner cutting (the Moving AI rule) or cardinal.
+//! - [`movingai`]: the Moving AI `.map` and `.scen` formats.
+//! - [`Searcher`] / [`find_path`]: one entry point for every algorithm, one [`SearchResult`]
+//!   (found, partial, no path, limit reached) with [`Stats`].
+//!
+//! | algorithm | optimal | maps | notes |
+//! |---|---|---|---|
+//! | [`Algorithm::AStar`] | yes | all | octile/Manhattan heuristic scaled by the smallest cost |
+//! | [`Algorithm::Dijkstra`] | yes | all | h = 0 |
+//! | [`Algorithm::WeightedAStar`] | within `w` | all | `f = g + w h` |
+//!
+//! # Example
+//!
+//! ```
+//! use pathd_engine::{movingai, find_path, Point, Query, Status};
+//! let grid = movingai::parse_map("type octile\nheight 2\nwidth 3\nmap\n...\n.@.\n").unwrap();
+//! let r = find_path(&grid, &Query::new(Point::new(0, 1), Point::new(2, 1))).unwrap();
+//! assert_eq!(r.status, Status::Found);
+//! // (0,1) -> (1,0) would cut the wall's corner, so the path goes round: 4 steps.
+//! assert_eq!(r.path.len(), 5);
+//! assert_eq!(r.cost, 4.0);
+//! ```
+
+mod algo;
+pub mod grid;
+pub mod movingai;
+pub mod patch;
+mod planner;
+pub mod query;
+mod search;
+
+pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
+pub use patch::{Patch, PatchError, Rect};
+pub use planner::{Searcher, find_path, resolve_auto};
+pub use query::{
+    Algorithm, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status,
+};

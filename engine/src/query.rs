@@ -1,0 +1,233 @@
+//! What a caller asks for and what every algorithm answers.
+//!
+//! "No path" and "limit reached" are [`Status`]es, not errors: [`QueryError`] is only for
+//! misuse (a start off the map, a weight below 1, an algorithm that does not apply).
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use crate::grid::Point;
+
+/// The search algorithms the engine offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// A* with the map's admissible heuristic: optimal.
+    #[default]
+    AStar,
+    /// Uniform-cost search (h = 0): optimal, expands more.
+    Dijkstra,
+    /// `f = g + w * h`: the cost is at most `w` times the optimum.
+    WeightedAStar,
+    /// Jump Point Search: optimal, uniform-cost maps only.
+    Jps,
+    /// Theta*: any-angle paths over line of sight.
+    Theta,
+    /// Hierarchical A* over cluster abstractions (needs a built abstraction).
+    Hpa,
+    /// Let the engine choose (see [`crate::resolve_auto`]).
+    Auto,
+}
+
+impl Algorithm {
+    /// Every algorithm name accepted on the wire.
+    pub const ALL: [Algorithm; 7] = [
+        Algorithm::AStar,
+        Algorithm::Dijkstra,
+        Algorithm::WeightedAStar,
+        Algorithm::Jps,
+        Algorithm::Theta,
+        Algorithm::Hpa,
+        Algorithm::Auto,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Algorithm::AStar => "astar",
+            Algorithm::Dijkstra => "dijkstra",
+            Algorithm::WeightedAStar => "weighted_astar",
+            Algorithm::Jps => "jps",
+            Algorithm::Theta => "theta",
+            Algorithm::Hpa => "hpa",
+            Algorithm::Auto => "auto",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Bounds checked inside the search loop (a blocking search cannot be stopped from outside).
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// Stop after this many expansions.
+    pub max_expansions: Option<u64>,
+    /// Stop at this instant.
+    pub deadline: Option<Instant>,
+    /// Stop when this flag becomes true (e.g. the client went away).
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// One path query.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// Where the path starts.
+    pub start: Point,
+    /// Where it should end.
+    pub goal: Point,
+    /// Which algorithm runs it.
+    pub algorithm: Algorithm,
+    /// Weight for [`Algorithm::WeightedAStar`] (`>= 1`); ignored by the others.
+    pub weight: f64,
+    /// Search limits.
+    pub limits: Limits,
+    /// On a limit or an unreachable goal, return the path to the expanded cell closest to
+    /// the goal (by heuristic) with [`Status::Partial`].
+    pub partial: bool,
+    /// Record up to this many expanded cells in [`SearchResult::expanded_cells`].
+    pub debug_cap: usize,
+}
+
+impl Query {
+    /// A plain A* query from `start` to `goal`.
+    pub fn new(start: Point, goal: Point) -> Self {
+        Query {
+            start,
+            goal,
+            algorithm: Algorithm::AStar,
+            weight: 1.0,
+            limits: Limits::default(),
+            partial: false,
+            debug_cap: 0,
+        }
+    }
+
+    /// The same query with another algorithm.
+    pub fn with_algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+}
+
+/// How a search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// A path to the goal.
+    Found,
+    /// A path to the cell closest to the goal (only when `partial` was asked for).
+    Partial,
+    /// The goal cannot be reached.
+    NoPath,
+    /// A limit stopped the search before it finished.
+    LimitReached,
+}
+
+impl Status {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Found => "found",
+            Status::Partial => "partial",
+            Status::NoPath => "no_path",
+            Status::LimitReached => "limit_reached",
+        }
+    }
+}
+
+/// Which limit stopped a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitKind {
+    /// `max_expansions`.
+    Expansions,
+    /// The deadline.
+    Deadline,
+    /// The cancellation flag.
+    Cancelled,
+}
+
+/// Counters every search reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Nodes taken off the open list and expanded.
+    pub expanded: u64,
+    /// Successors pushed onto the open list.
+    pub generated: u64,
+    /// Expanded nodes whose cost later improved (weighted A* only).
+    pub reopened: u64,
+    /// Wall-clock time of the search.
+    pub elapsed: Duration,
+}
+
+/// The outcome of a query.
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    /// How it ended.
+    pub status: Status,
+    /// The cell path, start first (empty for `NoPath` / `LimitReached`).
+    pub path: Vec<Point>,
+    /// Cost of `path` under the map's step costs.
+    pub cost: f64,
+    /// The algorithm that actually ran (resolves [`Algorithm::Auto`]).
+    pub algorithm: Algorithm,
+    /// Search counters.
+    pub stats: Stats,
+    /// Which limit stopped the search, if any.
+    pub limit: Option<LimitKind>,
+    /// Expanded cells in expansion order, at most `debug_cap` of them.
+    pub expanded_cells: Vec<Point>,
+}
+
+/// Misuse of the engine: the query cannot be run as given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueryError {
+    /// A point lies outside the map.
+    OutOfBounds {
+        /// `"start"` or `"goal"`.
+        which: &'static str,
+        /// The point.
+        point: Point,
+    },
+    /// The start cell is blocked.
+    StartBlocked(Point),
+    /// The goal cell is blocked.
+    GoalBlocked(Point),
+    /// The weight is not a finite number `>= 1`.
+    InvalidWeight(f64),
+    /// The algorithm does not apply to this map (e.g. JPS on a weighted map).
+    NotApplicable {
+        /// The algorithm asked for.
+        algorithm: Algorithm,
+        /// Why not.
+        reason: String,
+    },
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueryError::OutOfBounds { which, point } => {
+                write!(f, "{which} {point} is outside the map")
+            }
+            QueryError::StartBlocked(p) => write!(f, "start {p} is a blocked cell"),
+            QueryError::GoalBlocked(p) => write!(f, "goal {p} is a blocked cell"),
+            QueryError::InvalidWeight(w) => {
+                write!(f, "weight {w} is invalid: it must be a finite number >= 1")
+            }
+            QueryError::NotApplicable { algorithm, reason } => {
+                write!(f, "algorithm {algorithm} does not apply: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
