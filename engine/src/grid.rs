@@ -462,8 +462,14 @@ mod tests {
         assert_eq!(g.step_cost(Point::new(0, 0), Point::new(1, 1)), None);
         assert_eq!(g.step_cost(Point::new(0, 0), Point::new(0, 1)), Some(1.0));
         let open = Grid::from_costs(2, 2, vec![1, 3, 1, 1], Movement::Octile).unwrap();
-        assert_eq!(open.step_cost(Point::new(0, 0), Point::new(1, 1)), Some(SQRT2));
-        assert_eq!(open.step_cost(Point::new(0, 0), Point::new(1, 0)), Some(2.0));
+        assert_eq!(
+            open.step_cost(Point::new(0, 0), Point::new(1, 1)),
+            Some(SQRT2)
+        );
+        assert_eq!(
+            open.step_cost(Point::new(0, 0), Point::new(1, 0)),
+            Some(2.0)
+        );
         let card = open.with_movement(Movement::Cardinal);
         assert_eq!(card.step_cost(Point::new(0, 0), Point::new(1, 1)), None);
     }

@@ -42,6 +42,4 @@ mod search;
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
 pub use patch::{Patch, PatchError, Rect};
 pub use planner::{Searcher, find_path, resolve_auto};
-pub use query::{
-    Algorithm, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status,
-};
+pub use query::{Algorithm, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status};
