@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite: the README's test command, also run by .ci/run.
+#   1. every Rust test (engine unit/integration/doc tests incl. the Moving AI benchmarks,
+#      server tests over real HTTP);
+#   2. schemathesis against the running server and openapi.yaml;
+#   3. the container: build the image with buildah, run it, query it.
+# Set PATHD_SKIP_CONTAINER=1 to skip step 3 on a machine without buildah.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --workspace --locked
+./scripts/schemathesis.sh
+if [ "${PATHD_SKIP_CONTAINER:-0}" != 1 ]; then
+  ./scripts/container-test.sh
+fi
+echo "all test stages passed"
