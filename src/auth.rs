@@ -1,0 +1,86 @@
+//! Bearer-token extractors. They run before the body is read, so an unauthorized upload is
+//! refused without buffering it.
+//!
+//! - [`AdminAuth`]: map changes. Needs the admin token when one is configured.
+//! - [`QueryAuth`]: reads and queries. Needs the query token (or the admin token) when a
+//!   query token is configured; open otherwise.
+
+use axum::extract::FromRequestParts;
+use axum::http::header;
+use axum::http::request::Parts;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Proof that the request may change maps.
+#[derive(Debug, Clone, Copy)]
+pub struct AdminAuth;
+
+/// Proof that the request may read maps and run queries.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryAuth;
+
+fn bearer(parts: &Parts) -> Option<&str> {
+    let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
+/// Compares without an early exit, so the time taken does not reveal a matching prefix.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+fn matches(parts: &Parts, tokens: &[Option<&String>]) -> bool {
+    let given = bearer(parts);
+    tokens
+        .iter()
+        .flatten()
+        .any(|t| given.is_some_and(|g| same(g, t)))
+}
+
+impl FromRequestParts<AppState> for AdminAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let admin = state.config().admin_token.as_ref();
+        if admin.is_none() || matches(parts, &[admin]) {
+            Ok(AdminAuth)
+        } else {
+            Err(ApiError::unauthorized())
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for QueryAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let config = state.config();
+        let query = config.query_token.as_ref();
+        if query.is_none() || matches(parts, &[query, config.admin_token.as_ref()]) {
+            Ok(QueryAuth)
+        } else {
+            Err(ApiError::unauthorized())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same;
+
+    #[test]
+    fn compares_exactly() {
+        assert!(same("abc", "abc"));
+        assert!(!same("abc", "abd"));
+        assert!(!same("abc", "ab"));
+        assert!(same("", ""));
+    }
+}

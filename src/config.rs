@@ -1,0 +1,127 @@
+//! Server configuration: one struct, flags with environment fallbacks (`pathd serve --help`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line (for log shippers).
+    Json,
+}
+
+/// Everything `pathd serve` can be told. Every flag has an environment variable; the
+/// defaults suit a single small instance.
+#[derive(Clone, Debug, Args)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "PATHD_ADDR", default_value = "0.0.0.0:8080")]
+    pub addr: SocketAddr,
+
+    /// Directory of bundled `*.map` files loaded at start (read-only).
+    #[arg(long, env = "PATHD_MAPS_DIR", default_value = "./maps")]
+    pub maps_dir: PathBuf,
+
+    /// Directory where uploaded maps are stored durably (created if missing).
+    #[arg(long, env = "PATHD_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// Bearer token required by `PUT`/`DELETE` (map changes). Unset: changes are open.
+    #[arg(long, env = "PATHD_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
+    /// Bearer token required by reads and queries (the admin token is accepted too).
+    /// Unset: reads and queries are open.
+    #[arg(long, env = "PATHD_QUERY_TOKEN", hide_env_values = true)]
+    pub query_token: Option<String>,
+
+    /// Search worker threads (0 = one per CPU core).
+    #[arg(long, env = "PATHD_POOL_THREADS", default_value_t = 0)]
+    pub pool_threads: usize,
+
+    /// Jobs that may wait for a worker beyond the running ones; past that, `503 overloaded`.
+    #[arg(long, env = "PATHD_QUEUE_DEPTH", default_value_t = 64)]
+    pub queue_depth: usize,
+
+    /// Log format.
+    #[arg(long, env = "PATHD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Largest accepted request body in bytes (`413 payload_too_large` beyond).
+    #[arg(long, env = "PATHD_MAX_BODY_BYTES", default_value_t = 64 << 20)]
+    pub max_body_bytes: usize,
+
+    /// Largest map in cells, width x height (`413 map_too_large` beyond). Search memory is
+    /// about 24 bytes per cell per worker thread.
+    #[arg(long, env = "PATHD_MAX_MAP_CELLS", default_value_t = 4096 * 4096)]
+    pub max_map_cells: u64,
+
+    /// Most maps held at once (`409 too_many_maps` beyond).
+    #[arg(long, env = "PATHD_MAX_MAPS", default_value_t = 256)]
+    pub max_maps: usize,
+
+    /// Most queries in one batch request (`413 too_many_queries` beyond).
+    #[arg(long, env = "PATHD_MAX_BATCH", default_value_t = 256)]
+    pub max_batch: usize,
+
+    /// Most expansions per search; a request's `max_expansions` is capped to this.
+    #[arg(long, env = "PATHD_MAX_EXPANSIONS", default_value_t = 20_000_000)]
+    pub max_expansions: u64,
+
+    /// Longest search in milliseconds; a request's `timeout_ms` is capped to this, and it is
+    /// the timeout of requests that give none.
+    #[arg(long, env = "PATHD_MAX_TIMEOUT_MS", default_value_t = 5_000)]
+    pub max_timeout_ms: u64,
+
+    /// Most expanded cells returned by `"debug": true`.
+    #[arg(long, env = "PATHD_MAX_DEBUG_CELLS", default_value_t = 10_000)]
+    pub max_debug_cells: usize,
+
+    /// How long shutdown waits for in-flight requests before closing them, in milliseconds.
+    #[arg(long, env = "PATHD_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    pub shutdown_grace_ms: u64,
+}
+
+impl Config {
+    /// The configuration with every default, as `pathd serve` with no flags or environment
+    /// would see it, but with the given directories (handy for tests and embedding).
+    pub fn with_dirs(maps_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Self {
+        use clap::{FromArgMatches, Parser};
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            config: Config,
+        }
+        // Parse from an empty command line, ignoring the environment's PATHD_* values, so the
+        // defaults live in one place (the attributes above).
+        let cmd = <Wrapper as clap::CommandFactory>::command();
+        let cmd = cmd.mut_args(|a| a.env(None::<&str>));
+        let matches = cmd.get_matches_from(["pathd"]);
+        let mut config = Wrapper::from_arg_matches(&matches)
+            .expect("defaults parse")
+            .config;
+        config.maps_dir = maps_dir.into();
+        config.data_dir = data_dir.into();
+        config
+    }
+
+    /// Worker threads to start: the configured count, or one per core.
+    pub fn worker_threads(&self) -> usize {
+        if self.pool_threads > 0 {
+            self.pool_threads
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get())
+        }
+    }
+
+    /// The drain bound as a duration.
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_millis(self.shutdown_grace_ms)
+    }
+}

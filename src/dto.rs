@@ -1,0 +1,232 @@
+//! Wire types (JSON bodies) and their conversion to and from engine types. Every request
+//! type rejects unknown fields. Points are `[x, y]` arrays.
+
+use std::time::Duration;
+
+use pathd_engine::{Algorithm, LimitKind, Limits, Point, Query, SearchResult};
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::error::{ApiError, ErrorBody};
+
+/// A map's summary (`MapSummary` in `openapi.yaml`).
+#[derive(Clone, Debug, Serialize)]
+pub struct MapSummary {
+    /// Name.
+    pub name: String,
+    /// Version (1 on creation, +1 per change).
+    pub version: u64,
+    /// Width in cells.
+    pub width: u32,
+    /// Height in cells.
+    pub height: u32,
+    /// `octile` or `cardinal`.
+    pub movement: &'static str,
+    /// Passable cells.
+    pub passable_cells: u64,
+    /// Blocked cells.
+    pub blocked_cells: u64,
+    /// Connected components of passable cells.
+    pub components: u32,
+    /// True when every passable cell costs 1.
+    pub uniform: bool,
+    /// Smallest passable cost (0 when nothing is passable).
+    pub min_cost: u8,
+    /// Largest passable cost (0 when nothing is passable).
+    pub max_cost: u8,
+    /// `bundled` (maps directory) or `uploaded`.
+    pub source: &'static str,
+}
+
+/// `GET /v1/maps`.
+#[derive(Debug, Serialize)]
+pub struct MapList {
+    /// Every map, sorted by name.
+    pub maps: Vec<MapSummary>,
+}
+
+/// The JSON body of `PUT /v1/maps/{name}`: `costs` or `rows`, exactly one.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapUpload {
+    /// Width in cells.
+    pub width: u32,
+    /// Height in cells.
+    pub height: u32,
+    /// Row-major costs, `0` blocked, `1..=255` terrain cost (wider ints are rejected as
+    /// `invalid_map` with their index, not as a parse error).
+    pub costs: Option<Vec<u32>>,
+    /// Rows of Moving AI terrain characters.
+    pub rows: Option<Vec<String>>,
+    /// `octile` (default) or `cardinal`.
+    pub movement: Option<String>,
+}
+
+/// The query string of `PUT /v1/maps/{name}` for text bodies.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadParams {
+    /// Overrides the file's `type` line: `octile` or `cardinal`.
+    pub movement: Option<String>,
+}
+
+/// `POST /v1/maps/{name}/path` (and each item of a batch).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathRequest {
+    /// `[x, y]`.
+    pub start: [u32; 2],
+    /// `[x, y]`.
+    pub goal: [u32; 2],
+    /// Algorithm wire name (default `astar`).
+    pub algorithm: Option<String>,
+    /// Weight of `weighted_astar` (default 1.5).
+    pub weight: Option<f64>,
+    /// Expansion budget (capped by the server's maximum).
+    pub max_expansions: Option<u64>,
+    /// Search time budget in ms (capped by, and defaulting to, the server's maximum).
+    pub timeout_ms: Option<u64>,
+    /// On a limit or no path, answer the path to the closest expanded cell.
+    pub partial: Option<bool>,
+    /// Return the expanded cells (capped by the server).
+    pub debug: Option<bool>,
+}
+
+/// Default weight of `weighted_astar`.
+pub const DEFAULT_WEIGHT: f64 = 1.5;
+
+fn point(p: [u32; 2]) -> Point {
+    Point::new(p[0], p[1])
+}
+
+fn pair(p: Point) -> [u32; 2] {
+    [p.x, p.y]
+}
+
+impl PathRequest {
+    /// The engine query under the server's limits, and its time budget. The deadline is
+    /// left unset: the worker sets it when the search starts, so queueing does not eat it.
+    pub fn to_query(&self, config: &Config) -> Result<(Query, Duration), ApiError> {
+        let algorithm = match self.algorithm.as_deref() {
+            None => Algorithm::AStar,
+            Some(name) => Algorithm::parse(name).ok_or_else(|| {
+                let names: Vec<_> = Algorithm::ALL.iter().map(|a| a.as_str()).collect();
+                ApiError::invalid_request(format!(
+                    "unknown algorithm {name:?}; expected one of {}",
+                    names.join(", ")
+                ))
+            })?,
+        };
+        let timeout = self
+            .timeout_ms
+            .unwrap_or(config.max_timeout_ms)
+            .min(config.max_timeout_ms);
+        let expansions = self
+            .max_expansions
+            .unwrap_or(config.max_expansions)
+            .min(config.max_expansions);
+        let query = Query {
+            start: point(self.start),
+            goal: point(self.goal),
+            algorithm,
+            weight: self.weight.unwrap_or(DEFAULT_WEIGHT),
+            limits: Limits {
+                max_expansions: Some(expansions),
+                deadline: None,
+                cancel: None,
+            },
+            partial: self.partial.unwrap_or(false),
+            debug_cap: if self.debug.unwrap_or(false) {
+                config.max_debug_cells
+            } else {
+                0
+            },
+        };
+        Ok((query, Duration::from_millis(timeout)))
+    }
+}
+
+/// The answer to a path query (`PathResult` in `openapi.yaml`).
+#[derive(Debug, Serialize)]
+pub struct PathResponse {
+    /// `found`, `partial`, `no_path` or `limit_reached`.
+    pub status: &'static str,
+    /// Cells from start to goal (or to the closest cell, for `partial`).
+    pub path: Vec<[u32; 2]>,
+    /// Cost of `path`.
+    pub cost: f64,
+    /// Nodes expanded.
+    pub expanded: u64,
+    /// Nodes generated.
+    pub generated: u64,
+    /// The algorithm that ran (`auto` resolved).
+    pub algorithm: &'static str,
+    /// Version of the map snapshot searched.
+    pub map_version: u64,
+    /// Search time in microseconds.
+    pub elapsed_us: u64,
+    /// Which limit stopped the search: `expansions`, `timeout` or `cancelled`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<&'static str>,
+    /// Expanded cells in order, when `debug` was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expanded_cells: Option<Vec<[u32; 2]>>,
+}
+
+impl PathResponse {
+    /// Converts an engine result on map version `map_version`.
+    pub fn new(r: SearchResult, map_version: u64, debug: bool) -> Self {
+        PathResponse {
+            status: r.status.as_str(),
+            path: r.path.into_iter().map(pair).collect(),
+            cost: r.cost,
+            expanded: r.stats.expanded,
+            generated: r.stats.generated,
+            algorithm: r.algorithm.as_str(),
+            map_version,
+            elapsed_us: r.stats.elapsed.as_micros() as u64,
+            limit: r.limit.map(|l| match l {
+                LimitKind::Expansions => "expansions",
+                LimitKind::Deadline => "timeout",
+                LimitKind::Cancelled => "cancelled",
+            }),
+            expanded_cells: debug.then(|| r.expanded_cells.into_iter().map(pair).collect()),
+        }
+    }
+}
+
+/// `POST /v1/maps/{name}/paths`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchRequest {
+    /// The queries, answered in order.
+    pub queries: Vec<PathRequest>,
+}
+
+/// One answer of a batch: a result, or the error that query alone got.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum BatchItem {
+    /// The query ran.
+    Ok(PathResponse),
+    /// The query was invalid for this map (e.g. `out_of_bounds`).
+    Err(ErrorBody),
+}
+
+/// The answer to a batch.
+#[derive(Debug, Serialize)]
+pub struct BatchResponse {
+    /// Version of the map snapshot every query searched.
+    pub map_version: u64,
+    /// One item per query, in order.
+    pub results: Vec<BatchItem>,
+}
+
+/// `GET /healthz` and `GET /readyz`.
+#[derive(Debug, Serialize)]
+pub struct Health {
+    /// `ok`, `ready` or `loading`.
+    pub status: &'static str,
+    /// Maps loaded.
+    pub maps: usize,
+}

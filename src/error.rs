@@ -1,0 +1,233 @@
+//! The one error type of the API and the extractors whose rejections use its shape.
+//!
+//! Every 4xx/5xx answer is `{"error": {"code": "...", "message": "..."}}` with a stable
+//! `code` (listed in `openapi.yaml`). Details of 5xx errors go to the log, never to the
+//! client.
+
+use axum::extract::rejection::{BytesRejection, JsonRejection, QueryRejection};
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use pathd_engine::QueryError;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// An error answer: HTTP status, stable code, human message.
+#[derive(Debug)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Stable machine-readable code.
+    pub code: &'static str,
+    /// Human-readable message (for 5xx, a generic text; the detail is logged).
+    pub message: String,
+    /// Seconds for a `Retry-After` header (overload).
+    pub retry_after: Option<u32>,
+}
+
+/// The wire shape of an error.
+#[derive(Debug, Serialize)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// `code` and `message` of an error.
+#[derive(Debug, Serialize)]
+pub struct ErrorDetail {
+    /// Stable machine-readable code.
+    pub code: &'static str,
+    /// Human-readable message.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error with this status, code and message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// `400 invalid_request`.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+
+    /// `400 invalid_map`.
+    pub fn invalid_map(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_map", message)
+    }
+
+    /// `404 map_not_found`.
+    pub fn map_not_found(name: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "map_not_found",
+            format!("no map named {name:?}"),
+        )
+    }
+
+    /// `404 not_found` (no such route).
+    pub fn not_found() -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+    }
+
+    /// `405 method_not_allowed`.
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "this route does not take that method",
+        )
+    }
+
+    /// `401 unauthorized`.
+    pub fn unauthorized() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a valid `Authorization: Bearer <token>` header is required",
+        )
+    }
+
+    /// `413 payload_too_large`.
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body exceeds the limit of {limit} bytes"),
+        )
+    }
+
+    /// `415 unsupported_media_type`.
+    pub fn unsupported_media_type(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            message,
+        )
+    }
+
+    /// `503 overloaded` with `Retry-After: 1`.
+    pub fn overloaded() -> Self {
+        ApiError {
+            retry_after: Some(1),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "every search worker is busy and the queue is full; retry shortly",
+            )
+        }
+    }
+
+    /// `500 internal`: logs `detail` and answers a generic message.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %detail, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal server error",
+        )
+    }
+
+    /// The JSON body of this error.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                code: self.code,
+                message: self.message.clone(),
+            },
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut resp = (self.status, axum::Json(self.body())).into_response();
+        if let Some(secs) = self.retry_after {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            resp.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        resp
+    }
+}
+
+impl From<QueryError> for ApiError {
+    fn from(e: QueryError) -> Self {
+        let code = match e {
+            QueryError::OutOfBounds { .. } => "out_of_bounds",
+            QueryError::StartBlocked(_) => "start_blocked",
+            QueryError::GoalBlocked(_) => "goal_blocked",
+            QueryError::InvalidWeight(_) => "invalid_request",
+            QueryError::NotApplicable { .. } => "not_applicable",
+        };
+        ApiError::new(StatusCode::BAD_REQUEST, code, e.to_string())
+    }
+}
+
+/// Maps a body/extractor rejection status to our codes (413 and 415 keep their meaning).
+fn from_rejection(status: StatusCode, text: String) -> ApiError {
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::new(status, "payload_too_large", "the request body is too large")
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::unsupported_media_type(text),
+        s if s.is_server_error() => ApiError::internal(text),
+        _ => ApiError::invalid_request(text),
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> Self {
+        let text = match &r {
+            JsonRejection::MissingJsonContentType(_) => {
+                "expected `Content-Type: application/json`".to_owned()
+            }
+            other => other.body_text(),
+        };
+        from_rejection(r.status(), text)
+    }
+}
+
+impl From<BytesRejection> for ApiError {
+    fn from(r: BytesRejection) -> Self {
+        from_rejection(r.status(), r.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> Self {
+        from_rejection(r.status(), r.body_text())
+    }
+}
+
+/// `axum::Json`, but a rejection answers with [`ApiError`]'s shape.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Json<T>(pub T);
+
+impl<T, S> FromRequest<S> for Json<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::Json(v) = axum::Json::<T>::from_request(req, state).await?;
+        Ok(Json(v))
+    }
+}
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}

@@ -1,0 +1,104 @@
+//! pathd: a pathfinding microservice. Named grid maps live in shared memory; path queries
+//! run on a bounded pool of search threads; the wire contract is `openapi.yaml`.
+//!
+//! The crate is a library so that tests (and embedders) can build the router with
+//! [`app`] and drive it with `tower::ServiceExt::oneshot`, or serve it on any bound listener
+//! with [`run`]. The binary (`src/main.rs`) only parses the command line, sets up logging,
+//! binds, and calls [`run`].
+//!
+//! How one query flows: the handler parses and validates the JSON body, clones the map's
+//! current `Arc` snapshot out of the [`state::Registry`], hands the engine call to the
+//! [`compute::Compute`] pool (or gets `503 overloaded` at once), and maps the engine's
+//! outcome to a response.
+
+pub mod auth;
+pub mod compute;
+pub mod config;
+pub mod dto;
+pub mod error;
+pub mod load;
+pub mod metrics;
+pub mod routes;
+pub mod scen;
+pub mod state;
+pub mod storage;
+pub mod upload;
+
+use std::future::Future;
+use std::io;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::response::IntoResponse;
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+
+pub use config::{Config, LogFormat};
+pub use error::ApiError;
+pub use load::{LoadReport, load_maps};
+pub use state::AppState;
+
+/// The router with every route, the error fallbacks, the body limit, the per-request span
+/// and metrics, and panic recovery.
+pub fn app(state: AppState) -> Router {
+    let limit = state.config().max_body_bytes;
+    Router::new()
+        .merge(routes::router())
+        .fallback(|| async { ApiError::not_found() })
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn(metrics::observe))
+        .layer(CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                ApiError::internal("a handler panicked").into_response()
+            },
+        ))
+        .with_state(state)
+}
+
+/// Serves [`app`] on `listener` until `shutdown` completes, loading the startup maps in
+/// the background (`/readyz` answers `503` until they are in).
+///
+/// Shutdown is graceful: no new connections are accepted, in-flight requests get up to
+/// `shutdown_grace_ms` to finish, and then `run` returns even if some have not (their
+/// connections close when the runtime ends).
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let loader = tokio::spawn(load_maps(state.clone()));
+    let token = state.shutdown_token().clone();
+    let upkeep = {
+        let (handle, token) = (state.metrics().clone(), token.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(5));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => handle.run_upkeep(),
+                    _ = token.cancelled() => return,
+                }
+            }
+        })
+    };
+    let began = token.clone();
+    let signal = async move {
+        shutdown.await;
+        tracing::info!("shutdown requested; draining in-flight requests");
+        began.cancel();
+    };
+    let grace = state.config().shutdown_grace();
+    let server = axum::serve(listener, app(state)).with_graceful_shutdown(signal);
+    let result = tokio::select! {
+        r = server.into_future() => r,
+        _ = async { token.cancelled().await; tokio::time::sleep(grace).await } => {
+            tracing::warn!(?grace, "drain bound reached; closing remaining connections");
+            Ok(())
+        }
+    };
+    loader.abort();
+    upkeep.abort();
+    tracing::info!("server stopped");
+    result
+}

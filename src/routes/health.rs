@@ -1,0 +1,64 @@
+//! Operational routes: liveness, readiness, metrics and the API contract.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+
+use crate::dto::Health;
+use crate::error::{ApiError, Json};
+use crate::state::AppState;
+
+/// The OpenAPI document, compiled in so the binary serves the contract it was built with.
+pub const OPENAPI_YAML: &str = include_str!("../../openapi.yaml");
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/openapi.yaml", get(openapi))
+}
+
+/// `GET /healthz` (operationId `healthz`): the process is alive.
+async fn healthz(State(state): State<AppState>) -> Json<Health> {
+    Json(Health {
+        status: "ok",
+        maps: state.registry().len(),
+    })
+}
+
+/// `GET /readyz` (operationId `readyz`): `200` once the startup maps are loaded, `503`
+/// before.
+async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError> {
+    if state.is_ready() {
+        Ok(Json(Health {
+            status: "ready",
+            maps: state.registry().len(),
+        }))
+    } else {
+        Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not_ready",
+            "the startup maps are still loading",
+        ))
+    }
+}
+
+/// `GET /metrics` (operationId `metrics`): Prometheus text format.
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics().render(),
+    )
+}
+
+/// `GET /openapi.yaml` (operationId `openapi`).
+async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/yaml")], OPENAPI_YAML)
+}

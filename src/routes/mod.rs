@@ -1,0 +1,18 @@
+//! HTTP routes. Each module owns its router; each handler's doc names its `openapi.yaml`
+//! operation.
+
+pub mod health;
+pub mod maps;
+pub mod paths;
+
+use axum::Router;
+
+use crate::state::AppState;
+
+/// Every route of the API.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .merge(maps::router())
+        .merge(paths::router())
+        .merge(health::router())
+}

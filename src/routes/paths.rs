@@ -1,0 +1,126 @@
+//! `/v1/maps/{name}/path` and `/v1/maps/{name}/paths`: path queries on the search pool.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::post;
+use pathd_engine::{Grid, LimitKind, Query, QueryError, SearchResult};
+
+use crate::auth::QueryAuth;
+use crate::compute::{Cancel, Compute};
+use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathRequest, PathResponse};
+use crate::error::{ApiError, Json};
+use crate::metrics::record_query;
+use crate::routes::maps::lookup;
+use crate::state::AppState;
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/maps/{name}/path", post(find_path))
+        .route("/v1/maps/{name}/paths", post(find_paths))
+}
+
+/// Runs one search on the calling worker: starts its deadline, wires the cancellation flag,
+/// and counts it (here, because a cancelled request's handler no longer runs).
+fn search(
+    grid: &Grid,
+    mut query: Query,
+    timeout: Duration,
+    cancel: &Cancel,
+    compute: &Compute,
+) -> Result<SearchResult, QueryError> {
+    query.limits.deadline = Some(Instant::now() + timeout);
+    query.limits.cancel = Some(Arc::clone(cancel));
+    let r = pathd_engine::find_path(grid, &query)?;
+    if r.limit == Some(LimitKind::Cancelled) {
+        compute.note_cancelled();
+    }
+    record_query(
+        r.algorithm.as_str(),
+        r.status.as_str(),
+        r.stats.expanded,
+        r.stats.elapsed.as_secs_f64(),
+    );
+    Ok(r)
+}
+
+/// `POST /v1/maps/{name}/path` (operationId `findPath`).
+async fn find_path(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Json(req): Json<PathRequest>,
+) -> Result<Json<PathResponse>, ApiError> {
+    let entry = lookup(&state, &name)?;
+    let debug = req.debug.unwrap_or(false);
+    let (query, timeout) = req.to_query(state.config())?;
+    let grid = Arc::clone(&entry.grid);
+    let compute = state.compute().clone();
+    let r = state
+        .compute()
+        .run(move |cancel| search(&grid, query, timeout, cancel, &compute))
+        .await??;
+    let span = tracing::Span::current();
+    span.record("algorithm", r.algorithm.as_str());
+    span.record("expanded", r.stats.expanded);
+    Ok(Json(PathResponse::new(r, entry.version, debug)))
+}
+
+/// `POST /v1/maps/{name}/paths` (operationId `findPaths`): every query on the same
+/// snapshot, spread over the pool, answered in order; a query's own error (e.g.
+/// `out_of_bounds`) is its item, not the batch's.
+async fn find_paths(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Json(req): Json<BatchRequest>,
+) -> Result<Json<BatchResponse>, ApiError> {
+    let entry = lookup(&state, &name)?;
+    let max = state.config().max_batch;
+    if req.queries.len() > max {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_many_queries",
+            format!(
+                "a batch holds at most {max} queries; this one has {}",
+                req.queries.len()
+            ),
+        ));
+    }
+    let items: Vec<_> = req
+        .queries
+        .iter()
+        .map(|q| {
+            q.to_query(state.config())
+                .map(|(query, timeout)| (query, timeout, q.debug.unwrap_or(false)))
+        })
+        .collect();
+    let grid = Arc::clone(&entry.grid);
+    let compute = state.compute().clone();
+    let version = entry.version;
+    let results = state
+        .compute()
+        .run_batch(items, move |item, cancel| {
+            let (query, timeout, debug) = item?;
+            search(&grid, query, timeout, cancel, &compute)
+                .map(|r| PathResponse::new(r, version, debug))
+                .map_err(ApiError::from)
+        })
+        .await?;
+    let results = results
+        .into_iter()
+        .map(|r| match r {
+            Ok(ok) => BatchItem::Ok(ok),
+            Err(e) => BatchItem::Err(e.body()),
+        })
+        .collect();
+    tracing::Span::current().record("algorithm", "batch");
+    Ok(Json(BatchResponse {
+        map_version: version,
+        results,
+    }))
+}

@@ -1,0 +1,127 @@
+//! `pathd scen MAP.map FILE.scen`: checks the engine against a Moving AI scenario file.
+//!
+//! Every row whose stated size matches the map is answered; a row matches when the cost is
+//! within `6e-3 + 1e-5 * optimal` of the stated optimum, or, for the rows stated as
+//! unreachable (optimal 0 with start != goal), when the answer is "no path".
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use pathd_engine::movingai::{self, ScenRow};
+use pathd_engine::{Algorithm, Grid, Query, Searcher, Status};
+use serde::Serialize;
+
+/// Arguments of `pathd scen`.
+#[derive(Clone, Debug, Args)]
+pub struct ScenArgs {
+    /// The Moving AI `.map` file.
+    pub map: PathBuf,
+    /// Its `.scen` file.
+    pub scen: PathBuf,
+    /// Algorithm wire name (astar, dijkstra, weighted_astar, jps, theta, hpa, auto).
+    #[arg(long, default_value = "astar")]
+    pub algorithm: String,
+    /// Print one JSON object instead of a text line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The outcome of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ScenReport {
+    /// Rows checked.
+    pub rows: usize,
+    /// Rows whose answer matched the stated optimum.
+    pub matched: usize,
+    /// Mean search time per row, microseconds.
+    pub mean_us: f64,
+    /// Median search time, microseconds.
+    pub p50_us: f64,
+    /// 99th percentile search time, microseconds.
+    pub p99_us: f64,
+    /// Mean expansions per row.
+    pub mean_expanded: f64,
+}
+
+/// True when `cost`/`status` answer `row` correctly.
+pub fn matches(row: &ScenRow, status: Status, cost: f64) -> bool {
+    if row.unreachable() {
+        status == Status::NoPath
+    } else {
+        status == Status::Found && (cost - row.optimal).abs() <= 6e-3 + 1e-5 * row.optimal
+    }
+}
+
+/// Answers every row on `grid`, reporting mismatches (at most 10) on stderr.
+pub fn check(grid: &Grid, rows: &[ScenRow], algorithm: Algorithm) -> Result<ScenReport, String> {
+    let mut searcher = Searcher::new();
+    let mut times = Vec::with_capacity(rows.len());
+    let (mut matched, mut expanded, mut shown) = (0, 0u64, 0);
+    for row in rows {
+        let query = Query::new(row.start, row.goal).with_algorithm(algorithm);
+        let t = Instant::now();
+        let r = searcher
+            .find_path(grid, &query)
+            .map_err(|e| format!("row {} -> {}: {e}", row.start, row.goal))?;
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+        expanded += r.stats.expanded;
+        if matches(row, r.status, r.cost) {
+            matched += 1;
+        } else if shown < 10 {
+            shown += 1;
+            eprintln!(
+                "mismatch: {} -> {}: {} cost {} (optimal {})",
+                row.start,
+                row.goal,
+                r.status.as_str(),
+                r.cost,
+                row.optimal
+            );
+        }
+    }
+    let n = rows.len().max(1) as f64;
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        if sorted.is_empty() {
+            0.0
+        } else {
+            sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+        }
+    };
+    Ok(ScenReport {
+        rows: rows.len(),
+        matched,
+        mean_us: times.iter().sum::<f64>() / n,
+        p50_us: pct(0.5),
+        p99_us: pct(0.99),
+        mean_expanded: expanded as f64 / n,
+    })
+}
+
+/// Reads the files and runs [`check`] on the rows that belong to this map (by stated size).
+pub fn run(args: &ScenArgs) -> Result<ScenReport, String> {
+    let algorithm = Algorithm::parse(&args.algorithm)
+        .ok_or_else(|| format!("unknown algorithm {:?}", args.algorithm))?;
+    let read =
+        |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let grid = movingai::parse_map(&read(&args.map)?)
+        .map_err(|e| format!("{}: {e}", args.map.display()))?;
+    let rows: Vec<ScenRow> = movingai::parse_scen(&read(&args.scen)?)
+        .map_err(|e| format!("{}: {e}", args.scen.display()))?
+        .into_iter()
+        .filter(|r| r.width == grid.width() && r.height == grid.height())
+        .collect();
+    check(&grid, &rows, algorithm)
+}
+
+impl ScenReport {
+    /// The text line `pathd scen` prints.
+    pub fn line(&self) -> String {
+        format!(
+            "rows {} matched {} mean_us {:.1} p50_us {:.1} p99_us {:.1} mean_expanded {:.1}",
+            self.rows, self.matched, self.mean_us, self.p50_us, self.p99_us, self.mean_expanded
+        )
+    }
+}

@@ -1,0 +1,269 @@
+//! Shared server state: the registry of named maps, the search pool, storage, readiness.
+//!
+//! Snapshot isolation: a map is an immutable [`MapEntry`] behind an `Arc`. A reader clones
+//! the `Arc` under a short read lock and lets go; a writer builds the next entry off to the
+//! side and swaps it in. A query that already holds the old `Arc` finishes on it, whatever
+//! happens to the name meanwhile.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use metrics_exporter_prometheus::PrometheusHandle;
+use pathd_engine::Grid;
+use tokio_util::sync::CancellationToken;
+
+use crate::compute::Compute;
+use crate::config::Config;
+use crate::dto::MapSummary;
+use crate::storage::Storage;
+
+/// Where a map came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapSource {
+    /// A `.map` file of the maps directory.
+    Bundled,
+    /// Uploaded over HTTP (stored in the data directory).
+    Uploaded,
+}
+
+impl MapSource {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MapSource::Bundled => "bundled",
+            MapSource::Uploaded => "uploaded",
+        }
+    }
+}
+
+/// One immutable version of a named map. Later versions (patches) and derived state (e.g.
+/// hierarchical abstractions) are new entries, never mutations of this one.
+#[derive(Debug)]
+pub struct MapEntry {
+    /// The map's name.
+    pub name: String,
+    /// Version: 1 when first created, +1 on every change; never reused for a name.
+    pub version: u64,
+    /// The cells (shared with running searches).
+    pub grid: Arc<Grid>,
+    /// Where it came from.
+    pub source: MapSource,
+    /// Largest passable cell cost (computed once; the summary needs it).
+    pub max_cost: u8,
+}
+
+impl MapEntry {
+    /// Wraps a grid (O(cells): run it on the search pool for big maps).
+    pub fn new(name: String, version: u64, grid: Grid, source: MapSource) -> Self {
+        let max_cost = grid.costs().into_iter().max().unwrap_or(0);
+        MapEntry {
+            name,
+            version,
+            grid: Arc::new(grid),
+            source,
+            max_cost,
+        }
+    }
+
+    /// The summary the API reports.
+    pub fn summary(&self) -> MapSummary {
+        let g = &self.grid;
+        MapSummary {
+            name: self.name.clone(),
+            version: self.version,
+            width: g.width(),
+            height: g.height(),
+            movement: g.movement().as_str(),
+            passable_cells: g.passable_cells() as u64,
+            blocked_cells: g.width() as u64 * g.height() as u64 - g.passable_cells() as u64,
+            components: g.component_count(),
+            uniform: g.is_uniform(),
+            min_cost: if g.passable_cells() == 0 {
+                0
+            } else {
+                g.min_cost()
+            },
+            max_cost: self.max_cost,
+            source: self.source.as_str(),
+        }
+    }
+}
+
+/// Named maps. The std locks here guard only `HashMap` operations (clone or swap an `Arc`)
+/// and are never held across an `.await`.
+#[derive(Default)]
+pub struct Registry {
+    /// Current entry per name.
+    maps: RwLock<HashMap<String, Arc<MapEntry>>>,
+    /// Last version of each deleted name, so a re-created map continues past it.
+    tombstones: Mutex<HashMap<String, u64>>,
+    /// One async mutex per name: writes to a map (replace, delete, later patches) are
+    /// serialized in arrival order, including their durable write, while reads never wait.
+    writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl Registry {
+    /// The current entry of `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<MapEntry>> {
+        self.maps.read().expect("registry lock").get(name).cloned()
+    }
+
+    /// Every current entry, sorted by name.
+    pub fn list(&self) -> Vec<Arc<MapEntry>> {
+        let mut all: Vec<_> = self
+            .maps
+            .read()
+            .expect("registry lock")
+            .values()
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// Number of maps.
+    pub fn len(&self) -> usize {
+        self.maps.read().expect("registry lock").len()
+    }
+
+    /// True when no map is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Installs `entry` under its name, returning the entry it replaced.
+    pub fn insert(&self, entry: Arc<MapEntry>) -> Option<Arc<MapEntry>> {
+        self.tombstones
+            .lock()
+            .expect("tombstone lock")
+            .remove(&entry.name);
+        let old = self
+            .maps
+            .write()
+            .expect("registry lock")
+            .insert(entry.name.clone(), entry);
+        metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
+        old
+    }
+
+    /// Removes `name`, remembering its last version.
+    pub fn remove(&self, name: &str) -> Option<Arc<MapEntry>> {
+        let old = self.maps.write().expect("registry lock").remove(name);
+        if let Some(e) = &old {
+            self.note_deleted(name, e.version);
+        }
+        metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
+        old
+    }
+
+    /// Records that `name` was deleted at `version` (read back from storage at start).
+    pub fn note_deleted(&self, name: &str, version: u64) {
+        let mut t = self.tombstones.lock().expect("tombstone lock");
+        let v = t.entry(name.to_owned()).or_insert(0);
+        *v = (*v).max(version);
+    }
+
+    /// The version a new map under `name` gets: one past the current or deleted one.
+    pub fn next_version(&self, name: &str) -> u64 {
+        let current = self.get(name).map_or(0, |e| e.version);
+        let deleted = self
+            .tombstones
+            .lock()
+            .expect("tombstone lock")
+            .get(name)
+            .copied()
+            .unwrap_or(0);
+        current.max(deleted) + 1
+    }
+
+    /// The write lock of `name` (hold the guard across the whole write, storage included).
+    pub fn writer(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
+        Arc::clone(
+            self.writers
+                .lock()
+                .expect("writer lock")
+                .entry(name.to_owned())
+                .or_default(),
+        )
+    }
+}
+
+/// The state every handler sees (cheap to clone).
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Config,
+    registry: Registry,
+    compute: Compute,
+    storage: Storage,
+    metrics: PrometheusHandle,
+    /// Set once the startup maps are loaded (`/readyz`).
+    ready: AtomicBool,
+    /// Cancelled when shutdown begins, so long-lived responses (streams) can end.
+    shutdown: CancellationToken,
+}
+
+impl AppState {
+    /// Opens the data directory and starts the search pool. Maps are loaded by
+    /// [`crate::run`] (or [`crate::load_maps`]) afterwards.
+    pub fn new(config: Config) -> io::Result<Self> {
+        let storage = Storage::open(&config.data_dir)?;
+        let compute = Compute::new(config.worker_threads(), config.queue_depth);
+        Ok(AppState {
+            inner: Arc::new(Inner {
+                registry: Registry::default(),
+                compute,
+                storage,
+                metrics: crate::metrics::handle(),
+                ready: AtomicBool::new(false),
+                shutdown: CancellationToken::new(),
+                config,
+            }),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// The map registry.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The search pool.
+    pub fn compute(&self) -> &Compute {
+        &self.inner.compute
+    }
+
+    /// The data directory.
+    pub fn storage(&self) -> &Storage {
+        &self.inner.storage
+    }
+
+    /// The Prometheus handle `/metrics` renders.
+    pub fn metrics(&self) -> &PrometheusHandle {
+        &self.inner.metrics
+    }
+
+    /// True once the startup maps are loaded.
+    pub fn is_ready(&self) -> bool {
+        self.inner.ready.load(Ordering::Acquire)
+    }
+
+    /// Marks the server ready.
+    pub fn set_ready(&self) {
+        self.inner.ready.store(true, Ordering::Release);
+    }
+
+    /// Cancelled when shutdown begins.
+    pub fn shutdown_token(&self) -> &CancellationToken {
+        &self.inner.shutdown
+    }
+}
