@@ -212,6 +212,7 @@ impl AppState {
     /// Opens the data directory and starts the search pool. Maps are loaded by
     /// [`crate::run`] (or [`crate::load_maps`]) afterwards.
     pub fn new(config: Config) -> io::Result<Self> {
+        let metrics = crate::metrics::handle(); // first, so the pool's gauges are recorded
         let storage = Storage::open(&config.data_dir)?;
         let compute = Compute::new(config.worker_threads(), config.queue_depth);
         Ok(AppState {
@@ -219,7 +220,7 @@ impl AppState {
                 registry: Registry::default(),
                 compute,
                 storage,
-                metrics: crate::metrics::handle(),
+                metrics,
                 ready: AtomicBool::new(false),
                 shutdown: CancellationToken::new(),
                 config,

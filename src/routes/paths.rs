@@ -33,7 +33,7 @@ fn search(
     cancel: &Cancel,
     compute: &Compute,
 ) -> Result<SearchResult, QueryError> {
-    query.limits.deadline = Some(Instant::now() + timeout);
+    query.limits.deadline = Instant::now().checked_add(timeout); // None: too far to matter
     query.limits.cancel = Some(Arc::clone(cancel));
     let r = pathd_engine::find_path(grid, &query)?;
     if r.limit == Some(LimitKind::Cancelled) {

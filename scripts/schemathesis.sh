@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Property-based API testing: runs schemathesis (PyPI) against a live pathd built from this
+# tree, with a temp data directory and the bundled maps. Fails on any 5xx or any response
+# that does not match openapi.yaml.
+#
+#   scripts/schemathesis.sh            # debug build
+#   PROFILE=release scripts/schemathesis.sh
+#   MAX_EXAMPLES=200 scripts/schemathesis.sh
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+PROFILE="${PROFILE:-debug}"
+MAX_EXAMPLES="${MAX_EXAMPLES:-60}"
+
+if ! command -v schemathesis >/dev/null 2>&1; then
+    echo "installing schemathesis from PyPI" >&2
+    python3 -m pip install --quiet schemathesis
+fi
+
+if [ "$PROFILE" = release ]; then
+    cargo build --release --bin pathd
+else
+    cargo build --bin pathd
+fi
+BIN="target/$PROFILE/pathd"
+
+# A free port: bind 0, read it back, release it.
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+DATA="$(mktemp -d)"
+LOG="$DATA/server.log"
+PID=""
+cleanup() {
+    if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
+        kill -TERM "$PID" 2>/dev/null || true
+        wait "$PID" 2>/dev/null || true
+    fi
+    rm -rf "$DATA"
+}
+trap cleanup EXIT
+
+PATHD_ADDR="127.0.0.1:$PORT" PATHD_MAPS_DIR=maps PATHD_DATA_DIR="$DATA/data" \
+    PATHD_POOL_THREADS=2 PATHD_MAX_TIMEOUT_MS=1000 PATHD_LOG_FORMAT=json \
+    "$BIN" serve >"$LOG" 2>&1 &
+PID=$!
+
+BASE="http://127.0.0.1:$PORT"
+for _ in $(seq 1 300); do
+    if curl -fsS "$BASE/readyz" >/dev/null 2>&1; then break; fi
+    if ! kill -0 "$PID" 2>/dev/null; then
+        echo "pathd exited early:" >&2
+        cat "$LOG" >&2
+        exit 1
+    fi
+    sleep 0.1
+done
+curl -fsS "$BASE/readyz" >/dev/null
+
+status=0
+schemathesis run openapi.yaml \
+    --url "$BASE" \
+    --checks not_a_server_error,response_schema_conformance \
+    --max-examples "$MAX_EXAMPLES" \
+    --seed 1 \
+    --no-color || status=$?
+
+if grep -q '"level":"ERROR"' "$LOG"; then
+    echo "server logged errors:" >&2
+    grep '"level":"ERROR"' "$LOG" >&2 | head -20
+    status=1
+fi
+exit "$status"

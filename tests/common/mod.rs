@@ -1,0 +1,230 @@
+//! A real pathd server on 127.0.0.1:0 for the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pathd::{AppState, Config};
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A Moving AI file or scenario of the shared benchmark set.
+pub fn bench(rel: &str) -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/benchmarks/movingai/"
+    ))
+    .join(rel)
+}
+
+/// A small test map: 5x3, a wall at x=2 except the bottom row.
+pub const SMALL_MAP: &str = "type octile\nheight 3\nwidth 5\nmap\n..@..\n..@..\n.....\n";
+
+/// A running server and the temp directories it owns.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// Its state (pool stats, registry).
+    pub state: AppState,
+    /// An HTTP client.
+    pub client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    handle: Option<JoinHandle<std::io::Result<()>>>,
+    /// Kept alive for the server's lifetime.
+    pub dirs: Dirs,
+}
+
+/// The maps and data directories of a test server.
+pub struct Dirs {
+    /// Bundled maps (may be empty).
+    pub maps: PathBuf,
+    /// Data directory.
+    pub data: PathBuf,
+    _tmp: Option<std::sync::Arc<TempDir>>,
+}
+
+impl Dirs {
+    /// Fresh empty directories.
+    pub fn new() -> Self {
+        let tmp = TempDir::new().unwrap();
+        let maps = tmp.path().join("maps");
+        let data = tmp.path().join("data");
+        std::fs::create_dir_all(&maps).unwrap();
+        Dirs {
+            maps,
+            data,
+            _tmp: Some(std::sync::Arc::new(tmp)),
+        }
+    }
+
+    /// The same directories (for a restart).
+    pub fn share(&self) -> Self {
+        Dirs {
+            maps: self.maps.clone(),
+            data: self.data.clone(),
+            _tmp: self._tmp.clone(),
+        }
+    }
+
+    /// Copies a benchmark map into the maps directory.
+    pub fn bundle(&self, map: &str) {
+        std::fs::copy(
+            bench(&format!("maps/{map}.map")),
+            self.maps.join(format!("{map}.map")),
+        )
+        .unwrap();
+    }
+
+    /// A config for these directories with a small pool.
+    pub fn config(&self) -> Config {
+        let mut c = Config::with_dirs(&self.maps, &self.data);
+        c.pool_threads = 2;
+        c.queue_depth = 16;
+        c.shutdown_grace_ms = 5_000;
+        c
+    }
+}
+
+impl Default for Dirs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestServer {
+    /// A server with default test config in fresh directories.
+    pub async fn new() -> Self {
+        let dirs = Dirs::new();
+        let config = dirs.config();
+        Self::start(dirs, config).await
+    }
+
+    /// Starts a server and waits until it is ready.
+    pub async fn start(dirs: Dirs, config: Config) -> Self {
+        let state = AppState::new(config).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = oneshot::channel::<()>();
+        let handle = tokio::spawn(pathd::run(listener, state.clone(), async move {
+            let _ = rx.await;
+        }));
+        let server = TestServer {
+            url,
+            state,
+            client: reqwest::Client::new(),
+            stop: Some(tx),
+            handle: Some(handle),
+            dirs,
+        };
+        server.wait_ready().await;
+        server
+    }
+
+    /// Polls until the startup maps are loaded (fails after 60 s).
+    pub async fn wait_ready(&self) {
+        wait_until("server ready", || self.state.is_ready()).await;
+    }
+
+    /// Sends the shutdown signal without waiting.
+    pub fn signal_stop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Stops the server and waits for `run` to return.
+    pub async fn stop(mut self) -> std::io::Result<()> {
+        self.signal_stop();
+        let handle = self.handle.take().unwrap();
+        tokio::time::timeout(Duration::from_secs(60), handle)
+            .await
+            .expect("run returned")
+            .unwrap()
+    }
+
+    /// Full URL of `path`.
+    pub fn at(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    /// `PUT /v1/maps/{name}` with a Moving AI text body.
+    pub async fn put_text(&self, name: &str, text: &str) -> reqwest::Response {
+        self.client
+            .put(self.at(&format!("/v1/maps/{name}")))
+            .header("content-type", "text/plain")
+            .body(text.to_owned())
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// `PUT /v1/maps/{name}` with a JSON body.
+    pub async fn put_json(&self, name: &str, body: &Value) -> reqwest::Response {
+        self.client
+            .put(self.at(&format!("/v1/maps/{name}")))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// `POST /v1/maps/{name}/path`.
+    pub async fn path(&self, name: &str, body: &Value) -> reqwest::Response {
+        self.client
+            .post(self.at(&format!("/v1/maps/{name}/path")))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.signal_stop();
+    }
+}
+
+/// Polls `cond` (every 5 ms) until it holds; panics after 60 s. Used to wait for a state,
+/// never to assert on timing.
+pub async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Status and JSON body of a response.
+pub async fn json(resp: reqwest::Response) -> (u16, Value) {
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    let v = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    (status, v)
+}
+
+/// Asserts an error response with this status and code.
+pub async fn expect_error(resp: reqwest::Response, status: u16, code: &str) -> Value {
+    let (s, v) = json(resp).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (status, Some(code)),
+        "body: {v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
+    v
+}
+
+/// Reads a file of the repo.
+pub fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}

@@ -1,0 +1,301 @@
+//! Map routes over a real server: create, replace, read, list, delete, and their errors.
+
+mod common;
+
+use common::{SMALL_MAP, TestServer, expect_error, json};
+use serde_json::json;
+
+#[tokio::test]
+async fn create_replace_read_list_delete() {
+    let s = TestServer::new().await;
+    let resp = s.put_text("small", SMALL_MAP).await;
+    assert_eq!(resp.headers()["location"], "/v1/maps/small");
+    let (st, v) = json(resp).await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["name"], "small");
+    assert_eq!(v["version"], 1);
+    assert_eq!(
+        (v["width"].as_u64(), v["height"].as_u64()),
+        (Some(5), Some(3))
+    );
+    assert_eq!(v["movement"], "octile");
+    assert_eq!(v["passable_cells"], 13);
+    assert_eq!(v["blocked_cells"], 2);
+    assert_eq!(v["components"], 1);
+    assert_eq!(v["source"], "uploaded");
+
+    // Replacing answers 200 with the next version.
+    let (st, v) = json(s.put_text("small", SMALL_MAP).await).await;
+    assert_eq!((st, v["version"].as_u64()), (200, Some(2)));
+
+    let (st, v) = json(s.client.get(s.at("/v1/maps/small")).send().await.unwrap()).await;
+    assert_eq!((st, v["version"].as_u64()), (200, Some(2)));
+
+    // As a Moving AI file.
+    let resp = s
+        .client
+        .get(s.at("/v1/maps/small"))
+        .header("accept", "text/plain")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    assert_eq!(resp.text().await.unwrap(), SMALL_MAP);
+
+    let (_, v) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
+    let names: Vec<_> = v["maps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].clone())
+        .collect();
+    assert_eq!(names, vec![json!("small")]);
+
+    let resp = s
+        .client
+        .delete(s.at("/v1/maps/small"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    expect_error(
+        s.client.get(s.at("/v1/maps/small")).send().await.unwrap(),
+        404,
+        "map_not_found",
+    )
+    .await;
+    expect_error(
+        s.client
+            .delete(s.at("/v1/maps/small"))
+            .send()
+            .await
+            .unwrap(),
+        404,
+        "map_not_found",
+    )
+    .await;
+
+    // Re-created: the version continues past the deleted one.
+    let (st, v) = json(s.put_text("small", SMALL_MAP).await).await;
+    assert_eq!((st, v["version"].as_u64()), (201, Some(3)));
+}
+
+#[tokio::test]
+async fn json_bodies_costs_rows_and_movement() {
+    let s = TestServer::new().await;
+    let (st, v) = json(
+        s.put_json(
+            "w",
+            &json!({"width": 3, "height": 2, "costs": [1, 5, 0, 2, 255, 1], "movement": "cardinal"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["movement"], "cardinal");
+    assert_eq!(
+        (v["min_cost"].as_u64(), v["max_cost"].as_u64()),
+        (Some(1), Some(255))
+    );
+    assert_eq!(v["uniform"], false);
+    assert_eq!(v["passable_cells"], 5);
+
+    let (st, v) = json(
+        s.put_json(
+            "r",
+            &json!({"width": 3, "height": 2, "rows": ["..@", "T.G"]}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(
+        (v["passable_cells"].as_u64(), v["uniform"].as_bool()),
+        (Some(4), Some(true))
+    );
+    assert_eq!(v["movement"], "octile");
+
+    // ?movement= overrides a text file's type line.
+    let resp = s
+        .client
+        .put(s.at("/v1/maps/t?movement=cardinal"))
+        .header("content-type", "text/plain; charset=utf-8")
+        .body(SMALL_MAP)
+        .send()
+        .await
+        .unwrap();
+    let (st, v) = json(resp).await;
+    assert_eq!((st, v["movement"].as_str()), (201, Some("cardinal")));
+
+    // A weighted map cannot be written as a Moving AI file.
+    let resp = s
+        .client
+        .get(s.at("/v1/maps/w"))
+        .header("accept", "text/plain")
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 406, "not_acceptable").await;
+}
+
+#[tokio::test]
+async fn upload_errors() {
+    let s = TestServer::new().await;
+    for bad in [".hidden", "has space", "a%2Fb", "x".repeat(65).as_str()] {
+        expect_error(s.put_text(bad, SMALL_MAP).await, 400, "invalid_request").await;
+    }
+    expect_error(
+        s.put_text("m", "type octile\nheight 2\nwidth 2\nmap\n..\n.x\n")
+            .await,
+        400,
+        "invalid_map",
+    )
+    .await;
+    expect_error(s.put_text("m", "hello").await, 400, "invalid_map").await;
+    let bad_json = [
+        json!({"width": 2, "height": 1, "costs": [1, 256]}),
+        json!({"width": 2, "height": 1, "costs": [1]}),
+        json!({"width": 2, "height": 1, "rows": [".x"]}),
+        json!({"width": 2, "height": 1, "rows": ["..", ".."]}),
+        json!({"width": 2, "height": 1}),
+        json!({"width": 2, "height": 1, "costs": [1, 1], "rows": [".."]}),
+        json!({"width": 0, "height": 1, "costs": []}),
+    ];
+    for body in bad_json {
+        expect_error(s.put_json("m", &body).await, 400, "invalid_map").await;
+    }
+    let bad_request = [
+        json!({"width": 2, "height": 1, "costs": [1, 1], "extra": true}),
+        json!({"width": "2", "height": 1, "costs": [1, 1]}),
+        json!({"width": 2, "height": 1, "costs": [1, 1], "movement": "hex"}),
+        json!([1, 2]),
+    ];
+    for body in bad_request {
+        expect_error(s.put_json("m", &body).await, 400, "invalid_request").await;
+    }
+    let resp = s
+        .client
+        .put(s.at("/v1/maps/m"))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 400, "invalid_request").await;
+    let resp = s
+        .client
+        .put(s.at("/v1/maps/m?movement=hex"))
+        .header("content-type", "text/plain")
+        .body(SMALL_MAP)
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 400, "invalid_request").await;
+    let resp = s
+        .client
+        .put(s.at("/v1/maps/m?nope=1"))
+        .header("content-type", "text/plain")
+        .body(SMALL_MAP)
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 400, "invalid_request").await;
+    for ct in [None, Some("application/xml")] {
+        let mut req = s.client.put(s.at("/v1/maps/m")).body(SMALL_MAP);
+        if let Some(ct) = ct {
+            req = req.header("content-type", ct);
+        }
+        expect_error(req.send().await.unwrap(), 415, "unsupported_media_type").await;
+    }
+    // Nothing above created a map.
+    let (_, v) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
+    assert_eq!(v["maps"], json!([]));
+}
+
+#[tokio::test]
+async fn size_limits() {
+    let dirs = common::Dirs::new();
+    let mut config = dirs.config();
+    config.max_body_bytes = 4096;
+    config.max_map_cells = 100;
+    config.max_maps = 2;
+    let s = TestServer::start(dirs, config).await;
+    let big = format!(
+        "type octile\nheight 1\nwidth 5000\nmap\n{}\n",
+        ".".repeat(5000)
+    );
+    expect_error(s.put_text("big", &big).await, 413, "payload_too_large").await;
+    let wide = format!(
+        "type octile\nheight 1\nwidth 101\nmap\n{}\n",
+        ".".repeat(101)
+    );
+    expect_error(s.put_text("wide", &wide).await, 413, "map_too_large").await;
+    expect_error(
+        s.put_json("wide", &json!({"width": 11, "height": 10, "rows": []}))
+            .await,
+        413,
+        "map_too_large",
+    )
+    .await;
+    assert_eq!(s.put_text("a", SMALL_MAP).await.status(), 201);
+    assert_eq!(s.put_text("b", SMALL_MAP).await.status(), 201);
+    expect_error(s.put_text("c", SMALL_MAP).await, 409, "too_many_maps").await;
+    // Replacing is still fine at the limit.
+    assert_eq!(s.put_text("b", SMALL_MAP).await.status(), 200);
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods() {
+    let s = TestServer::new().await;
+    expect_error(
+        s.client.get(s.at("/nope")).send().await.unwrap(),
+        404,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        s.client.post(s.at("/v1/maps")).send().await.unwrap(),
+        405,
+        "method_not_allowed",
+    )
+    .await;
+    expect_error(
+        s.client.get(s.at("/v1/maps/x/path")).send().await.unwrap(),
+        405,
+        "method_not_allowed",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn bundled_maps_are_served() {
+    let dirs = common::Dirs::new();
+    dirs.bundle("arena2");
+    std::fs::write(dirs.maps.join("broken.map"), "not a map").unwrap();
+    let config = dirs.config();
+    let s = TestServer::start(dirs, config).await;
+    let (st, v) = json(s.client.get(s.at("/v1/maps/arena2")).send().await.unwrap()).await;
+    assert_eq!(st, 200);
+    assert_eq!(
+        (v["width"].as_u64(), v["height"].as_u64()),
+        (Some(281), Some(209))
+    );
+    assert_eq!(
+        (v["source"].as_str(), v["version"].as_u64()),
+        (Some("bundled"), Some(1))
+    );
+    expect_error(
+        s.client.get(s.at("/v1/maps/broken")).send().await.unwrap(),
+        404,
+        "map_not_found",
+    )
+    .await;
+    let (st, v) = json(s.client.get(s.at("/readyz")).send().await.unwrap()).await;
+    assert_eq!((st, v["maps"].as_u64()), (200, Some(1)));
+}

@@ -1,0 +1,125 @@
+//! Moving AI correctness over HTTP: on sampled scenario rows the cost matches the stated
+//! optimum and every step of every path is legal on the map.
+
+mod common;
+
+use common::{Dirs, TestServer, bench, json};
+use pathd_engine::{Grid, Point, movingai};
+use serde_json::{Value, json};
+
+const SAMPLE: usize = 120;
+
+fn check_answer(grid: &Grid, row: &movingai::ScenRow, v: &Value, what: &str) {
+    if row.unreachable() {
+        assert_eq!(v["status"], "no_path", "{what}: {v}");
+        return;
+    }
+    assert_eq!(v["status"], "found", "{what}: {v}");
+    let path: Vec<Point> = v["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
+        .collect();
+    assert_eq!(path.first(), Some(&row.start), "{what}");
+    assert_eq!(path.last(), Some(&row.goal), "{what}");
+    let mut sum = 0.0;
+    for w in path.windows(2) {
+        sum += grid
+            .step_cost(w[0], w[1])
+            .unwrap_or_else(|| panic!("{what}: illegal step {} -> {}", w[0], w[1]));
+    }
+    let cost = v["cost"].as_f64().unwrap();
+    assert!(
+        (sum - cost).abs() < 1e-6,
+        "{what}: reported {cost}, steps sum to {sum}"
+    );
+    assert!(
+        (cost - row.optimal).abs() <= 6e-3 + 1e-5 * row.optimal,
+        "{what}: cost {cost}, optimal {}",
+        row.optimal
+    );
+}
+
+fn sampled(map: &str) -> (Grid, Vec<movingai::ScenRow>) {
+    let text = std::fs::read_to_string(bench(&format!("maps/{map}.map"))).unwrap();
+    let grid = movingai::parse_map(&text).unwrap();
+    let rows = movingai::parse_scen(
+        &std::fs::read_to_string(bench(&format!("scen/{map}.map.scen"))).unwrap(),
+    )
+    .unwrap();
+    let step = (rows.len() / SAMPLE).max(1);
+    // Every step-th row, plus the hardest (last) rows and every unreachable one.
+    let mut picked: Vec<_> = rows.iter().step_by(step).cloned().collect();
+    picked.extend(rows.iter().rev().take(5).cloned());
+    picked.extend(rows.iter().filter(|r| r.unreachable()).cloned());
+    (grid, picked)
+}
+
+#[tokio::test]
+async fn sampled_rows_are_optimal_and_legal() {
+    let dirs = Dirs::new();
+    // Two through the maps directory (Berlin has CRLF lines), three uploaded (den502d has
+    // rows stated as unreachable).
+    dirs.bundle("den520d");
+    dirs.bundle("Berlin_0_256");
+    let config = dirs.config();
+    let s = TestServer::start(dirs, config).await;
+    for map in ["arena2", "maze512-1-0", "den502d"] {
+        let text = std::fs::read_to_string(bench(&format!("maps/{map}.map"))).unwrap();
+        assert_eq!(s.put_text(map, &text).await.status(), 201);
+    }
+    let mut unreachable = 0;
+    for map in [
+        "den520d",
+        "Berlin_0_256",
+        "arena2",
+        "maze512-1-0",
+        "den502d",
+    ] {
+        let (grid, rows) = sampled(map);
+        unreachable += rows.iter().filter(|r| r.unreachable()).count();
+        assert!(rows.len() >= 50, "{map}: only {} rows", rows.len());
+        // Batches of up to 64 rows over the pool...
+        for chunk in rows.chunks(64) {
+            let queries: Vec<_> = chunk
+                .iter()
+                .map(|r| json!({"start": [r.start.x, r.start.y], "goal": [r.goal.x, r.goal.y]}))
+                .collect();
+            let resp = s
+                .client
+                .post(s.at(&format!("/v1/maps/{map}/paths")))
+                .json(&json!({"queries": queries}))
+                .send()
+                .await
+                .unwrap();
+            let (st, v) = json(resp).await;
+            assert_eq!(st, 200, "{v}");
+            for (row, answer) in chunk.iter().zip(v["results"].as_array().unwrap()) {
+                check_answer(
+                    &grid,
+                    row,
+                    answer,
+                    &format!("{map} {} -> {}", row.start, row.goal),
+                );
+            }
+        }
+        // ...and single queries.
+        for row in rows.iter().step_by(10) {
+            let body =
+                json!({"start": [row.start.x, row.start.y], "goal": [row.goal.x, row.goal.y]});
+            let (st, v) = json(s.path(map, &body).await).await;
+            assert_eq!(st, 200, "{v}");
+            check_answer(
+                &grid,
+                row,
+                &v,
+                &format!("{map} single {} -> {}", row.start, row.goal),
+            );
+        }
+    }
+    assert!(
+        unreachable >= 10,
+        "the sample includes the unreachable rows"
+    );
+}

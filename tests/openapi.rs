@@ -1,0 +1,554 @@
+//! Conformance: real responses of every operation validate against `openapi.yaml`, and
+//! every status a test sees is declared for its operation.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{Dirs, SMALL_MAP, TestServer, repo_file};
+use serde_json::{Value, json};
+
+struct Contract {
+    spec: Value,
+    seen: BTreeSet<String>,
+}
+
+impl Contract {
+    fn load() -> Self {
+        let text = std::fs::read_to_string(repo_file("openapi.yaml")).unwrap();
+        let spec: Value = serde_yaml_ng::from_str(&text).unwrap();
+        assert_eq!(spec["openapi"].as_str().map(|v| &v[..3]), Some("3.1"));
+        Contract {
+            spec,
+            seen: BTreeSet::new(),
+        }
+    }
+
+    fn resolve<'a>(&'a self, v: &'a Value) -> &'a Value {
+        match v.get("$ref").and_then(Value::as_str) {
+            Some(r) => {
+                let ptr = r.strip_prefix('#').expect("local ref");
+                self.resolve(
+                    self.spec
+                        .pointer(ptr)
+                        .unwrap_or_else(|| panic!("dangling {r}")),
+                )
+            }
+            None => v,
+        }
+    }
+
+    fn operation_ids(&self) -> BTreeSet<String> {
+        let mut ids = BTreeSet::new();
+        for item in self.spec["paths"].as_object().unwrap().values() {
+            for (method, op) in item.as_object().unwrap() {
+                if method != "parameters" {
+                    ids.insert(op["operationId"].as_str().unwrap().to_owned());
+                }
+            }
+        }
+        ids
+    }
+
+    /// Validates one real response of `method template`.
+    async fn check(
+        &mut self,
+        method: &str,
+        template: &str,
+        resp: reqwest::Response,
+    ) -> (u16, Value) {
+        let status = resp.status().as_u16();
+        let ct = resp.headers().get("content-type").map(|v| {
+            v.to_str()
+                .unwrap()
+                .split(';')
+                .next()
+                .unwrap()
+                .trim()
+                .to_owned()
+        });
+        let text = resp.text().await.unwrap();
+        let op = &self.spec["paths"][template][method];
+        assert!(op.is_object(), "{method} {template} is not in the spec");
+        let id = op["operationId"].as_str().unwrap().to_owned();
+        let declared = self.resolve(&op["responses"][status.to_string()]).clone();
+        assert!(
+            declared.is_object(),
+            "{id}: status {status} is not declared (body {text})"
+        );
+        let body = match declared.get("content") {
+            None => {
+                assert!(
+                    text.is_empty(),
+                    "{id} {status}: body where none is declared"
+                );
+                Value::Null
+            }
+            Some(content) => {
+                let ct = ct.unwrap_or_else(|| panic!("{id} {status}: no content type"));
+                let media = &content[&ct];
+                assert!(
+                    media.is_object(),
+                    "{id} {status}: content type {ct} not declared"
+                );
+                let instance = if ct == "application/json" {
+                    serde_json::from_str(&text).unwrap()
+                } else {
+                    Value::String(text.clone())
+                };
+                let mut schema = media["schema"].clone();
+                schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+                schema["components"] = self.spec["components"].clone();
+                let validator = jsonschema::validator_for(&schema).unwrap();
+                let errors: Vec<String> = validator
+                    .iter_errors(&instance)
+                    .map(|e| format!("{e} at {}", e.instance_path()))
+                    .collect();
+                assert!(errors.is_empty(), "{id} {status}: {errors:?}\nbody: {text}");
+                instance
+            }
+        };
+        self.seen.insert(id);
+        (status, body)
+    }
+}
+
+#[tokio::test]
+async fn every_operation_matches_the_contract() {
+    let mut c = Contract::load();
+    let dirs = Dirs::new();
+    dirs.bundle("arena2");
+    let mut config = dirs.config();
+    config.admin_token = Some("admin".into());
+    config.query_token = Some("reader".into());
+    config.pool_threads = 1;
+    config.queue_depth = 0;
+    config.max_maps = 3;
+    config.max_batch = 4;
+    config.max_body_bytes = 64 << 10;
+    let s = TestServer::start(dirs, config).await;
+    let cl = &s.client;
+    let put = |name: &str| {
+        cl.put(s.at(&format!("/v1/maps/{name}")))
+            .bearer_auth("admin")
+    };
+    let m = "/v1/maps/{name}";
+
+    assert_eq!(
+        c.check(
+            "put",
+            m,
+            put("small")
+                .header("content-type", "text/plain")
+                .body(SMALL_MAP)
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        201
+    );
+    assert_eq!(
+        c.check(
+            "put",
+            m,
+            put("small")
+                .header("content-type", "text/plain")
+                .body(SMALL_MAP)
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        200
+    );
+    let w = json!({"width": 2, "height": 1, "costs": [1, 7]});
+    assert_eq!(
+        c.check("put", m, put("w").json(&w).send().await.unwrap())
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        c.check("put", m, put("x").json(&w).send().await.unwrap())
+            .await
+            .0,
+        409
+    );
+    assert_eq!(
+        c.check(
+            "put",
+            m,
+            put("x").json(&json!({"width": 1})).send().await.unwrap()
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
+        c.check(
+            "put",
+            m,
+            put("x")
+                .header("content-type", "text/plain")
+                .body("nope")
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
+        c.check("put", m, put("x").body("x").send().await.unwrap())
+            .await
+            .0,
+        415
+    );
+    assert_eq!(
+        c.check(
+            "put",
+            m,
+            put("x")
+                .header("content-type", "text/plain")
+                .body(vec![b'.'; 80 << 10])
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        413
+    );
+    assert_eq!(
+        c.check(
+            "put",
+            m,
+            cl.put(s.at("/v1/maps/x")).body("x").send().await.unwrap()
+        )
+        .await
+        .0,
+        401
+    );
+
+    let (_, v) = c
+        .check(
+            "get",
+            "/v1/maps",
+            cl.get(s.at("/v1/maps"))
+                .bearer_auth("reader")
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(v["maps"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        c.check(
+            "get",
+            "/v1/maps",
+            cl.get(s.at("/v1/maps")).send().await.unwrap()
+        )
+        .await
+        .0,
+        401
+    );
+    let get = |name: &str| {
+        cl.get(s.at(&format!("/v1/maps/{name}")))
+            .bearer_auth("reader")
+    };
+    assert_eq!(
+        c.check("get", m, get("arena2").send().await.unwrap())
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        c.check(
+            "get",
+            m,
+            get("arena2")
+                .header("accept", "text/plain")
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        c.check(
+            "get",
+            m,
+            get("w")
+                .header("accept", "text/plain")
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        406
+    );
+    assert_eq!(
+        c.check("get", m, get("nope").send().await.unwrap()).await.0,
+        404
+    );
+    assert_eq!(
+        c.check("get", m, cl.get(s.at("/v1/maps/w")).send().await.unwrap())
+            .await
+            .0,
+        401
+    );
+
+    let p = "/v1/maps/{name}/path";
+    let path = |name: &str, body: Value| {
+        cl.post(s.at(&format!("/v1/maps/{name}/path")))
+            .bearer_auth("reader")
+            .json(&body)
+    };
+    for body in [
+        json!({"start": [0, 0], "goal": [4, 0]}),
+        json!({"start": [0, 0], "goal": [4, 0], "debug": true, "algorithm": "auto"}),
+        json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 2}),
+        json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 2, "partial": true}),
+        json!({"start": [0, 0], "goal": [4, 0], "algorithm": "weighted_astar", "weight": 3}),
+    ] {
+        assert_eq!(
+            c.check("post", p, path("small", body).send().await.unwrap())
+                .await
+                .0,
+            200
+        );
+    }
+    for body in [
+        json!({"start": [0, 0], "goal": [40, 0]}),
+        json!({"start": [2, 0], "goal": [4, 0]}),
+        json!({"start": [0, 0], "goal": [2, 1]}),
+        json!({"start": [0, 0], "goal": [4, 0], "algorithm": "theta"}),
+        json!({"start": [0, 0], "goal": [4, 0], "bogus": 1}),
+    ] {
+        assert_eq!(
+            c.check("post", p, path("small", body).send().await.unwrap())
+                .await
+                .0,
+            400
+        );
+    }
+    assert_eq!(
+        c.check(
+            "post",
+            p,
+            path("nope", json!({"start": [0, 0], "goal": [0, 0]}))
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        404
+    );
+    let raw = cl
+        .post(s.at("/v1/maps/small/path"))
+        .bearer_auth("reader")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(c.check("post", p, raw).await.0, 415);
+    let huge = cl
+        .post(s.at("/v1/maps/small/path"))
+        .bearer_auth("reader")
+        .header("content-type", "application/json")
+        .body(vec![b' '; 80 << 10])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(c.check("post", p, huge).await.0, 413);
+    assert_eq!(
+        c.check(
+            "post",
+            p,
+            cl.post(s.at("/v1/maps/small/path"))
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        401
+    );
+
+    let b = "/v1/maps/{name}/paths";
+    let batch = |body: Value| {
+        cl.post(s.at("/v1/maps/small/paths"))
+            .bearer_auth("reader")
+            .json(&body)
+    };
+    let q = json!({"start": [0, 0], "goal": [4, 0]});
+    let (_, v) = c
+        .check(
+            "post",
+            b,
+            batch(json!({"queries": [q, {"start": [9, 9], "goal": [0, 0]}]}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(v["results"][1]["error"]["code"], "out_of_bounds");
+    assert_eq!(
+        c.check(
+            "post",
+            b,
+            batch(json!({"queries": [q, q, q, q, q]}))
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        413
+    );
+    assert_eq!(
+        c.check("post", b, batch(json!({"query": []})).send().await.unwrap())
+            .await
+            .0,
+        400
+    );
+    let nope = cl
+        .post(s.at("/v1/maps/nope/paths"))
+        .bearer_auth("reader")
+        .json(&json!({"queries": []}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(c.check("post", b, nope).await.0, 404);
+
+    // Overload: 503 with Retry-After on every operation that needs a worker.
+    let hold = s.state.compute().hold(1).await.unwrap();
+    assert_eq!(
+        c.check("post", p, path("small", q.clone()).send().await.unwrap())
+            .await
+            .0,
+        503
+    );
+    assert_eq!(
+        c.check(
+            "post",
+            b,
+            batch(json!({"queries": [q]})).send().await.unwrap()
+        )
+        .await
+        .0,
+        503
+    );
+    assert_eq!(
+        c.check(
+            "put",
+            m,
+            put("small")
+                .header("content-type", "text/plain")
+                .body(SMALL_MAP)
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        503
+    );
+    assert_eq!(
+        c.check(
+            "get",
+            m,
+            get("arena2")
+                .header("accept", "text/plain")
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        503
+    );
+    drop(hold);
+
+    for (route, status) in [
+        ("/healthz", 200),
+        ("/readyz", 200),
+        ("/metrics", 200),
+        ("/openapi.yaml", 200),
+    ] {
+        assert_eq!(
+            c.check("get", route, cl.get(s.at(route)).send().await.unwrap())
+                .await
+                .0,
+            status
+        );
+    }
+
+    let del = |name: &str| cl.delete(s.at(&format!("/v1/maps/{name}")));
+    assert_eq!(
+        c.check("delete", m, del("w").send().await.unwrap()).await.0,
+        401
+    );
+    assert_eq!(
+        c.check(
+            "delete",
+            m,
+            del("w").bearer_auth("admin").send().await.unwrap()
+        )
+        .await
+        .0,
+        204
+    );
+    assert_eq!(
+        c.check(
+            "delete",
+            m,
+            del("w").bearer_auth("admin").send().await.unwrap()
+        )
+        .await
+        .0,
+        404
+    );
+
+    assert_eq!(c.seen, c.operation_ids(), "every operation is exercised");
+}
+
+#[tokio::test]
+async fn not_ready_matches_the_contract() {
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let c = Contract::load();
+    let dir = tempfile::TempDir::new().unwrap();
+    let state = pathd::AppState::new(pathd::Config::with_dirs(
+        dir.path().join("m"),
+        dir.path().join("d"),
+    ))
+    .unwrap();
+    let resp = pathd::app(state)
+        .oneshot(
+            axum::http::Request::get("/readyz")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 503);
+    let body: Value =
+        serde_json::from_slice(&resp.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    let mut schema = c.spec["paths"]["/readyz"]["get"]["responses"]["503"]["content"]["application/json"]["schema"].clone();
+    schema["components"] = c.spec["components"].clone();
+    assert!(
+        jsonschema::validator_for(&schema).unwrap().is_valid(&body),
+        "{body}"
+    );
+}

@@ -1,0 +1,339 @@
+//! Path queries over a real server: outcomes, options, errors and batches.
+
+mod common;
+
+use common::{SMALL_MAP, TestServer, expect_error, json};
+use pathd_engine::{Point, movingai};
+use serde_json::{Value, json};
+
+fn points(v: &Value) -> Vec<Point> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
+        .collect()
+}
+
+async fn server_with_small() -> TestServer {
+    let s = TestServer::new().await;
+    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    // Two rooms with no connection: (0,0) and (2,0) are apart.
+    let split = "type octile\nheight 1\nwidth 3\nmap\n.@.\n";
+    assert_eq!(s.put_text("split", split).await.status(), 201);
+    s
+}
+
+#[tokio::test]
+async fn found_path_is_legal_and_optimal() {
+    let s = server_with_small().await;
+    let grid = movingai::parse_map(SMALL_MAP).unwrap();
+    for algorithm in ["astar", "dijkstra", "auto"] {
+        let (st, v) = json(
+            s.path(
+                "small",
+                &json!({"start": [0, 0], "goal": [4, 0], "algorithm": algorithm}),
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(v["status"], "found");
+        assert_eq!(v["map_version"], 1);
+        assert_eq!(
+            v["algorithm"],
+            if algorithm == "dijkstra" {
+                "dijkstra"
+            } else {
+                "astar"
+            }
+        );
+        let path = points(&v["path"]);
+        assert_eq!(
+            (path[0], *path.last().unwrap()),
+            (Point::new(0, 0), Point::new(4, 0))
+        );
+        let cost = grid.path_cost(&path).expect("every step legal");
+        assert!((cost - v["cost"].as_f64().unwrap()).abs() < 1e-9);
+        assert!(v["expanded"].as_u64().unwrap() > 0);
+        assert!(v.get("expanded_cells").is_none());
+    }
+    let (_, a) = json(
+        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
+            .await,
+    )
+    .await;
+    let (_, d) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goal": [4, 0], "algorithm": "dijkstra"}),
+        )
+        .await,
+    )
+    .await;
+    assert!((a["cost"].as_f64().unwrap() - d["cost"].as_f64().unwrap()).abs() < 1e-9);
+
+    let (_, w) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goal": [4, 0], "algorithm": "weighted_astar", "weight": 2.0}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        (w["status"].as_str(), w["algorithm"].as_str()),
+        (Some("found"), Some("weighted_astar"))
+    );
+    assert!(w["cost"].as_f64().unwrap() <= 2.0 * a["cost"].as_f64().unwrap() + 1e-9);
+
+    let (_, t) = json(
+        s.path("small", &json!({"start": [1, 1], "goal": [1, 1]}))
+            .await,
+    )
+    .await;
+    assert_eq!(
+        (t["status"].as_str(), t["cost"].as_f64()),
+        (Some("found"), Some(0.0))
+    );
+    assert_eq!(points(&t["path"]), vec![Point::new(1, 1)]);
+}
+
+#[tokio::test]
+async fn outcomes_no_path_limits_partial_debug() {
+    let s = server_with_small().await;
+    let (st, v) = json(
+        s.path("split", &json!({"start": [0, 0], "goal": [2, 0]}))
+            .await,
+    )
+    .await;
+    assert_eq!((st, v["status"].as_str()), (200, Some("no_path")));
+    assert_eq!(v["path"], json!([]));
+
+    let (_, v) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 1}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        (v["status"].as_str(), v["limit"].as_str()),
+        (Some("limit_reached"), Some("expansions"))
+    );
+
+    let (_, v) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goal": [4, 0], "timeout_ms": 0}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        (v["status"].as_str(), v["limit"].as_str()),
+        (Some("limit_reached"), Some("timeout"))
+    );
+
+    let (_, v) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 3, "partial": true}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(v["status"], "partial");
+    let path = points(&v["path"]);
+    assert_eq!(path[0], Point::new(0, 0));
+    assert!(
+        movingai::parse_map(SMALL_MAP)
+            .unwrap()
+            .path_cost(&path)
+            .is_some()
+    );
+
+    let (_, v) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goal": [4, 0], "debug": true}),
+        )
+        .await,
+    )
+    .await;
+    let cells = points(&v["expanded_cells"]);
+    assert_eq!(cells.len() as u64, v["expanded"].as_u64().unwrap());
+    assert_eq!(cells[0], Point::new(0, 0));
+}
+
+#[tokio::test]
+async fn query_errors() {
+    let s = server_with_small().await;
+    let cases = [
+        (
+            json!({"start": [9, 0], "goal": [0, 0]}),
+            400,
+            "out_of_bounds",
+        ),
+        (
+            json!({"start": [0, 0], "goal": [0, 99]}),
+            400,
+            "out_of_bounds",
+        ),
+        (
+            json!({"start": [2, 0], "goal": [0, 0]}),
+            400,
+            "start_blocked",
+        ),
+        (
+            json!({"start": [0, 0], "goal": [2, 1]}),
+            400,
+            "goal_blocked",
+        ),
+        (
+            json!({"start": [0, 0], "goal": [1, 1], "algorithm": "weighted_astar", "weight": 0.5}),
+            400,
+            "invalid_request",
+        ),
+        (
+            json!({"start": [0, 0], "goal": [1, 1], "algorithm": "bfs"}),
+            400,
+            "invalid_request",
+        ),
+        (
+            json!({"start": [0, 0], "goal": [1, 1], "algorithm": "jps"}),
+            400,
+            "not_applicable",
+        ),
+        (
+            json!({"start": [0, 0], "goal": [1, 1], "colour": "red"}),
+            400,
+            "invalid_request",
+        ),
+        (json!({"start": [0, 0]}), 400, "invalid_request"),
+        (
+            json!({"start": [0, 0, 0], "goal": [1, 1]}),
+            400,
+            "invalid_request",
+        ),
+        (
+            json!({"start": [-1, 0], "goal": [1, 1]}),
+            400,
+            "invalid_request",
+        ),
+    ];
+    for (body, status, code) in cases {
+        expect_error(s.path("small", &body).await, status, code).await;
+    }
+    expect_error(
+        s.path("nope", &json!({"start": [0, 0], "goal": [1, 1]}))
+            .await,
+        404,
+        "map_not_found",
+    )
+    .await;
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/small/path"))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 415, "unsupported_media_type").await;
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/small/path"))
+        .header("content-type", "application/json")
+        .body("{\"start\": [0, 0], ")
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 400, "invalid_request").await;
+}
+
+#[tokio::test]
+async fn batches_answer_in_order_with_per_query_errors() {
+    let dirs = common::Dirs::new();
+    let mut config = dirs.config();
+    config.max_batch = 8;
+    let s = TestServer::start(dirs, config).await;
+    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    let queries = json!({"queries": [
+        {"start": [0, 0], "goal": [4, 0]},
+        {"start": [9, 9], "goal": [0, 0]},
+        {"start": [0, 0], "goal": [0, 0]},
+        {"start": [0, 0], "goal": [4, 2], "algorithm": "bfs"},
+        {"start": [4, 2], "goal": [0, 2]},
+    ]});
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/small/paths"))
+        .json(&queries)
+        .send()
+        .await
+        .unwrap();
+    let (st, v) = json(resp).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["map_version"], 1);
+    let r = v["results"].as_array().unwrap();
+    assert_eq!(r.len(), 5);
+    assert_eq!(r[0]["status"], "found");
+    assert_eq!(points(&r[0]["path"]).last(), Some(&Point::new(4, 0)));
+    assert_eq!(r[1]["error"]["code"], "out_of_bounds");
+    assert_eq!(r[2]["cost"], 0.0);
+    assert_eq!(r[3]["error"]["code"], "invalid_request");
+    assert_eq!(points(&r[4]["path"]).last(), Some(&Point::new(0, 2)));
+    assert_eq!(r[4]["cost"], 4.0);
+
+    let (_, v) = json(
+        s.client
+            .post(s.at("/v1/maps/small/paths"))
+            .json(&json!({"queries": []}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(v["results"], json!([]));
+
+    let many: Vec<_> = (0..9)
+        .map(|_| json!({"start": [0, 0], "goal": [1, 0]}))
+        .collect();
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/small/paths"))
+        .json(&json!({"queries": many}))
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 413, "too_many_queries").await;
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/nope/paths"))
+        .json(&json!({"queries": []}))
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 404, "map_not_found").await;
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/small/paths"))
+        .json(&json!({"qs": []}))
+        .send()
+        .await
+        .unwrap();
+    expect_error(resp, 400, "invalid_request").await;
+}
+
+#[tokio::test]
+async fn weighted_and_cardinal_maps() {
+    let s = TestServer::new().await;
+    // A cheap detour (cost 1) around an expensive middle column (cost 9).
+    let body =
+        json!({"width": 3, "height": 2, "costs": [1, 9, 1, 1, 1, 1], "movement": "cardinal"});
+    assert_eq!(s.put_json("w", &body).await.status(), 201);
+    let (_, v) = json(s.path("w", &json!({"start": [0, 0], "goal": [2, 0]})).await).await;
+    // Straight: 2 steps of (1+9)/2 = 10; detour: 4 steps of 1 = 4.
+    assert_eq!(v["cost"], 4.0);
+    assert_eq!(points(&v["path"]).len(), 5);
+}
