@@ -60,7 +60,14 @@ SERVER_PID=""
 RUN_PID=""
 cleanup() {
     local rc=$?
-    stop_server 2>/dev/null || true
+    trap - ERR
+    # A failed check leaves the server up: end it without judging how it stops.
+    if [ -n "$RUN_PID" ]; then
+        [ -z "$SERVER_PID" ] || kill -TERM "$SERVER_PID" 2>/dev/null || true
+        sleep 1
+        kill -KILL "$RUN_PID" 2>/dev/null || true
+        wait "$RUN_PID" 2>/dev/null || true
+    fi
     for c in "${CTRS[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
     if [ -n "$NETNS" ]; then ip netns delete "$NETNS" 2>/dev/null || true; fi
     if [ -n "$TMP" ] && [ "${KEEP_CONTEXT:-0}" != 1 ]; then rm -rf --one-file-system "$TMP"; fi
@@ -69,6 +76,8 @@ cleanup() {
     if [ "$rc" = 0 ]; then log "PASS"; else log "FAILED (exit $rc)"; fi
 }
 trap cleanup EXIT
+trap 'log "FAIL: command failed at line $LINENO: $BASH_COMMAND"' ERR
+set -E
 
 # --- build -------------------------------------------------------------------------------
 # The build context is the working tree as git sees it (tracked and untracked-but-not-ignored
@@ -102,7 +111,16 @@ build_image() {
         tail -n 40 "$TMP/build.log" >&2
         die "image build failed"
     fi
+    # Keep the builder stage's last layer tagged: untagged, it would be pruned as dangling and
+    # the next build would copy the toolchain rootfs and re-run cargo even for the same sources.
+    local stage_id
+    stage_id="$(awk '
+        match($0, /^\[1\/[0-9]+\] STEP [0-9]+\/[0-9]+:/) {
+            split(substr($0, RSTART, RLENGTH), a, /[ \/:]/); last = (a[4] == a[5]) }
+        last && /^--> [0-9a-f]+$/ { print $2; exit }' "$TMP/build.log")"
+    if [ -n "$stage_id" ]; then buildah tag "$stage_id" "$BUILD_CACHE_TAG" >/dev/null 2>&1 || true; fi
 }
+BUILD_CACHE_TAG=localhost/pathd-build-cache:latest
 
 # --- image metadata --------------------------------------------------------------------
 check_metadata() {
@@ -148,17 +166,15 @@ RUN_ENV=()
 hcurl() { "${NSEXEC[@]}" curl -sS --max-time 10 "$@"; }
 url() { printf 'http://127.0.0.1:%s%s' "$PORT" "$1"; }
 
+# Sets CTR (not printed: a command substitution would lose the CTRS bookkeeping).
 new_container() {
-    local c
-    c="$(buildah from --quiet --pull-never "$IMAGE")"
-    CTRS+=("$c")
-    printf '%s\n' "$c"
+    CTR="$(buildah from --quiet --pull-never "$IMAGE")"
+    CTRS+=("$CTR")
 }
 
 start_server() {
     local ctr="$1" logf="$2"
-    "${NSEXEC[@]}" buildah run --isolation chroot "${RUN_ENV[@]}" \
-        --volume "$DATA_DIR:/data:rw" "$ctr" -- "${SERVE_CMD[@]}" >"$logf" 2>&1 &
+    "${NSEXEC[@]}" buildah run --isolation chroot "${RUN_ENV[@]}" "$ctr" -- "${SERVE_CMD[@]}" >"$logf" 2>&1 &
     RUN_PID=$!
     local i
     for i in $(seq 1 300); do
@@ -203,7 +219,6 @@ import heapq, json, math, sys
 def load(path):
     lines = open(path).read().splitlines()
     i = lines.index("map")
-    h = int(lines[1].split()[1]) if lines[1].startswith("height") else None
     rows = [r for r in lines[i + 1:] if r]
     return [[c in ".GS" for c in r] for r in rows]
 def nbrs(g, x, y):
@@ -266,7 +281,9 @@ pick_map() {
     for name in $names; do
         f="$SRC/maps/$name.map"
         [ -f "$f" ] || continue
-        cells=$(($(awk '/^height/{print $2}' "$f") * $(awk '/^width/{print $2}' "$f")))
+        # Header lines may end in CRLF (Berlin_0_256 does).
+        cells="$(awk '{sub(/\r$/, "")} /^height /{h=$2} /^width /{w=$2} /^map/{print h*w; exit}' "$f")"
+        [[ "$cells" =~ ^[0-9]+$ ]] || die "cannot read the size of $f"
         if [ -z "$best" ] || [ "$cells" -lt "$best_cells" ]; then best="$name"; best_cells="$cells"; fi
     done
     [ -n "$best" ] || die "none of the served maps ($names) is a file in maps/"
@@ -282,20 +299,23 @@ check_baked_maps() {
     buildah umount "$ctr" >/dev/null
 }
 
+# buildah 1.28 must not run two commands in one working container at once (the second one's
+# teardown unmounts the first's rootfs), so the image user's uid is read before the server
+# starts, and the health check runs in a second container of the same image.
+image_uid() { IMG_UID="$(buildah run "$1" -- id -u)"; }
+
 check_user() {
-    local uid want
+    local uid
     uid="$(awk '/^Uid:/{print $2}' "/proc/$SERVER_PID/status")"
     [ "$uid" != 0 ] || die "server process runs as root"
-    want="$(buildah run "$1" -- id -u)"
-    [ "$uid" = "$want" ] || die "server uid $uid is not the image user's uid $want"
+    [ "$uid" = "$IMG_UID" ] || die "server uid $uid is not the image user's uid $IMG_UID"
     log "server runs as uid $uid ($IMG_USER), not root"
 }
 
 check_health() {
-    local ctr="$1"
     [ "$(hcurl "$(url /healthz)" -o /dev/null -w '%{http_code}')" = 200 ] || die "/healthz is not 200"
     if [ "$PORT" = 8080 ]; then
-        "${NSEXEC[@]}" buildah run --isolation chroot "$ctr" -- "${HEALTH_CMD[@]}" >/dev/null \
+        "${NSEXEC[@]}" buildah run --isolation chroot "$1" -- "${HEALTH_CMD[@]}" >/dev/null \
             || die "the image's HEALTHCHECK command failed against the running server"
         log "HEALTHCHECK command passes inside the container"
     else
@@ -323,7 +343,13 @@ upload_map() {
         --data-binary "@$TMP/upload.map" "$(url "/v1/maps/$UPLOAD")")"
     [ "$code" = 201 ] || die "PUT /v1/maps/$UPLOAD answered $code: $(cat "$TMP/upload.json")"
     UPLOAD_VERSION="$(jq -c .version "$TMP/upload.json")"
-    [ -n "$(find "$DATA_DIR" -type f -print -quit)" ] || die "upload left nothing in the /data volume"
+    # buildah run backs an image VOLUME with a directory of the working container's own (a -v
+    # bind onto /data is overridden by it); it lives on across runs of the same container.
+    local graph cid found
+    graph="$(buildah info | jq -r '.store.GraphRoot')"
+    cid="$(buildah inspect --type container "$CTR" | jq -r '.ContainerID')"
+    found="$(find "$graph" -path "*/$cid/userdata/buildah-volumes/*" -type f -print -quit)"
+    [ -n "$found" ] || die "upload left nothing in the /data volume"
     log "uploaded $UPLOAD (version $UPLOAD_VERSION) into the /data volume"
 }
 
@@ -345,24 +371,27 @@ main() {
     phase_start
     local ctx
     ctx="$(make_context)"
+    phase_end "context + vendoring"
+
+    phase_start
     build_image "$ctx"
     phase_end "image build"
     log "built $IMAGE ($(buildah images --format '{{.Size}}' "$IMAGE" | head -n1))"
 
     phase_start
     check_metadata
-    DATA_DIR="$TMP/data"
-    mkdir -p "$DATA_DIR"
-    local ctr uid
-    ctr="$(new_container)"
+    local ctr hc
+    new_container
+    hc="$CTR"
+    new_container
+    ctr="$CTR"
     check_baked_maps "$ctr"
-    uid="$(buildah run "$ctr" -- id -u)"
-    chown "$uid:$(buildah run "$ctr" -- id -g)" "$DATA_DIR"
+    image_uid "$ctr"
     setup_network
 
     start_server "$ctr" "$TMP/server1.log"
     check_user "$ctr"
-    check_health "$ctr"
+    check_health "$hc"
     pick_map
     check_path
     upload_map
@@ -372,8 +401,9 @@ main() {
     check_upload_back
     stop_server
     phase_end "run checks"
+    phase_start
 
-    log "timings:"
+    log "timings (cleanup follows):"
     for t in "${TIMINGS[@]}"; do log "  $t"; done
     log "  total                  $(($(date +%s) - T0))s"
 }
