@@ -53,13 +53,15 @@ async fn maps_come_back_after_a_restart() {
         ),
         (Some(2), Some(5), Some("uploaded"))
     );
-    // Costs and movement survived: the cheap detour is still the answer.
+    // Costs and movement survived: straight through the 9 costs 10 (the detour would pay
+    // for the 200 cell); a uniform map would say 2.
     let (_, v) = json(
         s.path("weighted", &json!({"start": [0, 0], "goal": [2, 0]}))
             .await,
     )
     .await;
-    assert_eq!(v["cost"], 4.0);
+    assert_eq!(v["cost"], 10.0);
+    assert_eq!(v["path"], json!([[0, 0], [1, 0], [2, 0]]));
     let (_, v) = json(
         s.client
             .get(s.at("/v1/maps/weighted"))

@@ -9,6 +9,7 @@ use serde_json::json;
 async fn server(threads: usize, queue: usize) -> TestServer {
     let dirs = Dirs::new();
     let mut config = dirs.config();
+    config.max_batch = 2000;
     config.pool_threads = threads;
     config.queue_depth = queue;
     let s = TestServer::start(dirs, config).await;
@@ -145,7 +146,11 @@ async fn a_client_that_disconnects_cancels_its_search() {
         let (client, url) = (s.client.clone(), s.at("/v1/maps/open/paths"));
         tokio::spawn(async move { client.post(url).json(&batch).send().await })
     };
-    wait_until("search running", || s.state.compute().stats().running == 1).await;
+    let mut request = request;
+    tokio::select! {
+        r = &mut request => panic!("batch answered before it could be cancelled: {:?}", r.map(|r| r.map(|r| r.status()))),
+        _ = wait_until("search running", || s.state.compute().stats().running == 1) => {}
+    }
     request.abort(); // drops the connection
     let _ = request.await;
     wait_until("search cancelled", || {
