@@ -42,7 +42,8 @@ fn wall_at(grid: &Grid, c: Point, row: &ScenRow) -> Option<Patch> {
         height: (c.y + 2).min(grid.height()) - y0,
         cost: 0,
     };
-    let inside = |p: Point| (x0..x0 + rect.width).contains(&p.x) && (y0..y0 + rect.height).contains(&p.y);
+    let inside =
+        |p: Point| (x0..x0 + rect.width).contains(&p.x) && (y0..y0 + rect.height).contains(&p.y);
     (!inside(row.start) && !inside(row.goal)).then(|| Patch {
         cells: vec![],
         rects: vec![rect],
@@ -56,9 +57,12 @@ fn far_cell(grid: &Grid, d: &DStarLite) -> Option<Point> {
     };
     let outside = |x: u32, y: u32| x + 2 < min.x || x > max.x + 2 || y + 2 < min.y || y > max.y + 2;
     // Scan from the far corner inwards so the pick is deterministic and really far.
-    (0..grid.height()).rev().flat_map(|y| (0..grid.width()).rev().map(move |x| (x, y))).find_map(|(x, y)| {
-        (outside(x, y) && grid.is_passable(Point::new(x, y))).then_some(Point::new(x, y))
-    })
+    (0..grid.height())
+        .rev()
+        .flat_map(|y| (0..grid.width()).rev().map(move |x| (x, y)))
+        .find_map(|(x, y)| {
+            (outside(x, y) && grid.is_passable(Point::new(x, y))).then_some(Point::new(x, y))
+        })
 }
 
 /// One prepared case: a settled search, a patch, the patched grid and its A* answer.

@@ -7,7 +7,9 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use common::{check_path, load_map, load_scen, matches_optimal, random_grid, random_passable, show};
+use common::{
+    check_path, load_map, load_scen, matches_optimal, random_grid, random_passable, show,
+};
 use pathd_engine::{
     Change, DStarLite, Grid, Interest, Limits, Movement, Patch, Point, Query, QueryError, Rect,
     Status, find_path,
@@ -107,7 +109,10 @@ fn random_patch(rng: &mut impl Rng, grid: &Grid, d: &DStarLite, weighted: bool) 
         0 | 1 if !path.is_empty() => {
             let p = near_path(&mut r);
             let c = random_cost(rng, weighted);
-            (cells(&[(p.x, p.y, c)]), format!("cell {p} := {c} (near path)"))
+            (
+                cells(&[(p.x, p.y, c)]),
+                format!("cell {p} := {c} (near path)"),
+            )
         }
         2 => {
             let p = random_cell(rng, grid);
@@ -285,7 +290,10 @@ fn repair_matches_fresh_astar_on_random_maps_patches_and_moves() {
         Change::Restored,
         Change::Moved,
     ] {
-        assert!(changes.get(&c).copied().unwrap_or(0) > 10, "{c} rare: {changes:?}");
+        assert!(
+            changes.get(&c).copied().unwrap_or(0) > 10,
+            "{c} rare: {changes:?}"
+        );
     }
 }
 
@@ -321,14 +329,29 @@ fn goal_walled_in_then_freed() {
         let mut grid = open(movement);
         let goal = Point::new(3, 3);
         let mut d = DStarLite::new(&grid, Point::new(0, 0), goal, Limits::default()).unwrap();
-        assert_eq!(step(&mut d, &mut grid, ring(goal, 0), "wall in goal"), Change::Unreachable);
+        assert_eq!(
+            step(&mut d, &mut grid, ring(goal, 0), "wall in goal"),
+            Change::Unreachable
+        );
         assert_eq!(d.status(), Status::NoPath);
-        assert_eq!(step(&mut d, &mut grid, cells(&[(6, 6, 0)]), "far"), Change::Unchanged);
+        assert_eq!(
+            step(&mut d, &mut grid, cells(&[(6, 6, 0)]), "far"),
+            Change::Unchanged
+        );
         // Freeing a diagonal neighbour alone does not help under the corner rule.
-        assert_eq!(step(&mut d, &mut grid, cells(&[(4, 4, 1)]), "free SE"), Change::Unchanged);
-        assert_eq!(step(&mut d, &mut grid, cells(&[(4, 3, 1)]), "free E"), Change::Restored);
+        assert_eq!(
+            step(&mut d, &mut grid, cells(&[(4, 4, 1)]), "free SE"),
+            Change::Unchanged
+        );
+        assert_eq!(
+            step(&mut d, &mut grid, cells(&[(4, 3, 1)]), "free E"),
+            Change::Restored
+        );
         assert_eq!(d.path().unwrap().0.last(), Some(&goal));
-        assert_eq!(step(&mut d, &mut grid, ring(goal, 1), "free all"), Change::Cheaper);
+        assert_eq!(
+            step(&mut d, &mut grid, ring(goal, 1), "free all"),
+            Change::Cheaper
+        );
     }
 }
 
@@ -358,16 +381,34 @@ fn start_and_goal_cells_patched() {
     let (start, goal) = (Point::new(1, 1), Point::new(5, 4));
     let mut d = DStarLite::new(&grid, start, goal, Limits::default()).unwrap();
     let base = d.path().unwrap().1;
-    assert_eq!(step(&mut d, &mut grid, cells(&[(1, 1, 0)]), "start wall"), Change::Unreachable);
-    assert_eq!(step(&mut d, &mut grid, cells(&[(1, 1, 9)]), "start cost 9"), Change::Restored);
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(1, 1, 0)]), "start wall"),
+        Change::Unreachable
+    );
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(1, 1, 9)]), "start cost 9"),
+        Change::Restored
+    );
     // The first step's cost includes the start cell's cost: (9 + 1) / 2 instead of 1.
     let c = d.path().unwrap().1;
     assert!(c > base + 3.0, "{c} vs {base}");
-    assert_eq!(step(&mut d, &mut grid, cells(&[(1, 1, 1)]), "start cost 1"), Change::Cheaper);
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(1, 1, 1)]), "start cost 1"),
+        Change::Cheaper
+    );
     assert!((d.path().unwrap().1 - base).abs() < 1e-12);
-    assert_eq!(step(&mut d, &mut grid, cells(&[(5, 4, 0)]), "goal wall"), Change::Unreachable);
-    assert_eq!(step(&mut d, &mut grid, cells(&[(5, 4, 200)]), "goal cost"), Change::Restored);
-    assert_eq!(step(&mut d, &mut grid, cells(&[(5, 4, 1)]), "goal cheap"), Change::Cheaper);
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(5, 4, 0)]), "goal wall"),
+        Change::Unreachable
+    );
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(5, 4, 200)]), "goal cost"),
+        Change::Restored
+    );
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(5, 4, 1)]), "goal cheap"),
+        Change::Cheaper
+    );
     assert!((d.path().unwrap().1 - base).abs() < 1e-12);
 }
 
@@ -376,30 +417,47 @@ fn wall_beside_a_diagonal_step_forbids_it_and_opening_allows_it() {
     // start (0,3) .. goal (3,0) on an open 4x4 map: the straight diagonal. A wall at (2,2)
     // is on no path cell, but the step (1,2) -> (2,1) passes its corner.
     let mut grid = Grid::from_costs(4, 4, vec![1; 16], Movement::Octile).unwrap();
-    let mut d = DStarLite::new(&grid, Point::new(0, 3), Point::new(3, 0), Limits::default()).unwrap();
+    let mut d =
+        DStarLite::new(&grid, Point::new(0, 3), Point::new(3, 0), Limits::default()).unwrap();
     let diag = 3.0 * std::f64::consts::SQRT_2;
     assert!((d.path().unwrap().1 - diag).abs() < 1e-12);
-    assert_eq!(step(&mut d, &mut grid, cells(&[(2, 2, 0)]), "corner wall"), Change::Blocked);
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(2, 2, 0)]), "corner wall"),
+        Change::Blocked
+    );
     assert!(d.path().unwrap().1 > diag + 0.5);
     assert!(!d.path().unwrap().0.contains(&Point::new(2, 2)));
     // Opening it again makes the diagonal legal: the cheaper path must come back.
-    assert_eq!(step(&mut d, &mut grid, cells(&[(2, 2, 1)]), "corner open"), Change::Cheaper);
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(2, 2, 1)]), "corner open"),
+        Change::Cheaper
+    );
     assert!((d.path().unwrap().1 - diag).abs() < 1e-12);
     // Same for a cell whose wall is the *other* side of a diagonal the path takes later.
-    assert_eq!(step(&mut d, &mut grid, cells(&[(1, 1, 0)]), "other side"), Change::Blocked);
-    assert_eq!(step(&mut d, &mut grid, cells(&[(1, 1, 1)]), "reopen"), Change::Cheaper);
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(1, 1, 0)]), "other side"),
+        Change::Blocked
+    );
+    assert_eq!(
+        step(&mut d, &mut grid, cells(&[(1, 1, 1)]), "reopen"),
+        Change::Cheaper
+    );
 }
 
 #[test]
 fn cost_rise_on_the_path_and_back() {
     for movement in [Movement::Octile, Movement::Cardinal] {
         let mut grid = open(movement);
-        let mut d = DStarLite::new(&grid, Point::new(0, 3), Point::new(6, 3), Limits::default()).unwrap();
+        let mut d =
+            DStarLite::new(&grid, Point::new(0, 3), Point::new(6, 3), Limits::default()).unwrap();
         assert_eq!(d.path().unwrap().1, 6.0);
         let c = step(&mut d, &mut grid, cells(&[(3, 3, 50)]), "rise");
         assert_eq!(c, Change::Costlier);
         assert!(!d.path().unwrap().0.contains(&Point::new(3, 3)));
-        assert_eq!(step(&mut d, &mut grid, cells(&[(3, 3, 1)]), "back"), Change::Cheaper);
+        assert_eq!(
+            step(&mut d, &mut grid, cells(&[(3, 3, 1)]), "back"),
+            Change::Cheaper
+        );
         assert_eq!(d.path().unwrap().1, 6.0);
         // A rise too small to reroute keeps the path and reports its new cost.
         let c = step(&mut d, &mut grid, cells(&[(3, 3, 2)]), "small rise");
@@ -410,11 +468,23 @@ fn cost_rise_on_the_path_and_back() {
 #[test]
 fn many_cells_in_one_update() {
     let mut grid = Grid::from_costs(32, 32, vec![1; 1024], Movement::Octile).unwrap();
-    let mut d = DStarLite::new(&grid, Point::new(2, 2), Point::new(29, 29), Limits::default()).unwrap();
+    let mut d = DStarLite::new(
+        &grid,
+        Point::new(2, 2),
+        Point::new(29, 29),
+        Limits::default(),
+    )
+    .unwrap();
     // A wall across the map with one gap, plus scattered cost changes, in one patch.
     let mut patch = Patch {
         cells: vec![(Point::new(30, 16), 1)],
-        rects: vec![Rect { x: 0, y: 16, width: 32, height: 1, cost: 0 }],
+        rects: vec![Rect {
+            x: 0,
+            y: 16,
+            width: 32,
+            height: 1,
+            cost: 0,
+        }],
     };
     patch.cells.extend(
         (0..40)
@@ -422,13 +492,25 @@ fn many_cells_in_one_update() {
             .filter(|p| p.y != 16)
             .map(|p| (p, 7)),
     );
-    assert_eq!(step(&mut d, &mut grid, patch, "wall with gap"), Change::Blocked);
+    assert_eq!(
+        step(&mut d, &mut grid, patch, "wall with gap"),
+        Change::Blocked
+    );
     assert!(d.path().unwrap().0.contains(&Point::new(30, 16)));
     let open_all = Patch {
         cells: vec![],
-        rects: vec![Rect { x: 0, y: 0, width: 32, height: 32, cost: 1 }],
+        rects: vec![Rect {
+            x: 0,
+            y: 0,
+            width: 32,
+            height: 32,
+            cost: 1,
+        }],
     };
-    assert_eq!(step(&mut d, &mut grid, open_all, "clear all"), Change::Cheaper);
+    assert_eq!(
+        step(&mut d, &mut grid, open_all, "clear all"),
+        Change::Cheaper
+    );
     assert!((d.path().unwrap().1 - 27.0 * std::f64::consts::SQRT_2).abs() < 1e-9);
 }
 
@@ -479,7 +561,13 @@ fn agent_walks_to_the_goal_through_patches() {
 #[test]
 fn agent_jumps_off_its_path_into_unexplored_area() {
     let mut grid = Grid::from_costs(64, 64, vec![1; 64 * 64], Movement::Octile).unwrap();
-    let mut d = DStarLite::new(&grid, Point::new(60, 3), Point::new(63, 0), Limits::default()).unwrap();
+    let mut d = DStarLite::new(
+        &grid,
+        Point::new(60, 3),
+        Point::new(63, 0),
+        Limits::default(),
+    )
+    .unwrap();
     let before = d.touched_cells();
     let out = d.move_start(&grid, Point::new(0, 63)).unwrap();
     assert_eq!(out.change, Change::Moved);
@@ -488,7 +576,13 @@ fn agent_jumps_off_its_path_into_unexplored_area() {
     // ... and a patch after the move still repairs correctly (km is in the keys).
     let patch = Patch {
         cells: vec![],
-        rects: vec![Rect { x: 10, y: 10, width: 40, height: 40, cost: 0 }],
+        rects: vec![Rect {
+            x: 10,
+            y: 10,
+            width: 40,
+            height: 40,
+            cost: 0,
+        }],
     };
     step(&mut d, &mut grid, patch, "block centre");
 }
@@ -498,24 +592,52 @@ fn smaller_min_cost_lowers_the_heuristic() {
     // Every cell costs 5, so h = 5 * octile. A corridor of cost 1 makes that overestimate:
     // the search must rescale or it would miss the corridor.
     let mut grid = Grid::from_costs(30, 10, vec![5; 300], Movement::Octile).unwrap();
-    let mut d = DStarLite::new(&grid, Point::new(0, 5), Point::new(29, 5), Limits::default()).unwrap();
+    let mut d = DStarLite::new(
+        &grid,
+        Point::new(0, 5),
+        Point::new(29, 5),
+        Limits::default(),
+    )
+    .unwrap();
     let corridor = Patch {
         cells: vec![],
-        rects: vec![Rect { x: 0, y: 0, width: 30, height: 1, cost: 1 }],
+        rects: vec![Rect {
+            x: 0,
+            y: 0,
+            width: 30,
+            height: 1,
+            cost: 1,
+        }],
     };
-    assert_eq!(step(&mut d, &mut grid, corridor, "cheap corridor"), Change::Cheaper);
+    assert_eq!(
+        step(&mut d, &mut grid, corridor, "cheap corridor"),
+        Change::Cheaper
+    );
     assert!(d.path().unwrap().0.iter().any(|p| p.y == 0));
     let back = Patch {
         cells: vec![],
-        rects: vec![Rect { x: 0, y: 0, width: 30, height: 1, cost: 5 }],
+        rects: vec![Rect {
+            x: 0,
+            y: 0,
+            width: 30,
+            height: 1,
+            cost: 5,
+        }],
     };
-    assert_eq!(step(&mut d, &mut grid, back, "corridor gone"), Change::Costlier);
+    assert_eq!(
+        step(&mut d, &mut grid, back, "corridor gone"),
+        Change::Costlier
+    );
 }
 
 #[test]
 fn limits_interrupt_and_resume() {
     let grid = load_map("den520d.map");
-    let row = load_scen("den520d.map.scen").into_iter().rev().find(|r| !r.unreachable()).unwrap();
+    let row = load_scen("den520d.map.scen")
+        .into_iter()
+        .rev()
+        .find(|r| !r.unreachable())
+        .unwrap();
     let limits = Limits {
         max_expansions: Some(500),
         ..Limits::default()
@@ -544,11 +666,20 @@ fn limits_interrupt_and_resume() {
     let p = d.path().unwrap().0[d.path().unwrap().0.len() / 2];
     let wall = Patch {
         cells: vec![],
-        rects: vec![Rect { x: p.x.saturating_sub(1), y: p.y.saturating_sub(1), width: 3, height: 3, cost: 0 }],
+        rects: vec![Rect {
+            x: p.x.saturating_sub(1),
+            y: p.y.saturating_sub(1),
+            width: 3,
+            height: 3,
+            cost: 0,
+        }],
     };
     let (next, changed) = apply(&grid, wall).unwrap();
     let out = d.update(&next, &changed);
-    assert_eq!((out.status, out.change), (Status::LimitReached, Change::Interrupted));
+    assert_eq!(
+        (out.status, out.change),
+        (Status::LimitReached, Change::Interrupted)
+    );
     flag.store(false, Ordering::Relaxed);
     let out = d.resume(&next);
     assert_eq!(out.change, Change::Restored);
@@ -580,7 +711,13 @@ fn same_calls_same_paths() {
 #[test]
 fn far_patch_costs_nothing_and_memory_follows_touched_cells() {
     let mut grid = Grid::from_costs(512, 512, vec![1; 512 * 512], Movement::Octile).unwrap();
-    let mut d = DStarLite::new(&grid, Point::new(5, 5), Point::new(20, 12), Limits::default()).unwrap();
+    let mut d = DStarLite::new(
+        &grid,
+        Point::new(5, 5),
+        Point::new(20, 12),
+        Limits::default(),
+    )
+    .unwrap();
     let Interest::Region { max, .. } = d.interest() else {
         panic!("a settled search has a region")
     };
@@ -643,10 +780,22 @@ fn misuse_is_an_error_and_trivial_queries_work() {
     let grid = Grid::from_costs(3, 1, vec![1, 0, 1], Movement::Octile).unwrap();
     let o = Point::new(0, 0);
     let err = |s, g| DStarLite::new(&grid, s, g, Limits::default()).unwrap_err();
-    assert_eq!(err(Point::new(1, 0), o), QueryError::StartBlocked(Point::new(1, 0)));
-    assert_eq!(err(o, Point::new(1, 0)), QueryError::GoalBlocked(Point::new(1, 0)));
-    assert!(matches!(err(Point::new(3, 0), o), QueryError::OutOfBounds { which: "start", .. }));
-    assert!(matches!(err(o, Point::new(0, 1)), QueryError::OutOfBounds { which: "goal", .. }));
+    assert_eq!(
+        err(Point::new(1, 0), o),
+        QueryError::StartBlocked(Point::new(1, 0))
+    );
+    assert_eq!(
+        err(o, Point::new(1, 0)),
+        QueryError::GoalBlocked(Point::new(1, 0))
+    );
+    assert!(matches!(
+        err(Point::new(3, 0), o),
+        QueryError::OutOfBounds { which: "start", .. }
+    ));
+    assert!(matches!(
+        err(o, Point::new(0, 1)),
+        QueryError::OutOfBounds { which: "goal", .. }
+    ));
     let mut d = DStarLite::new(&grid, o, Point::new(2, 0), Limits::default()).unwrap();
     assert_eq!(d.status(), Status::NoPath);
     assert!(d.move_start(&grid, Point::new(9, 0)).is_err());

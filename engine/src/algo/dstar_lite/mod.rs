@@ -45,8 +45,9 @@
 //!
 //! # Memory
 //!
-//! Vertex state lives in a hash map keyed by cell and holds only cells with a finite `g` or
-//! `rhs` (about 25 bytes each), the queue about 24 bytes per entry; nothing is sized by the
+//! Vertex state lives in segments of 16 consecutive cells (256 bytes) allocated only where
+//! the search has been, found through a small hash map; the queue holds about 24 bytes per
+//! entry; nothing is sized by the
 //! map. [`DStarLite::memory_bytes`] reports it.
 //!
 //! # Using it from a server
@@ -71,8 +72,8 @@ use crate::query::{LimitKind, Limits, QueryError, Stats, Status};
 use crate::search::{DIAG_SIDES, limit_hit};
 
 use nodes::{Node, Nodes};
-pub use outcome::{Change, Interest, RepairOutcome};
 use outcome::{Baseline, classify, same_cost};
+pub use outcome::{Change, Interest, RepairOutcome};
 use queue::{Key, Queue};
 
 const INF: f64 = f64::INFINITY;
@@ -194,7 +195,12 @@ impl DStarLite {
         };
         let started = Instant::now();
         let mut setup = Stats::default();
-        d.write(d.s_goal, Node::UNSEEN, Node { g: INF, rhs: 0.0 }, &mut setup);
+        d.write(
+            d.s_goal,
+            Node::UNSEEN,
+            Node { g: INF, rhs: 0.0 },
+            &mut setup,
+        );
         let before = d.baseline();
         let out = d.run_and_finish(grid, before, started);
         d.initial = out.stats;
@@ -309,7 +315,11 @@ impl DStarLite {
         for &c in changed.iter().filter(|c| grid.in_bounds(**c)) {
             let i = grid.pidx(c);
             touched.push(i as u32);
-            touched.extend(self.offsets.iter().map(|&o| i.wrapping_add_signed(o) as u32));
+            touched.extend(
+                self.offsets
+                    .iter()
+                    .map(|&o| i.wrapping_add_signed(o) as u32),
+            );
         }
         touched.sort_unstable();
         touched.dedup();
@@ -574,9 +584,8 @@ impl DStarLite {
         let max_expansions = self.limits.max_expansions.unwrap_or(u64::MAX);
         let mut nb = [(0u32, 0.0f64); 8];
         let mut iterations = 0u64;
-        loop {
-            // Step 1: the best live entry; consistent vertices are not in U (lazy delete).
-            let Some(top) = self.open.peek() else { break };
+        // Step 1: the best live entry; consistent vertices are not in U (lazy delete).
+        while let Some(top) = self.open.peek() {
             let u = top.node;
             let nu = self.nodes.get(u);
             if nu.consistent() {
@@ -635,7 +644,15 @@ impl DStarLite {
                 // re-queued at its rhs if that is finite.
                 stats.reopened += 1;
                 let g_old = nu.g;
-                self.write(u, nu, Node { g: INF, rhs: nu.rhs }, stats);
+                self.write(
+                    u,
+                    nu,
+                    Node {
+                        g: INF,
+                        rhs: nu.rhs,
+                    },
+                    stats,
+                );
                 for &(s, c) in &nb[..k] {
                     if s == self.s_goal {
                         continue;

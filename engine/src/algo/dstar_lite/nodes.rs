@@ -1,9 +1,11 @@
 //! The sparse per-search vertex store: `g` and `rhs` for the cells a search has touched.
 //!
 //! A server keeps thousands of these searches on one map, so a search may not own map-sized
-//! arrays: a hash map keyed by padded cell index holds only the cells whose `g` or `rhs` is
-//! finite. A missing cell reads as `g = rhs = infinity`, exactly what D* Lite initialises
-//! every vertex to, so a record whose values both return to infinity is dropped again.
+//! arrays: a hash map keyed by segment (16 consecutive padded cell ids) holds only the
+//! segments a search has touched. A missing cell reads as `g = rhs = infinity`, exactly what
+//! D* Lite initialises every vertex to. Segments rather than single cells because a search
+//! touches a connected blob: per-cell hashing cost a cache miss per neighbour look-up on
+//! large searches, segments keep an expansion's neighbours in three or four cache lines.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -65,10 +67,21 @@ impl Hasher for CellHasher {
     }
 }
 
+/// Cells per segment: the store allocates `g`/`rhs` in runs of this many consecutive padded
+/// ids (a row piece), so an expansion's neighbours fall in a handful of segments that stay in
+/// cache, and the index map is small (one entry per segment, not per cell).
+const SEG_BITS: u32 = 4;
+const SEG: usize = 1 << SEG_BITS;
+type Segment = [Node; SEG];
+
 /// The vertex store plus the bounding box of every cell it ever held.
 #[derive(Clone)]
 pub(super) struct Nodes {
-    map: HashMap<u32, Node, BuildHasherDefault<CellHasher>>,
+    /// Segment id (`cell >> SEG_BITS`) to its position in `segs`.
+    index: HashMap<u32, u32, BuildHasherDefault<CellHasher>>,
+    segs: Vec<Segment>,
+    /// Cells whose `g` or `rhs` is finite.
+    live: usize,
     /// Padded width, to turn ids into coordinates for the bounding box.
     pw: u32,
     /// Inclusive padded-coordinate box `(min_x, min_y, max_x, max_y)`; grows only.
@@ -78,7 +91,9 @@ pub(super) struct Nodes {
 impl Nodes {
     pub fn new(pw: usize) -> Self {
         Nodes {
-            map: HashMap::default(),
+            index: HashMap::default(),
+            segs: Vec::new(),
+            live: 0,
             pw: pw as u32,
             bbox: None,
         }
@@ -86,44 +101,62 @@ impl Nodes {
 
     #[inline]
     pub fn get(&self, n: u32) -> Node {
-        self.map.get(&n).copied().unwrap_or(Node::UNSEEN)
+        match self.index.get(&(n >> SEG_BITS)) {
+            Some(&i) => self.segs[i as usize][n as usize % SEG],
+            None => Node::UNSEEN,
+        }
     }
 
     #[inline]
     pub fn g(&self, n: u32) -> f64 {
-        self.map.get(&n).map_or(f64::INFINITY, |r| r.g)
+        self.get(n).g
     }
 
-    /// Stores `node` for `n` (drops the record when both values are infinite).
+    /// Stores `node` for `n`.
     #[inline]
     pub fn put(&mut self, n: u32, node: Node) {
-        if node == Node::UNSEEN {
-            self.map.remove(&n);
-            return;
-        }
-        if self.map.insert(n, node).is_none() {
-            let (x, y) = (n % self.pw, n / self.pw);
-            self.bbox = Some(match self.bbox {
-                None => (x, y, x, y),
-                Some((x0, y0, x1, y1)) => (x0.min(x), y0.min(y), x1.max(x), y1.max(y)),
-            });
+        let i = match self.index.get(&(n >> SEG_BITS)) {
+            Some(&i) => i as usize,
+            None if node == Node::UNSEEN => return,
+            None => {
+                self.segs.push([Node::UNSEEN; SEG]);
+                let i = self.segs.len() - 1;
+                self.index.insert(n >> SEG_BITS, i as u32);
+                i
+            }
+        };
+        let slot = &mut self.segs[i][n as usize % SEG];
+        let was_live = *slot != Node::UNSEEN;
+        *slot = node;
+        match (was_live, node != Node::UNSEEN) {
+            (false, true) => {
+                self.live += 1;
+                let (x, y) = (n % self.pw, n / self.pw);
+                self.bbox = Some(match self.bbox {
+                    None => (x, y, x, y),
+                    Some((x0, y0, x1, y1)) => (x0.min(x), y0.min(y), x1.max(x), y1.max(y)),
+                });
+            }
+            (true, false) => self.live -= 1,
+            _ => {}
         }
     }
 
-    /// Number of live records.
+    /// Number of cells with a finite `g` or `rhs`.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.live
     }
 
-    /// Heap bytes held by the map (buckets plus one control byte each).
+    /// Heap bytes held: segments plus the index map (buckets and control bytes).
     pub fn heap_bytes(&self) -> usize {
-        self.map.capacity() * (std::mem::size_of::<(u32, Node)>() + 1)
+        self.segs.capacity() * std::mem::size_of::<Segment>()
+            + self.index.capacity() * (std::mem::size_of::<(u32, u32)>() + 1)
     }
 
-    /// Inclusive box, in map coordinates, of every cell that ever had a record.
+    /// Inclusive box, in map coordinates, of every cell that ever had a finite value.
     pub fn bounds(&self) -> Option<(Point, Point)> {
         self.bbox.map(|(x0, y0, x1, y1)| {
-            // Records are only ever made for interior cells, whose padded coordinates are >= 1.
+            // Only interior cells get finite values; their padded coordinates are >= 1.
             (Point::new(x0 - 1, y0 - 1), Point::new(x1 - 1, y1 - 1))
         })
     }
