@@ -12,7 +12,7 @@ use common::{
 };
 use pathd_engine::{
     Change, DStarLite, Grid, Interest, Limits, Movement, Patch, Point, Query, QueryError, Rect,
-    Status, find_path,
+    RepairOutcome, Stats, Status, find_path,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -211,6 +211,7 @@ fn repair_matches_fresh_astar_on_random_maps_patches_and_moves() {
         )];
         let mut d = DStarLite::new(&grid, start, goal, Limits::default()).unwrap();
         check(&d, &grid, &log);
+        let server_filter = rng.random_bool(0.5);
         for _ in 0..30 {
             let before = d.path().map(|(p, c)| (p.to_vec(), c));
             let status_before = d.status();
@@ -240,7 +241,24 @@ fn repair_matches_fresh_astar_on_random_maps_patches_and_moves() {
                 let affected = d.affected_by(&next, &changed);
                 let interest = d.interest();
                 let cheaper_terrain = next.min_cost() < grid.min_cost();
-                let out = d.update(&next, &changed);
+                // The documented server filter: a patch with no changed cell inside the
+                // interest region that does not lower the smallest cost is never delivered.
+                let skip = server_filter
+                    && !cheaper_terrain
+                    && !changed.iter().any(|&c| interest.contains(c));
+                let out = if skip {
+                    assert!(!affected, "interest filter skipped an affecting patch");
+                    log.push("(not delivered: outside interest)".into());
+                    RepairOutcome {
+                        status: d.status(),
+                        change: Change::Unchanged,
+                        path_changed: false,
+                        cost_changed: false,
+                        stats: Stats::default(),
+                    }
+                } else {
+                    d.update(&next, &changed)
+                };
                 grid = next;
                 if !affected {
                     assert_eq!(out.change, Change::Unchanged, "{}", log.join("\n"));
