@@ -18,6 +18,7 @@
 //! | [`Algorithm::AStar`] | yes | all | octile/Manhattan heuristic scaled by the smallest cost |
 //! | [`Algorithm::Dijkstra`] | yes | all | h = 0 |
 //! | [`Algorithm::WeightedAStar`] | within `w` | all | `f = g + w h` |
+//! | [`DStarLite`] | yes | all | incremental: repairs one start-goal path after patches and moves |
 //!
 //! # Example
 //!
@@ -39,6 +40,7 @@ mod planner;
 pub mod query;
 mod search;
 
+pub use algo::dstar_lite::{Change, DStarLite, Interest, RepairOutcome};
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
 pub use patch::{Patch, PatchError, Rect};
 pub use planner::{Searcher, find_path, resolve_auto};
