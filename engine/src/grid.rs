@@ -349,7 +349,7 @@ impl Grid {
                 let side1 = Point::new(b.x, a.y);
                 let side2 = Point::new(a.x, b.y);
                 (self.is_passable(side1) && self.is_passable(side2))
-                    .then(|| SQRT2 * (ca + cb) * 0.5)
+                    .then_some(SQRT2 * (ca + cb) * 0.5)
             }
             _ => Some((ca + cb) * 0.5),
         }
@@ -417,12 +417,6 @@ impl Grid {
             o[k] = *dy as isize * pw + *dx as isize;
         }
         o
-    }
-
-    /// Padded component labels.
-    #[inline]
-    pub(crate) fn components_padded(&self) -> &[u32] {
-        &self.components
     }
 
     /// Replaces cells (padded indices) and recomputes derived data; used by patches.
