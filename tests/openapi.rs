@@ -91,10 +91,10 @@ impl Contract {
                     media.is_object(),
                     "{id} {status}: content type {ct} not declared"
                 );
-                let instance = if ct == "application/json" {
-                    serde_json::from_str(&text).unwrap()
-                } else {
-                    Value::String(text.clone())
+                let instance = match ct.as_str() {
+                    "application/json" => serde_json::from_str(&text).unwrap(),
+                    "application/yaml" => serde_yaml_ng::from_str(&text).unwrap(),
+                    _ => Value::String(text.clone()),
                 };
                 let mut schema = media["schema"].clone();
                 schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
