@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 
 use crate::algo;
-use crate::grid::{Grid, Point};
+use crate::grid::{Grid, Movement, Point};
 use crate::query::{Algorithm, Query, QueryError, SearchResult, Stats, Status};
 use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
 
@@ -38,7 +38,7 @@ impl Searcher {
         validate(grid, query)?;
         let algorithm = resolve(grid, query.algorithm)?;
         if query.start == query.goal {
-            return Ok(trivial(query.start, algorithm));
+            return Ok(trivial(query.start, algorithm, query.smooth));
         }
         if !query.partial && !grid.same_component(query.start, query.goal) {
             return Ok(SearchResult {
@@ -49,23 +49,53 @@ impl Searcher {
                 stats: Stats::default(),
                 limit: None,
                 expanded_cells: Vec::new(),
+                waypoints: None,
+                smoothed_length: None,
             });
         }
         let s = &mut self.scratch;
-        Ok(match algorithm {
+        let mut result = match algorithm {
             Algorithm::AStar => algo::astar::search(grid, s, query, algorithm, 1.0),
             Algorithm::Dijkstra => algo::astar::search(grid, s, query, algorithm, 0.0),
             Algorithm::WeightedAStar => {
                 algo::astar::search(grid, s, query, algorithm, query.weight)
             }
-            Algorithm::Jps | Algorithm::Theta | Algorithm::Hpa | Algorithm::Auto => {
+            Algorithm::Jps => algo::jps::search(grid, s, query),
+            Algorithm::Theta => algo::theta::search(grid, s, query),
+            Algorithm::Hpa | Algorithm::Auto => {
                 return Err(QueryError::NotApplicable {
                     algorithm,
                     reason: "not available in this build".into(),
                 });
             }
-        })
+        };
+        if query.smooth {
+            smooth_result(grid, &mut result);
+        }
+        Ok(result)
     }
+}
+
+/// String-pulls a result's path in place: Theta*'s vertices (already any-angle, so pulling
+/// the crossed cells could only lengthen it on weighted maps), every other algorithm's cell
+/// path. The cell path and its cost are left as they are.
+fn smooth_result(grid: &Grid, r: &mut SearchResult) {
+    if r.path.is_empty() {
+        return;
+    }
+    let (points, costs) = match (&r.waypoints, r.algorithm) {
+        (Some(w), Algorithm::Theta) => {
+            let costs = w
+                .windows(2)
+                .map(|s| algo::los::segment_cost(grid, s[0], s[1]).unwrap_or(f64::INFINITY))
+                .collect();
+            (w.clone(), costs)
+        }
+        _ => (r.path.clone(), algo::smooth::step_costs(grid, &r.path)),
+    };
+    let (corners, length) = algo::smooth::pull(grid, &points, &costs);
+    r.waypoints = Some(corners);
+    r.smoothed_length = Some(length);
 }
 
 thread_local! {
@@ -80,15 +110,45 @@ pub fn find_path(grid: &Grid, query: &Query) -> Result<SearchResult, QueryError>
 
 /// The algorithm [`Algorithm::Auto`] picks on this map.
 ///
-/// Rule: A* everywhere for now (the fastest optimal algorithm this build has).
-pub fn resolve_auto(_grid: &Grid) -> Algorithm {
-    Algorithm::AStar
+/// Rule: the fastest optimal algorithm that applies. JPS on uniform maps (every passable
+/// cell costs 1, octile or cardinal), where it returns A*'s cost for a small fraction of its
+/// work; A* on weighted maps, where JPS does not apply.
+///
+/// ```
+/// use pathd_engine::{resolve_auto, Algorithm, Grid, Movement};
+/// let flat = Grid::from_costs(2, 1, vec![1, 1], Movement::Octile).unwrap();
+/// let hilly = Grid::from_costs(2, 1, vec![1, 7], Movement::Octile).unwrap();
+/// assert_eq!(resolve_auto(&flat), Algorithm::Jps);
+/// assert_eq!(resolve_auto(&hilly), Algorithm::AStar);
+/// ```
+pub fn resolve_auto(grid: &Grid) -> Algorithm {
+    if grid.is_uniform() {
+        Algorithm::Jps
+    } else {
+        Algorithm::AStar
+    }
 }
 
+/// Resolves `Auto` and rejects an algorithm that does not apply to this map.
 fn resolve(grid: &Grid, a: Algorithm) -> Result<Algorithm, QueryError> {
-    Ok(match a {
+    let algorithm = match a {
         Algorithm::Auto => resolve_auto(grid),
         other => other,
+    };
+    let reason = match algorithm {
+        Algorithm::Jps if !grid.is_uniform() => {
+            "jps needs a map where every passable cell costs 1, and this map has weighted \
+             cells; use astar (or auto, which picks it)"
+        }
+        Algorithm::Theta if grid.movement() == Movement::Cardinal => {
+            "theta makes any-angle paths, which a map with cardinal movement cannot follow; \
+             use astar or jps (optionally with smoothing, which merges straight runs there)"
+        }
+        _ => return Ok(algorithm),
+    };
+    Err(QueryError::NotApplicable {
+        algorithm,
+        reason: reason.into(),
     })
 }
 
@@ -110,7 +170,9 @@ fn validate(grid: &Grid, q: &Query) -> Result<(), QueryError> {
     Ok(())
 }
 
-fn trivial(p: Point, algorithm: Algorithm) -> SearchResult {
+fn trivial(p: Point, algorithm: Algorithm, smooth: bool) -> SearchResult {
+    let corners = smooth || matches!(algorithm, Algorithm::Jps | Algorithm::Theta);
+    let length = smooth || algorithm == Algorithm::Theta;
     SearchResult {
         status: Status::Found,
         path: vec![p],
@@ -119,11 +181,25 @@ fn trivial(p: Point, algorithm: Algorithm) -> SearchResult {
         stats: Stats::default(),
         limit: None,
         expanded_cells: Vec::new(),
+        waypoints: corners.then(|| vec![p]),
+        smoothed_length: length.then_some(0.0),
     }
 }
 
+/// A finished path as an algorithm reports it (see [`finish_shaped`]).
+pub(crate) struct Shaped {
+    /// The legal cell path.
+    pub path: Vec<Point>,
+    /// Its step cost.
+    pub cost: f64,
+    /// Corner points, if the algorithm has them.
+    pub waypoints: Option<Vec<Point>>,
+    /// Segment cost through `waypoints`, if it differs from `cost`.
+    pub smoothed_length: Option<f64>,
+}
+
 /// Turns the core's outcome into a result. `to_cells` maps the parent chain (padded node ids,
-/// start first) to the reported path: identity for A*, straight-run filling for JPS.
+/// start first) to the reported path; the cost is the end node's `g`.
 pub(crate) fn finish(
     grid: &Grid,
     scratch: &Scratch,
@@ -131,6 +207,32 @@ pub(crate) fn finish(
     query: &Query,
     algorithm: Algorithm,
     to_cells: impl Fn(&Grid, &[u32]) -> Vec<Point>,
+) -> SearchResult {
+    finish_shaped(
+        grid,
+        scratch,
+        outcome,
+        query,
+        algorithm,
+        |g, chain, cost| Shaped {
+            path: to_cells(g, chain),
+            cost,
+            waypoints: None,
+            smoothed_length: None,
+        },
+    )
+}
+
+/// [`finish`] for algorithms whose chain is not the cell path: `shape(grid, chain, g_end)`
+/// builds the path, its cost and any waypoints (JPS fills runs between jump points, Theta*
+/// traces segments).
+pub(crate) fn finish_shaped(
+    grid: &Grid,
+    scratch: &Scratch,
+    outcome: CoreOutcome,
+    query: &Query,
+    algorithm: Algorithm,
+    shape: impl Fn(&Grid, &[u32], f64) -> Shaped,
 ) -> SearchResult {
     let (status, end, limit) = match outcome.end {
         CoreEnd::Goal => (Status::Found, Some(grid.pidx(query.goal) as u32), None),
@@ -143,20 +245,24 @@ pub(crate) fn finish(
             _ => (Status::LimitReached, None, Some(kind)),
         },
     };
-    let (path, cost) = match end {
-        Some(e) => {
-            let ch = chain(scratch, e);
-            (to_cells(grid, &ch), scratch.nodes().g(e))
-        }
-        None => (Vec::new(), 0.0),
+    let shaped = match end {
+        Some(e) => shape(grid, &chain(scratch, e), scratch.nodes().g(e)),
+        None => Shaped {
+            path: Vec::new(),
+            cost: 0.0,
+            waypoints: None,
+            smoothed_length: None,
+        },
     };
     SearchResult {
         status,
-        path,
-        cost,
+        path: shaped.path,
+        cost: shaped.cost,
         algorithm,
         stats: outcome.stats,
         limit,
+        waypoints: shaped.waypoints,
+        smoothed_length: shaped.smoothed_length,
         expanded_cells: outcome
             .debug
             .iter()

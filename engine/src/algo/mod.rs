@@ -1,3 +1,7 @@
 //! The algorithms. Each file is one algorithm over the shared core in [`crate::search`].
 
 pub(crate) mod astar;
+pub(crate) mod jps;
+pub(crate) mod los;
+pub(crate) mod smooth;
+pub(crate) mod theta;
