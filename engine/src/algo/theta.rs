@@ -120,7 +120,7 @@ impl Expander for ThetaExpander {
             return;
         }
         let shortcut = if self.uniform {
-            los::visible(grid, pp, m).then(|| gp + straight)
+            los::visible(grid, pp, m).then_some(gp + straight)
         } else {
             los::segment_cost(grid, pp, m)
                 .map(|c| gp + c)

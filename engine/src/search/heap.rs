@@ -1,10 +1,11 @@
-//! The open list: a 4-ary min-heap of 16-byte entries with a total, documented order.
+//! The open list: a 4-ary min-heap of 16-byte entries with decrease-key and a total,
+//! documented order.
 //!
 //! Why this shape: a search pops every node it expands, so the heap is the hottest structure
 //! after the node records. A 4-ary heap is half as deep as a binary one and its four children
-//! share a cache line; 16-byte entries (two `u64`s compared as one `u128`) keep it compact.
-//! Measured on `arena2` against `std::collections::BinaryHeap` of 24-byte entries: see the
-//! crate's bench notes.
+//! share a cache line; 16-byte entries (two `u64`s compared as one `u128`) keep it compact;
+//! decrease-key (a slot index per node) keeps each node in it once, where re-pushing left
+//! about as many stale entries as live ones on `arena2`, every one costing a full pop.
 //!
 //! Order (smallest first): `f`, then larger `g`, then smaller node index. Costs are
 //! non-negative finite `f64`s; their bit patterns order exactly like the values. `g` is kept at
@@ -33,37 +34,50 @@ impl Entry {
     }
 }
 
-/// Min-queue on `(f, -g, node)`, reused across searches (its buffer is never freed).
+/// Min-queue on `(f, -g, node)` with decrease-key, reused across searches (its buffers are
+/// never freed). Each node is in the heap at most once: `pos[node]` is its slot while it is
+/// open, so an improvement moves the existing entry instead of adding a stale one.
 #[derive(Default)]
 pub(crate) struct OpenList {
     heap: Vec<Entry>,
+    /// Heap slot of each node id currently in the heap (garbage for the others).
+    pos: Vec<u32>,
 }
 
 const ARITY: usize = 4;
 
 impl OpenList {
+    /// Empties the heap and makes room for node ids below `len`.
     #[inline]
-    pub(crate) fn clear(&mut self) {
+    pub(crate) fn begin(&mut self, len: usize) {
         self.heap.clear();
+        if self.pos.len() < len {
+            self.pos.resize(len, 0);
+        }
     }
 
+    /// Adds `node`, which must not be in the heap.
     #[inline]
     pub(crate) fn push(&mut self, f: f64, g: f64, node: u32) {
         debug_assert!(f >= 0.0 && g >= 0.0);
+        let i = self.heap.len();
         let e = Entry::new(f, g, node);
-        let mut i = self.heap.len();
         self.heap.push(e);
-        // Sift up: move parents down until e fits.
-        while i > 0 {
-            let p = (i - 1) / ARITY;
-            let pe = self.heap[p];
-            if pe <= e {
-                break;
-            }
-            self.heap[i] = pe;
-            i = p;
+        self.sift_up(i, e);
+    }
+
+    /// Gives `node`, which must be in the heap, its new (improved) key.
+    #[inline]
+    pub(crate) fn update(&mut self, f: f64, g: f64, node: u32) {
+        let i = self.pos[node as usize] as usize;
+        let e = Entry::new(f, g, node);
+        debug_assert_eq!(self.heap[i].node(), node);
+        // A smaller g can round to the same f and then orders later (ties prefer larger g).
+        if e < self.heap[i] {
+            self.sift_up(i, e);
+        } else {
+            self.sift_down(i, e);
         }
-        self.heap[i] = e;
     }
 
     /// Pops the smallest entry as `(f, node)`.
@@ -71,42 +85,64 @@ impl OpenList {
     pub(crate) fn pop(&mut self) -> Option<(f64, u32)> {
         let top = *self.heap.first()?;
         let last = self.heap.pop().unwrap();
-        let h = &mut self.heap[..];
-        let n = h.len();
-        if n > 0 {
-            // Sift `last` down from the root (a hole moves down; children move up).
-            let mut i = 0;
-            loop {
-                let c = i * ARITY + 1;
-                let (best, be) = if c + ARITY <= n {
-                    // Full set of children: a branch-free tournament.
-                    let kids: &[Entry; ARITY] = h[c..c + ARITY].try_into().unwrap();
-                    let (a, ia) = min2(kids[0], c, kids[1], c + 1);
-                    let (b, ib) = min2(kids[2], c + 2, kids[3], c + 3);
-                    let (m, im) = min2(a, ia, b, ib);
-                    (im, m)
-                } else if c < n {
-                    let mut best = c;
-                    let mut be = h[c];
-                    for (k, &ke) in h.iter().enumerate().take(n).skip(c + 1) {
-                        if ke < be {
-                            best = k;
-                            be = ke;
-                        }
-                    }
-                    (best, be)
-                } else {
-                    break;
-                };
-                if be >= last {
-                    break;
-                }
-                h[i] = be;
-                i = best;
-            }
-            h[i] = last;
+        if !self.heap.is_empty() {
+            self.sift_down(0, last);
         }
         Some((top.f(), top.node()))
+    }
+
+    /// Places `e` at slot `i` or above, moving larger parents down.
+    #[inline]
+    fn sift_up(&mut self, mut i: usize, e: Entry) {
+        while i > 0 {
+            let p = (i - 1) / ARITY;
+            let pe = self.heap[p];
+            if pe <= e {
+                break;
+            }
+            self.heap[i] = pe;
+            self.pos[pe.node() as usize] = i as u32;
+            i = p;
+        }
+        self.heap[i] = e;
+        self.pos[e.node() as usize] = i as u32;
+    }
+
+    /// Places `e` at slot `i` or below, moving smaller children up.
+    #[inline]
+    fn sift_down(&mut self, mut i: usize, e: Entry) {
+        let n = self.heap.len();
+        loop {
+            let c = i * ARITY + 1;
+            let (best, be) = if c + ARITY <= n {
+                // Full set of children: a branch-free tournament.
+                let kids: &[Entry; ARITY] = self.heap[c..c + ARITY].try_into().unwrap();
+                let (a, ia) = min2(kids[0], c, kids[1], c + 1);
+                let (b, ib) = min2(kids[2], c + 2, kids[3], c + 3);
+                let (m, im) = min2(a, ia, b, ib);
+                (im, m)
+            } else if c < n {
+                let mut best = c;
+                let mut be = self.heap[c];
+                for (k, &ke) in self.heap.iter().enumerate().take(n).skip(c + 1) {
+                    if ke < be {
+                        best = k;
+                        be = ke;
+                    }
+                }
+                (best, be)
+            } else {
+                break;
+            };
+            if be >= e {
+                break;
+            }
+            self.heap[i] = be;
+            self.pos[be.node() as usize] = i as u32;
+            i = best;
+        }
+        self.heap[i] = e;
+        self.pos[e.node() as usize] = i as u32;
     }
 }
 
@@ -124,6 +160,7 @@ mod tests {
     #[test]
     fn order_is_f_then_larger_g_then_index() {
         let mut o = OpenList::default();
+        o.begin(16);
         o.push(5.0, 1.0, 7);
         o.push(4.0, 0.0, 9);
         o.push(5.0, 3.0, 8);
@@ -133,8 +170,9 @@ mod tests {
     }
 
     #[test]
-    fn pops_in_sorted_order() {
+    fn pops_in_sorted_order_after_updates() {
         let mut o = OpenList::default();
+        o.begin(2000);
         let mut want = Vec::new();
         let mut x = 12345u64;
         for i in 0..2000u32 {
@@ -143,7 +181,12 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let f = (x >> 40) as f64 / 7.0;
             let g = ((x >> 20) & 0xff) as f64;
-            o.push(f, g, i);
+            o.push(f + 50.0, g, i);
+            if i % 3 == 0 {
+                // Improve a third of them (the same g, a smaller f).
+                o.update(f, g, i);
+            }
+            let f = if i % 3 == 0 { f } else { f + 50.0 };
             want.push((f.to_bits(), !(g as f32).to_bits(), i));
         }
         want.sort();

@@ -5,8 +5,8 @@
 //! with weight 1, Dijkstra weight 0, weighted A* weight `w`; JPS and Theta* plug in their own
 //! expanders (warthog's "expansion policy").
 //!
-//! Open list: a 4-ary heap keyed by `f` ([`heap`]), with re-push instead of decrease-key; a
-//! popped entry whose node was expanded since it was pushed is stale and dropped.
+//! Open list: a 4-ary heap keyed by `f` with decrease-key ([`heap`]): each open node is in it
+//! once, an improvement moves its entry.
 //!
 //! Tie-breaking (documented, deterministic): smaller `f` first; among equal `f`, larger `g`
 //! (the node deeper along its path, which finishes straight runs first; compared at `f32`
@@ -103,36 +103,33 @@ impl Expander for GridExpander {
         let cells = grid.cells();
         let n = node as usize;
         let c = cells[n] as f64;
+        // Successors go to a local array first and into `out` in one copy: no capacity check
+        // per push.
+        let mut buf = [Succ {
+            node: 0,
+            g: 0.0,
+            parent: node,
+        }; 8];
+        let mut k = 0;
         let mut open = [false; 4];
-        for k in 0..4 {
-            let m = n.wrapping_add_signed(self.offsets[k]);
+        for (d, is_open) in open.iter_mut().enumerate() {
+            let m = n.wrapping_add_signed(self.offsets[d]);
             let cm = cells[m];
-            if cm != 0 {
-                open[k] = true;
-                out.push(Succ {
-                    node: m as u32,
-                    g: g + (c + cm as f64) * 0.5,
-                    parent: node,
-                });
+            *is_open = cm != 0;
+            buf[k].node = m as u32;
+            buf[k].g = g + (c + cm as f64) * 0.5;
+            k += usize::from(cm != 0);
+        }
+        if self.octile {
+            for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
+                let m = n.wrapping_add_signed(self.offsets[4 + d]);
+                let cm = cells[m];
+                buf[k].node = m as u32;
+                buf[k].g = g + crate::grid::SQRT2 * (c + cm as f64) * 0.5;
+                k += usize::from(open[a] && open[b] && cm != 0);
             }
         }
-        if !self.octile {
-            return;
-        }
-        for (k, &(a, b)) in DIAG_SIDES.iter().enumerate() {
-            if !(open[a] && open[b]) {
-                continue;
-            }
-            let m = n.wrapping_add_signed(self.offsets[4 + k]);
-            let cm = cells[m];
-            if cm != 0 {
-                out.push(Succ {
-                    node: m as u32,
-                    g: g + crate::grid::SQRT2 * (c + cm as f64) * 0.5,
-                    parent: node,
-                });
-            }
-        }
+        out.extend_from_slice(&buf[..k]);
     }
 }
 
@@ -257,16 +254,12 @@ pub(crate) fn best_first<E: Expander>(
     stats.generated += 1;
 
     let end = loop {
-        // Step 1: take the best entry. Improvements are re-pushed rather than decreased, so an
-        // entry whose node was expanded since it was pushed is stale and dropped. A live entry
-        // is expanded with the node's current g from its record (see `heap` on why the entry's
-        // own g is only a tie-break).
+        // Step 1: take the best open node (each is in the heap once; its exact g is in its
+        // record, the entry's g is only a tie-break, see `heap`).
         let Some((_, node)) = open.pop() else {
             break CoreEnd::Exhausted;
         };
-        if nodes.is_expanded(node) {
-            continue;
-        }
+        debug_assert!(!nodes.is_expanded(node));
         let g = nodes.g(node);
         // Step 2: the goal is done when it is expanded (not when generated): only then is
         // its g final.
@@ -312,11 +305,14 @@ pub(crate) fn best_first<E: Expander>(
             if s.g >= old {
                 continue;
             }
-            if closed {
-                stats.reopened += 1;
-            }
             nodes.touch(s.node, s.g, s.parent);
-            open.push(s.g + run.weight * run.heuristic.h(s.node), s.g, s.node);
+            let f = s.g + run.weight * run.heuristic.h(s.node);
+            if old.is_finite() && !closed {
+                open.update(f, s.g, s.node);
+            } else {
+                stats.reopened += u64::from(closed);
+                open.push(f, s.g, s.node);
+            }
             stats.generated += 1;
         }
     };

@@ -115,7 +115,7 @@ impl Scratch {
     /// Prepares for a search over `len` nodes (padded cells).
     pub(crate) fn begin(&mut self, len: usize) {
         self.nodes.begin(len);
-        self.open.clear();
+        self.open.begin(len);
         self.succs.clear();
     }
 
