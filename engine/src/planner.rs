@@ -13,6 +13,10 @@ use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
 #[derive(Default)]
 pub struct Searcher {
     scratch: Scratch,
+    /// JPS bit planes of the last uniform grid JPS ran on, with a copy of that grid's cells to
+    /// recognise it: a `Grid` carries no identity, and comparing the cells (a memcmp of one
+    /// byte per cell) is what makes reuse sound and costs far less than rebuilding.
+    jps: Option<(Vec<u8>, algo::jps::Planes)>,
 }
 
 impl Searcher {
@@ -61,7 +65,15 @@ impl Searcher {
             Algorithm::WeightedAStar => {
                 algo::astar::search(grid, s, query, algorithm, query.weight)
             }
-            Algorithm::Jps => algo::jps::search(grid, s, query),
+            Algorithm::Jps => {
+                let fresh =
+                    !matches!(&self.jps, Some((cells, _)) if cells.as_slice() == grid.cells());
+                if fresh {
+                    self.jps = Some((grid.cells().to_vec(), algo::jps::Planes::new(grid)));
+                }
+                let planes = &self.jps.as_ref().unwrap().1;
+                algo::jps::search(grid, planes, s, query)
+            }
             Algorithm::Theta => algo::theta::search(grid, s, query),
             Algorithm::Hpa | Algorithm::Auto => {
                 return Err(QueryError::NotApplicable {
