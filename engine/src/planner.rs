@@ -13,10 +13,10 @@ use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
 #[derive(Default)]
 pub struct Searcher {
     scratch: Scratch,
-    /// JPS bit planes of the last uniform grid JPS ran on, with a copy of that grid's cells to
-    /// recognise it: a `Grid` carries no identity, and comparing the cells (a memcmp of one
-    /// byte per cell) is what makes reuse sound and costs far less than rebuilding.
-    jps: Option<(Vec<u8>, algo::jps::Planes)>,
+    /// JPS bit planes of the last grid JPS ran on, with that grid's padded width and a copy
+    /// of its cells to recognise it: a `Grid` carries no identity, and comparing the cells (a
+    /// memcmp of one byte per cell) is what makes reuse sound; it costs far less than a rebuild.
+    jps: Option<JpsCache>,
 }
 
 impl Searcher {
@@ -66,12 +66,16 @@ impl Searcher {
                 algo::astar::search(grid, s, query, algorithm, query.weight)
             }
             Algorithm::Jps => {
-                let fresh =
-                    !matches!(&self.jps, Some((cells, _)) if cells.as_slice() == grid.cells());
-                if fresh {
-                    self.jps = Some((grid.cells().to_vec(), algo::jps::Planes::new(grid)));
+                let pw = grid.padded_width();
+                let known = matches!(&self.jps, Some(c) if c.width == pw && c.cells == grid.cells());
+                if !known {
+                    self.jps = Some(JpsCache {
+                        width: pw,
+                        cells: grid.cells().to_vec(),
+                        planes: algo::jps::Planes::new(grid),
+                    });
                 }
-                let planes = &self.jps.as_ref().unwrap().1;
+                let planes = &self.jps.as_ref().unwrap().planes;
                 algo::jps::search(grid, planes, s, query)
             }
             Algorithm::Theta => algo::theta::search(grid, s, query),
@@ -109,6 +113,13 @@ fn smooth_result(grid: &Grid, r: &mut SearchResult) {
     let (corners, length) = algo::smooth::pull(grid, &points, &costs);
     r.waypoints = Some(corners);
     r.smoothed_length = Some(length);
+}
+
+/// See [`Searcher`]'s `jps` field.
+struct JpsCache {
+    width: usize,
+    cells: Vec<u8>,
+    planes: algo::jps::Planes,
 }
 
 thread_local! {
