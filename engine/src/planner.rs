@@ -67,7 +67,8 @@ impl Searcher {
             }
             Algorithm::Jps => {
                 let pw = grid.padded_width();
-                let known = matches!(&self.jps, Some(c) if c.width == pw && c.cells == grid.cells());
+                let known =
+                    matches!(&self.jps, Some(c) if c.width == pw && c.cells == grid.cells());
                 if !known {
                     self.jps = Some(JpsCache {
                         width: pw,
