@@ -593,3 +593,34 @@ fn theta_on_moving_ai_maps() {
         worst * 100.0
     );
 }
+
+#[test]
+fn jps_alternating_grids_of_one_size() {
+    // One searcher, six same-sized maps in turn (more than it caches): every answer must come
+    // from the map asked about, never from another map's cached planes.
+    let mut rng = StdRng::seed_from_u64(31);
+    let grids: Vec<Grid> = (0..6)
+        .map(|_| random_grid(&mut rng, 40, 30, 0.3, false, Movement::Octile))
+        .collect();
+    let mut s = Searcher::new();
+    for round in 0..120 {
+        let grid = &grids[rng.random_range(0..grids.len())];
+        let (start, goal) = (
+            random_passable(&mut rng, grid).unwrap(),
+            random_passable(&mut rng, grid).unwrap(),
+        );
+        let r = s
+            .find_path(
+                grid,
+                &Query::new(start, goal).with_algorithm(Algorithm::Jps),
+            )
+            .unwrap();
+        match reference(grid, start, goal) {
+            None => assert_eq!(r.status, Status::NoPath),
+            Some((cost, _)) => {
+                assert!((r.cost - cost).abs() < 1e-9 * (1.0 + cost), "round {round}");
+                check_path(grid, &r.path, start, goal, r.cost).unwrap();
+            }
+        }
+    }
+}
