@@ -38,7 +38,7 @@
 //! No JPS+ style jump tables: they cost 16 bytes a cell and a rebuild around every patch,
 //! while the bit planes cost a quarter byte a cell, are rebuilt from a grid in one pass, and
 //! already make JPS over 20 times faster than A* on `arena2` (see the benches). The planner
-//! keeps the planes of the last grid per [`crate::Searcher`].
+//! keeps the planes of its last few grids per [`crate::Searcher`].
 
 use crate::grid::{Grid, Movement, Point, SQRT2};
 use crate::query::{Algorithm, Query, SearchResult};
