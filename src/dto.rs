@@ -90,6 +90,8 @@ pub struct PathRequest {
     pub partial: Option<bool>,
     /// Return the expanded cells (capped by the server).
     pub debug: Option<bool>,
+    /// String-pull the path into any-angle waypoints (`waypoints`, `smoothed_length`).
+    pub smooth: Option<bool>,
 }
 
 /// Default weight of `weighted_astar`.
@@ -141,6 +143,7 @@ impl PathRequest {
             } else {
                 0
             },
+            smooth: self.smooth.unwrap_or(false),
         };
         Ok((query, Duration::from_millis(timeout)))
     }
@@ -171,6 +174,13 @@ pub struct PathResponse {
     /// Expanded cells in order, when `debug` was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expanded_cells: Option<Vec<[u32; 2]>>,
+    /// Corner points (start and end included), each in line of sight of the next: the
+    /// smoothed corners with `smooth`, Theta*'s vertices, JPS's jump points.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waypoints: Option<Vec<[u32; 2]>>,
+    /// Length (cost) of the polyline through `waypoints`, for `smooth` and Theta*.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smoothed_length: Option<f64>,
 }
 
 impl PathResponse {
@@ -191,6 +201,8 @@ impl PathResponse {
                 LimitKind::Cancelled => "cancelled",
             }),
             expanded_cells: debug.then(|| r.expanded_cells.into_iter().map(pair).collect()),
+            waypoints: r.waypoints.map(|w| w.into_iter().map(pair).collect()),
+            smoothed_length: r.smoothed_length,
         }
     }
 }

@@ -18,7 +18,21 @@
 //! | [`Algorithm::AStar`] | yes | all | octile/Manhattan heuristic scaled by the smallest cost |
 //! | [`Algorithm::Dijkstra`] | yes | all | h = 0 |
 //! | [`Algorithm::WeightedAStar`] | within `w` | all | `f = g + w h` |
+//! | [`Algorithm::Jps`] | yes | uniform (every cell costs 1), octile or cardinal | Jump Point Search without corner cutting; full cell path plus jump points in `waypoints`; `NotApplicable` on weighted maps |
+//! | [`Algorithm::Theta`] | any-angle, never above the octile optimum | octile | Theta*: `waypoints` are the any-angle corners, `smoothed_length` their cost, `path` the cells they cross; `NotApplicable` on cardinal maps |
+//! | [`Algorithm::Auto`] | yes | all | JPS on uniform maps, A* on weighted ones ([`resolve_auto`]) |
 //! | [`DStarLite`] | yes | all | incremental: repairs one start-goal path after patches and moves |
+//!
+//! # Line of sight and smoothing
+//!
+//! Theta* and [`Query::smooth`] (string pulling, on any algorithm) share one line-of-sight
+//! rule: a segment between cell centres may not touch the interior of a blocked cell, and
+//! where it passes exactly through a grid corner all four cells there must be open (the
+//! no-corner-cutting rule, so it never squeezes between diagonal walls). On cardinal maps only
+//! axis-parallel segments count. A segment costs each crossed cell's cost times the length
+//! inside it (its Euclidean length when cells cost 1); a unit step costs exactly its grid step
+//! cost. A smoothed path is never dearer than the path it smooths, and its reported
+//! `smoothed_length` is the true cost of its segments.
 //!
 //! # Example
 //!

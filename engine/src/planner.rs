@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 
 use crate::algo;
-use crate::grid::{Grid, Point};
+use crate::grid::{Grid, Movement, Point};
 use crate::query::{Algorithm, Query, QueryError, SearchResult, Stats, Status};
 use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
 
@@ -13,6 +13,11 @@ use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
 #[derive(Default)]
 pub struct Searcher {
     scratch: Scratch,
+    /// JPS bit planes of the last few grids JPS ran on, most recent first, each with its
+    /// grid's padded width and a copy of its cells to recognise it: a `Grid` carries no
+    /// identity, and comparing the cells (a memcmp of one byte per cell, which stops at the
+    /// first difference) is what makes reuse sound; it costs far less than a rebuild.
+    jps: Vec<JpsCache>,
 }
 
 impl Searcher {
@@ -32,13 +37,14 @@ impl Searcher {
     /// let r = Searcher::new().find_path(&grid, &Query::new(Point::new(0, 0), Point::new(0, 2))).unwrap();
     /// assert_eq!(r.status, Status::Found);
     /// assert_eq!(r.path.first(), Some(&Point::new(0, 0)));
-    /// assert!((r.cost - (2.0 + 2.0 * std::f64::consts::SQRT_2)).abs() < 1e-9);
+    /// // Round the wall: no diagonal may cut the corner of (0,1) or (1,1), so 6 straight steps.
+    /// assert_eq!(r.cost, 6.0);
     /// ```
     pub fn find_path(&mut self, grid: &Grid, query: &Query) -> Result<SearchResult, QueryError> {
         validate(grid, query)?;
         let algorithm = resolve(grid, query.algorithm)?;
         if query.start == query.goal {
-            return Ok(trivial(query.start, algorithm));
+            return Ok(trivial(query.start, algorithm, query.smooth));
         }
         if !query.partial && !grid.same_component(query.start, query.goal) {
             return Ok(SearchResult {
@@ -49,23 +55,102 @@ impl Searcher {
                 stats: Stats::default(),
                 limit: None,
                 expanded_cells: Vec::new(),
+                waypoints: None,
+                smoothed_length: None,
             });
         }
         let s = &mut self.scratch;
-        Ok(match algorithm {
+        let mut result = match algorithm {
             Algorithm::AStar => algo::astar::search(grid, s, query, algorithm, 1.0),
             Algorithm::Dijkstra => algo::astar::search(grid, s, query, algorithm, 0.0),
             Algorithm::WeightedAStar => {
                 algo::astar::search(grid, s, query, algorithm, query.weight)
             }
-            Algorithm::Jps | Algorithm::Theta | Algorithm::Hpa | Algorithm::Auto => {
+            Algorithm::Jps => {
+                let planes = jps_planes(&mut self.jps, grid);
+                algo::jps::search(grid, planes, s, query)
+            }
+            Algorithm::Theta => algo::theta::search(grid, s, query),
+            Algorithm::Hpa | Algorithm::Auto => {
                 return Err(QueryError::NotApplicable {
                     algorithm,
                     reason: "not available in this build".into(),
                 });
             }
-        })
+        };
+        if query.smooth {
+            smooth_result(grid, &mut result);
+        }
+        Ok(result)
     }
+}
+
+/// String-pulls a result's path in place: Theta*'s vertices (already any-angle, so pulling
+/// the crossed cells could only lengthen it on weighted maps), every other algorithm's cell
+/// path. The cell path and its cost are left as they are.
+fn smooth_result(grid: &Grid, r: &mut SearchResult) {
+    if r.path.is_empty() {
+        return;
+    }
+    let (points, costs) = match (&r.waypoints, r.algorithm) {
+        (Some(w), Algorithm::Theta) => {
+            let costs = w
+                .windows(2)
+                .map(|s| algo::los::segment_cost(grid, s[0], s[1]).unwrap_or(f64::INFINITY))
+                .collect();
+            (w.clone(), costs)
+        }
+        _ => (r.path.clone(), algo::smooth::step_costs(grid, &r.path)),
+    };
+    let (corners, length) = algo::smooth::pull(grid, &points, &costs);
+    r.waypoints = Some(corners);
+    r.smoothed_length = Some(length);
+}
+
+/// See [`Searcher`]'s `jps` field.
+struct JpsCache {
+    width: usize,
+    cells: Vec<u8>,
+    planes: algo::jps::Planes,
+}
+
+/// Grids whose planes a searcher keeps (a server thread may serve a few maps in turn).
+const JPS_CACHE_GRIDS: usize = 4;
+/// Beyond this many cached cells only the most recent grid is kept (memory per thread).
+const JPS_CACHE_CELLS: usize = 1 << 26;
+
+/// The bit planes for `grid`: cached ones if this grid (by width and cells) was seen, else
+/// freshly built and cached in front.
+fn jps_planes<'c>(cache: &'c mut Vec<JpsCache>, grid: &Grid) -> &'c algo::jps::Planes {
+    let pw = grid.padded_width();
+    match cache
+        .iter()
+        .position(|c| c.width == pw && c.cells == grid.cells())
+    {
+        Some(i) => cache[..=i].rotate_right(1),
+        None => {
+            cache.insert(
+                0,
+                JpsCache {
+                    width: pw,
+                    cells: grid.cells().to_vec(),
+                    planes: algo::jps::Planes::new(grid),
+                },
+            );
+            let mut total = 0;
+            let keep = cache
+                .iter()
+                .take(JPS_CACHE_GRIDS)
+                .take_while(|c| {
+                    total += c.cells.len();
+                    total <= JPS_CACHE_CELLS
+                })
+                .count()
+                .max(1);
+            cache.truncate(keep);
+        }
+    }
+    &cache[0].planes
 }
 
 thread_local! {
@@ -80,15 +165,45 @@ pub fn find_path(grid: &Grid, query: &Query) -> Result<SearchResult, QueryError>
 
 /// The algorithm [`Algorithm::Auto`] picks on this map.
 ///
-/// Rule: A* everywhere for now (the fastest optimal algorithm this build has).
-pub fn resolve_auto(_grid: &Grid) -> Algorithm {
-    Algorithm::AStar
+/// Rule: the fastest optimal algorithm that applies. JPS on uniform maps (every passable
+/// cell costs 1, octile or cardinal), where it returns A*'s cost for a small fraction of its
+/// work; A* on weighted maps, where JPS does not apply.
+///
+/// ```
+/// use pathd_engine::{resolve_auto, Algorithm, Grid, Movement};
+/// let flat = Grid::from_costs(2, 1, vec![1, 1], Movement::Octile).unwrap();
+/// let hilly = Grid::from_costs(2, 1, vec![1, 7], Movement::Octile).unwrap();
+/// assert_eq!(resolve_auto(&flat), Algorithm::Jps);
+/// assert_eq!(resolve_auto(&hilly), Algorithm::AStar);
+/// ```
+pub fn resolve_auto(grid: &Grid) -> Algorithm {
+    if grid.is_uniform() {
+        Algorithm::Jps
+    } else {
+        Algorithm::AStar
+    }
 }
 
+/// Resolves `Auto` and rejects an algorithm that does not apply to this map.
 fn resolve(grid: &Grid, a: Algorithm) -> Result<Algorithm, QueryError> {
-    Ok(match a {
+    let algorithm = match a {
         Algorithm::Auto => resolve_auto(grid),
         other => other,
+    };
+    let reason = match algorithm {
+        Algorithm::Jps if !grid.is_uniform() => {
+            "jps needs a map where every passable cell costs 1, and this map has weighted \
+             cells; use astar (or auto, which picks it)"
+        }
+        Algorithm::Theta if grid.movement() == Movement::Cardinal => {
+            "theta makes any-angle paths, which a map with cardinal movement cannot follow; \
+             use astar or jps (optionally with smoothing, which merges straight runs there)"
+        }
+        _ => return Ok(algorithm),
+    };
+    Err(QueryError::NotApplicable {
+        algorithm,
+        reason: reason.into(),
     })
 }
 
@@ -110,7 +225,9 @@ fn validate(grid: &Grid, q: &Query) -> Result<(), QueryError> {
     Ok(())
 }
 
-fn trivial(p: Point, algorithm: Algorithm) -> SearchResult {
+fn trivial(p: Point, algorithm: Algorithm, smooth: bool) -> SearchResult {
+    let corners = smooth || matches!(algorithm, Algorithm::Jps | Algorithm::Theta);
+    let length = smooth || algorithm == Algorithm::Theta;
     SearchResult {
         status: Status::Found,
         path: vec![p],
@@ -119,11 +236,25 @@ fn trivial(p: Point, algorithm: Algorithm) -> SearchResult {
         stats: Stats::default(),
         limit: None,
         expanded_cells: Vec::new(),
+        waypoints: corners.then(|| vec![p]),
+        smoothed_length: length.then_some(0.0),
     }
 }
 
+/// A finished path as an algorithm reports it (see [`finish_shaped`]).
+pub(crate) struct Shaped {
+    /// The legal cell path.
+    pub path: Vec<Point>,
+    /// Its step cost.
+    pub cost: f64,
+    /// Corner points, if the algorithm has them.
+    pub waypoints: Option<Vec<Point>>,
+    /// Segment cost through `waypoints`, if it differs from `cost`.
+    pub smoothed_length: Option<f64>,
+}
+
 /// Turns the core's outcome into a result. `to_cells` maps the parent chain (padded node ids,
-/// start first) to the reported path: identity for A*, straight-run filling for JPS.
+/// start first) to the reported path; the cost is the end node's `g`.
 pub(crate) fn finish(
     grid: &Grid,
     scratch: &Scratch,
@@ -131,6 +262,32 @@ pub(crate) fn finish(
     query: &Query,
     algorithm: Algorithm,
     to_cells: impl Fn(&Grid, &[u32]) -> Vec<Point>,
+) -> SearchResult {
+    finish_shaped(
+        grid,
+        scratch,
+        outcome,
+        query,
+        algorithm,
+        |g, chain, cost| Shaped {
+            path: to_cells(g, chain),
+            cost,
+            waypoints: None,
+            smoothed_length: None,
+        },
+    )
+}
+
+/// [`finish`] for algorithms whose chain is not the cell path: `shape(grid, chain, g_end)`
+/// builds the path, its cost and any waypoints (JPS fills runs between jump points, Theta*
+/// traces segments).
+pub(crate) fn finish_shaped(
+    grid: &Grid,
+    scratch: &Scratch,
+    outcome: CoreOutcome,
+    query: &Query,
+    algorithm: Algorithm,
+    shape: impl Fn(&Grid, &[u32], f64) -> Shaped,
 ) -> SearchResult {
     let (status, end, limit) = match outcome.end {
         CoreEnd::Goal => (Status::Found, Some(grid.pidx(query.goal) as u32), None),
@@ -143,20 +300,24 @@ pub(crate) fn finish(
             _ => (Status::LimitReached, None, Some(kind)),
         },
     };
-    let (path, cost) = match end {
-        Some(e) => {
-            let ch = chain(scratch, e);
-            (to_cells(grid, &ch), scratch.nodes().g(e))
-        }
-        None => (Vec::new(), 0.0),
+    let shaped = match end {
+        Some(e) => shape(grid, &chain(scratch, e), scratch.nodes().g(e)),
+        None => Shaped {
+            path: Vec::new(),
+            cost: 0.0,
+            waypoints: None,
+            smoothed_length: None,
+        },
     };
     SearchResult {
         status,
-        path,
-        cost,
+        path: shaped.path,
+        cost: shaped.cost,
         algorithm,
         stats: outcome.stats,
         limit,
+        waypoints: shaped.waypoints,
+        smoothed_length: shaped.smoothed_length,
         expanded_cells: outcome
             .debug
             .iter()

@@ -96,6 +96,10 @@ pub struct Query {
     pub partial: bool,
     /// Record up to this many expanded cells in [`SearchResult::expanded_cells`].
     pub debug_cap: usize,
+    /// Post-process the path by string pulling (see [`SearchResult::waypoints`]): works with
+    /// every algorithm; the cell path and its cost are reported unchanged next to the
+    /// smoothed corners and their length.
+    pub smooth: bool,
 }
 
 impl Query {
@@ -109,12 +113,19 @@ impl Query {
             limits: Limits::default(),
             partial: false,
             debug_cap: 0,
+            smooth: false,
         }
     }
 
     /// The same query with another algorithm.
     pub fn with_algorithm(mut self, algorithm: Algorithm) -> Self {
         self.algorithm = algorithm;
+        self
+    }
+
+    /// The same query with string-pulling smoothing switched on or off.
+    pub fn with_smooth(mut self, smooth: bool) -> Self {
+        self.smooth = smooth;
         self
     }
 }
@@ -185,6 +196,17 @@ pub struct SearchResult {
     pub limit: Option<LimitKind>,
     /// Expanded cells in expansion order, at most `debug_cap` of them.
     pub expanded_cells: Vec<Point>,
+    /// Corner points of the path, start and end included, each seeing the next under the
+    /// map's line-of-sight rule: the jump points for [`Algorithm::Jps`], the any-angle
+    /// vertices for [`Algorithm::Theta`], the string-pulled corners when [`Query::smooth`]
+    /// was asked for (that takes precedence). `None` for the other algorithms unsmoothed
+    /// and whenever `path` is empty.
+    pub waypoints: Option<Vec<Point>>,
+    /// Cost of the polyline through `waypoints` under the segment-cost rule (its Euclidean
+    /// length on a map where every cell costs 1; see the crate docs, "Line of sight"). Set
+    /// for Theta* and for smoothed results, never below the true cost of those segments and
+    /// never above `cost` for a smoothed grid path.
+    pub smoothed_length: Option<f64>,
 }
 
 /// Misuse of the engine: the query cannot be run as given.

@@ -8,7 +8,12 @@ use common::{check_path, load_map, load_scen, maps_with_scen, matches_optimal, s
 use pathd_engine::{Algorithm, Query, Searcher, Status};
 
 /// The optimal algorithms and how many rows per map each runs (Dijkstra expands far more).
-const OPTIMAL: &[(Algorithm, usize)] = &[(Algorithm::AStar, 40), (Algorithm::Dijkstra, 6)];
+/// Every Moving AI map is uniform, so JPS applies to all of them.
+const OPTIMAL: &[(Algorithm, usize)] = &[
+    (Algorithm::AStar, 40),
+    (Algorithm::Dijkstra, 6),
+    (Algorithm::Jps, 40),
+];
 
 fn run_optimal(algorithm: Algorithm, rows_per_map: usize) {
     let mut searcher = Searcher::new();
@@ -63,6 +68,11 @@ fn astar_matches_every_map() {
 #[test]
 fn dijkstra_matches_every_map() {
     run_optimal(OPTIMAL[1].0, OPTIMAL[1].1);
+}
+
+#[test]
+fn jps_matches_every_map() {
+    run_optimal(OPTIMAL[2].0, OPTIMAL[2].1);
 }
 
 #[test]

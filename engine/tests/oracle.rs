@@ -8,8 +8,11 @@ use pathd_engine::{Algorithm, Limits, Movement, Query, Searcher, Status};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// Optimal algorithms that answer every map (JPS joins on uniform maps in its own test).
+/// Optimal algorithms that answer every map.
 const OPTIMAL: &[Algorithm] = &[Algorithm::AStar, Algorithm::Dijkstra];
+
+/// Optimal algorithms that answer only unweighted maps.
+const OPTIMAL_UNIFORM: &[Algorithm] = &[Algorithm::Jps];
 
 #[test]
 fn optimal_algorithms_match_reference_on_random_maps() {
@@ -38,7 +41,8 @@ fn optimal_algorithms_match_reference_on_random_maps() {
             continue;
         };
         let want = reference(&grid, start, goal);
-        for &alg in OPTIMAL {
+        let uniform: &[Algorithm] = if weighted { &[] } else { OPTIMAL_UNIFORM };
+        for &alg in OPTIMAL.iter().chain(uniform) {
             let r = searcher
                 .find_path(&grid, &Query::new(start, goal).with_algorithm(alg))
                 .unwrap();

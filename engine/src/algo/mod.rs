@@ -2,3 +2,7 @@
 
 pub(crate) mod astar;
 pub(crate) mod dstar_lite;
+pub(crate) mod jps;
+pub(crate) mod los;
+pub(crate) mod smooth;
+pub(crate) mod theta;

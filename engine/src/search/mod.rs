@@ -5,12 +5,12 @@
 //! with weight 1, Dijkstra weight 0, weighted A* weight `w`; JPS and Theta* plug in their own
 //! expanders (warthog's "expansion policy").
 //!
-//! Open list: a binary heap keyed by `f`, with re-push instead of decrease-key; a popped entry
-//! whose `g` is worse than the node's current `g` is stale and dropped.
+//! Open list: a 4-ary heap keyed by `f` with decrease-key ([`heap`]): each open node is in it
+//! once, an improvement moves its entry.
 //!
 //! Tie-breaking (documented, deterministic): smaller `f` first; among equal `f`, larger `g`
-//! (the node deeper along its path, which finishes straight runs first); among equal `f` and
-//! `g`, the smaller node index (row-major order). Successors are generated in the order
+//! (the node deeper along its path, which finishes straight runs first; compared at `f32`
+//! precision); then the smaller node index (row-major order). Successors are generated in the order
 //! N, E, S, W, NE, SE, SW, NW. The heap order is total, so the same query on the same map
 //! always returns the same path.
 //!
@@ -25,7 +25,7 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 use std::time::Instant;
 
 pub(crate) use heap::OpenList;
-pub(crate) use scratch::Scratch;
+pub(crate) use scratch::{Scratch, State};
 
 use crate::grid::{Grid, Movement, Point, distance};
 use crate::query::{LimitKind, Limits, Stats};
@@ -43,6 +43,15 @@ pub(crate) struct Succ {
 
 /// Decides which successors an expanded node has.
 pub(crate) trait Expander {
+    /// Whether an expanded node is reopened when a cheaper way to it turns up. Weighted A*
+    /// needs it for its bound; with a consistent heuristic it never happens anyway. Theta*
+    /// keeps closed nodes closed (Nash et al.), which is also what keeps its parent chains'
+    /// lengths equal to their `g`.
+    const REOPEN: bool = true;
+
+    /// Whether [`Expander::refine`] does anything (lets the core skip the call).
+    const REFINES: bool = false;
+
     /// Pushes the successors of `node` (reached with cost `g`, from `parent`, whose own cost
     /// is `parent_g`) into `out`.
     fn successors(
@@ -53,6 +62,14 @@ pub(crate) trait Expander {
         parent: Option<(u32, f64)>,
         out: &mut Vec<Succ>,
     );
+
+    /// Called for each proposal of the last [`Expander::successors`] call that the core may
+    /// accept (the node is not closed, or may be reopened), with the node's current cost
+    /// (infinity if unreached), before the core compares the two. It may rewrite the proposal,
+    /// e.g. Theta*'s shortcut through the grandparent, which costs a line-of-sight check and so
+    /// is only worth doing for proposals that can still win.
+    #[inline]
+    fn refine(&mut self, _grid: &Grid, _succ: &mut Succ, _current_g: f64) {}
 }
 
 /// Plain 8- or 4-neighbour expansion under the map's movement rule.
@@ -86,80 +103,101 @@ impl Expander for GridExpander {
         let cells = grid.cells();
         let n = node as usize;
         let c = cells[n] as f64;
+        // Successors go to a local array first and into `out` in one copy: no capacity check
+        // per push.
+        let mut buf = [Succ {
+            node: 0,
+            g: 0.0,
+            parent: node,
+        }; 8];
+        let mut k = 0;
         let mut open = [false; 4];
-        for k in 0..4 {
-            let m = n.wrapping_add_signed(self.offsets[k]);
+        for (d, is_open) in open.iter_mut().enumerate() {
+            let m = n.wrapping_add_signed(self.offsets[d]);
             let cm = cells[m];
-            if cm != 0 {
-                open[k] = true;
-                out.push(Succ {
-                    node: m as u32,
-                    g: g + (c + cm as f64) * 0.5,
-                    parent: node,
-                });
+            *is_open = cm != 0;
+            buf[k].node = m as u32;
+            buf[k].g = g + (c + cm as f64) * 0.5;
+            k += usize::from(cm != 0);
+        }
+        if self.octile {
+            for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
+                let m = n.wrapping_add_signed(self.offsets[4 + d]);
+                let cm = cells[m];
+                buf[k].node = m as u32;
+                buf[k].g = g + crate::grid::SQRT2 * (c + cm as f64) * 0.5;
+                k += usize::from(open[a] && open[b] && cm != 0);
             }
         }
-        if !self.octile {
-            return;
-        }
-        for (k, &(a, b)) in DIAG_SIDES.iter().enumerate() {
-            if !(open[a] && open[b]) {
-                continue;
-            }
-            let m = n.wrapping_add_signed(self.offsets[4 + k]);
-            let cm = cells[m];
-            if cm != 0 {
-                out.push(Succ {
-                    node: m as u32,
-                    g: g + crate::grid::SQRT2 * (c + cm as f64) * 0.5,
-                    parent: node,
-                });
-            }
-        }
+        out.extend_from_slice(&buf[..k]);
     }
 }
 
 /// Heuristic to a fixed goal, in padded-index space.
+///
+/// Node ids are padded indices, so the heuristic needs `(id % pw, id / pw)`. A hardware
+/// division costs tens of cycles per call; Lemire's multiply-shift division by a constant
+/// (`m = u64::MAX / pw + 1`, exact for every 32-bit dividend) costs one wide multiplication.
 #[derive(Clone, Copy)]
 pub(crate) struct Heuristic {
     gx: f64,
     gy: f64,
-    pw: usize,
+    pw: u32,
+    magic: u64,
     scale: f64,
-    movement: Movement,
+    kind: HKind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HKind {
+    Octile,
+    Manhattan,
+    Euclidean,
 }
 
 impl Heuristic {
     /// The map's admissible heuristic towards `goal`.
     pub(crate) fn new(grid: &Grid, goal: Point) -> Self {
+        let pw = grid.padded_width() as u32;
         Heuristic {
             gx: goal.x as f64 + 1.0,
             gy: goal.y as f64 + 1.0,
-            pw: grid.padded_width(),
+            pw,
+            magic: u64::MAX / pw as u64 + 1,
             scale: grid.min_cost() as f64,
-            movement: grid.movement(),
+            kind: match grid.movement() {
+                Movement::Octile => HKind::Octile,
+                Movement::Cardinal => HKind::Manhattan,
+            },
         }
     }
 
     /// Euclidean-distance variant (for any-angle searches, whose steps are straight lines).
     pub(crate) fn euclidean(grid: &Grid, goal: Point) -> Self {
-        let mut h = Self::new(grid, goal);
-        h.movement = Movement::Octile;
-        h.scale = -h.scale; // marker: negative scale means Euclidean
-        h
+        Heuristic {
+            kind: HKind::Euclidean,
+            ..Self::new(grid, goal)
+        }
+    }
+
+    /// Padded `(x, y)` of a node id.
+    #[inline]
+    pub(crate) fn coords(&self, node: u32) -> (u32, u32) {
+        let y = ((self.magic as u128 * node as u128) >> 64) as u32;
+        (node - y * self.pw, y)
     }
 
     #[inline]
     pub(crate) fn h(&self, node: u32) -> f64 {
-        let n = node as usize;
-        let x = (n % self.pw) as f64;
-        let y = (n / self.pw) as f64;
-        let dx = (x - self.gx).abs();
-        let dy = (y - self.gy).abs();
-        if self.scale < 0.0 {
-            return (dx * dx + dy * dy).sqrt() * -self.scale;
-        }
-        distance(self.movement, dx, dy) * self.scale
+        let (x, y) = self.coords(node);
+        let dx = (x as f64 - self.gx).abs();
+        let dy = (y as f64 - self.gy).abs();
+        let d = match self.kind {
+            HKind::Octile => distance(Movement::Octile, dx, dy),
+            HKind::Manhattan => dx + dy,
+            HKind::Euclidean => (dx * dx + dy * dy).sqrt(),
+        };
+        d * self.scale
     }
 }
 
@@ -206,25 +244,23 @@ pub(crate) fn best_first<E: Expander>(
 ) -> CoreOutcome {
     let started = Instant::now();
     let mut stats = Stats::default();
-    let mut succs: Vec<Succ> = Vec::with_capacity(16);
     let mut closest: Option<(f64, f64, u32)> = None;
     let mut debug = Vec::new();
     let max_exp = run.limits.max_expansions.unwrap_or(u64::MAX);
 
-    let (nodes, open) = scratch.parts();
-    let h0 = run.heuristic.h(run.start);
-    nodes.touch(run.start, 0.0, h0, run.start);
-    open.push(run.weight * h0, 0.0, run.start);
+    let (nodes, open, succs) = scratch.parts();
+    nodes.touch(run.start, 0.0, run.start);
+    open.push(run.weight * run.heuristic.h(run.start), 0.0, run.start);
     stats.generated += 1;
 
     let end = loop {
-        // Step 1: take the best entry, dropping stale ones.
-        let Some((_, g, node)) = open.pop() else {
+        // Step 1: take the best open node (each is in the heap once; its exact g is in its
+        // record, the entry's g is only a tie-break, see `heap`).
+        let Some((_, node)) = open.pop() else {
             break CoreEnd::Exhausted;
         };
-        if g > nodes.g(node) || nodes.is_expanded(node) && g >= nodes.g(node) {
-            continue;
-        }
+        debug_assert!(!nodes.is_expanded(node));
+        let g = nodes.g(node);
         // Step 2: the goal is done when it is expanded (not when generated): only then is
         // its g final.
         if node == run.goal {
@@ -243,7 +279,7 @@ pub(crate) fn best_first<E: Expander>(
         stats.expanded += 1;
         nodes.mark_expanded(node);
         if run.track_closest {
-            let h = nodes.h(node);
+            let h = run.heuristic.h(node);
             if closest.is_none_or(|(bh, bg, _)| h < bh || h == bh && g < bg) {
                 closest = Some((h, g, node));
             }
@@ -255,19 +291,28 @@ pub(crate) fn best_first<E: Expander>(
         let parent = nodes.parent(node);
         let parent_info = (parent != node).then(|| (parent, nodes.g(parent)));
         succs.clear();
-        expander.successors(grid, node, g, parent_info, &mut succs);
-        for s in &succs {
-            let (known, was_expanded) = nodes.lookup(s.node);
-            let h = match known {
-                Some((old_g, _)) if s.g >= old_g => continue,
-                Some((_, h)) => h,
-                None => run.heuristic.h(s.node),
+        expander.successors(grid, node, g, parent_info, succs);
+        for s in succs.iter_mut() {
+            let (old, closed) = match nodes.state(s.node) {
+                State::New => (f64::INFINITY, false),
+                State::Open(g) => (g, false),
+                State::Closed(_) if !E::REOPEN => continue,
+                State::Closed(g) => (g, true),
             };
-            if was_expanded {
-                stats.reopened += 1;
+            if E::REFINES {
+                expander.refine(grid, s, old);
             }
-            nodes.touch(s.node, s.g, h, s.parent);
-            open.push(s.g + run.weight * h, s.g, s.node);
+            if s.g >= old {
+                continue;
+            }
+            nodes.touch(s.node, s.g, s.parent);
+            let f = s.g + run.weight * run.heuristic.h(s.node);
+            if old.is_finite() && !closed {
+                open.update(f, s.g, s.node);
+            } else {
+                stats.reopened += u64::from(closed);
+                open.push(f, s.g, s.node);
+            }
             stats.generated += 1;
         }
     };

@@ -3,17 +3,19 @@
 //! Each node record carries a generation stamp: a record whose stamp is older than the
 //! current search reads as "never reached", so starting a search is O(1) and a search costs
 //! time proportional to the nodes it touches, never to the map.
+//!
+//! Records are 16 bytes (`g`, parent, stamp): four to a cache line. The heuristic is not stored;
+//! recomputing it (a few multiplications, see [`super::Heuristic`]) is cheaper than the memory
+//! traffic of a 24-byte record.
 
-use super::OpenList;
+use super::{OpenList, Succ};
 
 /// One node's search state, kept together for locality.
 #[derive(Clone, Copy, Default)]
 struct NodeRec {
     g: f64,
-    /// Unweighted heuristic, computed once when the node is first reached.
-    h: f64,
     parent: u32,
-    /// `gen` = reached, `gen + 1` = expanded; anything else = untouched this search.
+    /// `gen` = reached (open), `gen + 1` = expanded (closed); anything else = untouched.
     stamp: u32,
 }
 
@@ -22,6 +24,17 @@ struct NodeRec {
 pub(crate) struct Nodes {
     recs: Vec<NodeRec>,
     generation: u32,
+}
+
+/// What a search knows about a node.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum State {
+    /// Not reached this search.
+    New,
+    /// Reached with this `g`, waiting on the open list.
+    Open(f64),
+    /// Expanded with this `g`.
+    Closed(f64),
 }
 
 impl Nodes {
@@ -37,42 +50,37 @@ impl Nodes {
         self.generation += 2;
     }
 
+    /// The node's state in this search.
     #[inline]
-    fn touched(&self, n: u32) -> bool {
-        self.recs[n as usize].stamp >= self.generation
-    }
-
-    /// `(g, h)` if reached this search, and whether it was expanded.
-    #[inline]
-    pub(crate) fn lookup(&self, n: u32) -> (Option<(f64, f64)>, bool) {
-        let r = &self.recs[n as usize];
-        if r.stamp >= self.generation {
-            (Some((r.g, r.h)), r.stamp == self.generation + 1)
+    pub(crate) fn state(&self, n: u32) -> State {
+        let r = self.recs[n as usize];
+        if r.stamp == self.generation {
+            State::Open(r.g)
+        } else if r.stamp == self.generation + 1 {
+            State::Closed(r.g)
         } else {
-            (None, false)
+            State::New
         }
     }
 
     /// Current g (infinity if unreached).
     #[inline]
     pub(crate) fn g(&self, n: u32) -> f64 {
-        if self.touched(n) {
-            self.recs[n as usize].g
+        let r = &self.recs[n as usize];
+        if r.stamp >= self.generation {
+            r.g
         } else {
             f64::INFINITY
         }
     }
 
-    #[inline]
-    pub(crate) fn h(&self, n: u32) -> f64 {
-        self.recs[n as usize].h
-    }
-
+    /// Parent of a reached node (the start is its own parent).
     #[inline]
     pub(crate) fn parent(&self, n: u32) -> u32 {
         self.recs[n as usize].parent
     }
 
+    /// True when `n` was expanded and not reopened since.
     #[inline]
     pub(crate) fn is_expanded(&self, n: u32) -> bool {
         self.recs[n as usize].stamp == self.generation + 1
@@ -80,10 +88,9 @@ impl Nodes {
 
     /// Records a (better) way to reach `n`; the node is open again.
     #[inline]
-    pub(crate) fn touch(&mut self, n: u32, g: f64, h: f64, parent: u32) {
+    pub(crate) fn touch(&mut self, n: u32, g: f64, parent: u32) {
         self.recs[n as usize] = NodeRec {
             g,
-            h,
             parent,
             stamp: self.generation,
         };
@@ -100,17 +107,20 @@ impl Nodes {
 pub(crate) struct Scratch {
     nodes: Nodes,
     open: OpenList,
+    /// Successor buffer handed to the expander at each expansion.
+    succs: Vec<Succ>,
 }
 
 impl Scratch {
     /// Prepares for a search over `len` nodes (padded cells).
     pub(crate) fn begin(&mut self, len: usize) {
         self.nodes.begin(len);
-        self.open.clear();
+        self.open.begin(len);
+        self.succs.clear();
     }
 
-    pub(crate) fn parts(&mut self) -> (&mut Nodes, &mut OpenList) {
-        (&mut self.nodes, &mut self.open)
+    pub(crate) fn parts(&mut self) -> (&mut Nodes, &mut OpenList, &mut Vec<Succ>) {
+        (&mut self.nodes, &mut self.open, &mut self.succs)
     }
 
     pub(crate) fn nodes(&self) -> &Nodes {

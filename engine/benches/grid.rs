@@ -1,0 +1,303 @@
+//! Grid search benchmarks over Moving AI scenario files, every iteration asserting its answers.
+//!
+//! Maps: `arena2` (every row), `16room_000`, `maze512-1-0` and the 1024x1024 city
+//! `Berlin_1_1024` (evenly spread samples of their rows, so that one benchmark stays well under
+//! a minute). One iteration answers every sampled row once; criterion's throughput line gives
+//! queries per second, and the bench prints the mean per query in µs as it goes.
+//!
+//! Side by side, on the same rows:
+//! - `pathfinding_astar`: the `pathfinding` crate's `astar` with the same no-corner-cutting
+//!   octile rule. Its costs must be `Ord`, so they are fixed-point integers in millionths
+//!   (cardinal 1_000_000, diagonal 1_414_214); the asserted cost is within the benchmarks'
+//!   tolerance of the stated optimum.
+//! - `grid_pathfinding_jps`: the `grid_pathfinding` crate's JPS. Its corner rule differs (it
+//!   cuts corners) and its costs are 70/99 integers, so its paths can be a little shorter than
+//!   ours. Asserted: a path is found; where that path is legal under our rule, its length is
+//!   within 0.06% (the 99/70 error) of the optimum; where it cuts corners, it is no longer than
+//!   that.
+//!
+//! Run: `CARGO_TARGET_DIR=... cargo bench -p pathd-engine --bench grid -- --warm-up-time 1
+//! --measurement-time 3` (add a filter such as `arena2/` to run one map).
+
+use std::cell::RefCell;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use pathd_engine::movingai::{self, ScenRow};
+use pathd_engine::{Algorithm, Grid, Point, Query, Searcher, Status};
+
+const SQRT2: f64 = std::f64::consts::SQRT_2;
+
+/// Fixed-point units per cardinal step for the `pathfinding` baseline.
+const UNIT: u64 = 1_000_000;
+/// sqrt(2) in the same units, rounded.
+const DIAG: u64 = 1_414_214;
+
+/// Criterion samples per benchmark (the minimum it accepts).
+const SAMPLES: usize = 10;
+
+struct Case {
+    name: &'static str,
+    grid: Grid,
+    rows: Vec<ScenRow>,
+}
+
+fn bench_dir() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/benchmarks/movingai"
+    ))
+}
+
+/// Loads a map and `n` evenly spread reachable rows of its scenario file (all when `n` is 0).
+fn case(name: &'static str, n: usize) -> Case {
+    let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    let grid = movingai::parse_map(&read(bench_dir().join(format!("maps/{name}.map")))).unwrap();
+    let all: Vec<ScenRow> =
+        movingai::parse_scen(&read(bench_dir().join(format!("scen/{name}.map.scen"))))
+            .unwrap()
+            .into_iter()
+            .filter(|r| !r.unreachable())
+            .collect();
+    let rows = if n == 0 || n >= all.len() {
+        all
+    } else {
+        let step = all.len() / n;
+        all.into_iter()
+            .skip(step / 2)
+            .step_by(step)
+            .take(n)
+            .collect()
+    };
+    Case { name, grid, rows }
+}
+
+fn tolerance(optimal: f64) -> f64 {
+    6e-3 + 1e-5 * optimal
+}
+
+/// Our engine: one query per row, asserting the cost against the stated optimum. Theta* is
+/// asserted to be no longer than the octile optimum (any-angle paths are never longer).
+fn ours(searcher: &mut Searcher, c: &Case, algorithm: Algorithm) {
+    for row in &c.rows {
+        let q = Query::new(row.start, row.goal).with_algorithm(algorithm);
+        let r = searcher.find_path(&c.grid, &q).unwrap();
+        assert_eq!(r.status, Status::Found, "{} {row:?}", c.name);
+        if algorithm == Algorithm::Theta {
+            let len = r.smoothed_length.unwrap();
+            assert!(
+                len <= row.optimal + tolerance(row.optimal),
+                "{} {row:?}: {len}",
+                c.name
+            );
+        } else {
+            assert!(
+                (r.cost - row.optimal).abs() <= tolerance(row.optimal),
+                "{} {algorithm} {row:?}: {}",
+                c.name,
+                r.cost
+            );
+        }
+        black_box(&r.path);
+    }
+}
+
+/// Padded passability for the `pathfinding` baseline (one ring of walls, like the engine's).
+struct Padded {
+    pw: usize,
+    open: Vec<bool>,
+}
+
+impl Padded {
+    fn new(grid: &Grid) -> Self {
+        let (w, h) = (grid.width() as usize, grid.height() as usize);
+        let pw = w + 2;
+        let mut open = vec![false; pw * (h + 2)];
+        for y in 0..h {
+            for x in 0..w {
+                open[(y + 1) * pw + x + 1] = grid.is_passable(Point::new(x as u32, y as u32));
+            }
+        }
+        Padded { pw, open }
+    }
+
+    fn idx(&self, p: Point) -> usize {
+        (p.y as usize + 1) * self.pw + p.x as usize + 1
+    }
+
+    /// Legal octile moves without corner cutting, as a fixed array (no allocation).
+    fn successors(&self, n: usize) -> impl Iterator<Item = (usize, u64)> + use<> {
+        let pw = self.pw;
+        let o = &self.open;
+        let card = [n - pw, n + 1, n + pw, n - 1];
+        let mut out = [(0usize, 0u64); 8];
+        let mut k = 0;
+        for &m in &card {
+            if o[m] {
+                out[k] = (m, UNIT);
+                k += 1;
+            }
+        }
+        for (a, b, m) in [
+            (n - pw, n + 1, n - pw + 1),
+            (n + 1, n + pw, n + pw + 1),
+            (n + pw, n - 1, n + pw - 1),
+            (n - 1, n - pw, n - pw - 1),
+        ] {
+            if o[a] && o[b] && o[m] {
+                out[k] = (m, DIAG);
+                k += 1;
+            }
+        }
+        out.into_iter().take(k)
+    }
+
+    fn heuristic(&self, n: usize, goal: usize) -> u64 {
+        let (dx, dy) = (
+            (n % self.pw).abs_diff(goal % self.pw) as u64,
+            (n / self.pw).abs_diff(goal / self.pw) as u64,
+        );
+        let (lo, hi) = (dx.min(dy), dx.max(dy));
+        hi * UNIT + lo * (DIAG - UNIT)
+    }
+}
+
+fn pathfinding_astar(p: &Padded, c: &Case) {
+    for row in &c.rows {
+        let (s, g) = (p.idx(row.start), p.idx(row.goal));
+        let (path, cost) = pathfinding::prelude::astar(
+            &s,
+            |&n| p.successors(n),
+            |&n| p.heuristic(n, g),
+            |&n| n == g,
+        )
+        .expect("reachable row");
+        let cost = cost as f64 / UNIT as f64;
+        assert!(
+            (cost - row.optimal).abs() <= tolerance(row.optimal),
+            "{} {row:?}: {cost}",
+            c.name
+        );
+        black_box(path);
+    }
+}
+
+fn build_grid_pathfinding(grid: &Grid) -> grid_pathfinding::PathingGrid {
+    use grid_util::grid::ValueGrid;
+    let (w, h) = (grid.width() as usize, grid.height() as usize);
+    let mut pg = grid_pathfinding::PathingGrid::new(w, h, false);
+    for y in 0..h {
+        for x in 0..w {
+            if !grid.is_passable(Point::new(x as u32, y as u32)) {
+                pg.set(x as i32, y as i32, true);
+            }
+        }
+    }
+    pg.generate_components();
+    pg
+}
+
+fn grid_pathfinding_jps(pg: &grid_pathfinding::PathingGrid, c: &Case) {
+    for row in &c.rows {
+        let s = grid_util::point::Point::new(row.start.x as i32, row.start.y as i32);
+        let g = grid_util::point::Point::new(row.goal.x as i32, row.goal.y as i32);
+        let path = pg
+            .get_path_single_goal(s, g, false)
+            .unwrap_or_else(|| panic!("{} {row:?}: no path", c.name));
+        let mut len = 0.0;
+        let mut legal = true;
+        for w in path.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            if a.x != b.x && a.y != b.y {
+                len += SQRT2;
+                let side1 = Point::new(b.x as u32, a.y as u32);
+                let side2 = Point::new(a.x as u32, b.y as u32);
+                legal &= c.grid.is_passable(side1) && c.grid.is_passable(side2);
+            } else {
+                len += 1.0;
+            }
+        }
+        let slack = 6e-4 * row.optimal + tolerance(row.optimal);
+        assert!(len <= row.optimal + slack, "{} {row:?}: {len}", c.name);
+        if legal {
+            assert!(
+                len >= row.optimal - tolerance(row.optimal),
+                "{} {row:?}: {len}",
+                c.name
+            );
+        }
+        black_box(path);
+    }
+}
+
+fn benches(cr: &mut Criterion) {
+    // (map, sampled rows; 0 = all)
+    let maps: [(&'static str, usize); 4] = [
+        ("arena2", 0),
+        ("16room_000", 200),
+        ("maze512-1-0", 40),
+        ("Berlin_1_1024", 30),
+    ];
+    for (name, n) in maps {
+        let c = case(name, n);
+        let queries = c.rows.len() as u64;
+        let mut group = cr.benchmark_group(name);
+        group
+            .sampling_mode(SamplingMode::Flat)
+            .sample_size(SAMPLES)
+            .warm_up_time(Duration::from_secs(1))
+            .throughput(Throughput::Elements(queries));
+        let mut searcher = Searcher::new();
+        for alg in [Algorithm::AStar, Algorithm::Jps, Algorithm::Theta] {
+            timed(&mut group, name, alg.as_str(), queries, || {
+                ours(&mut searcher, &c, alg)
+            });
+        }
+        let padded = Padded::new(&c.grid);
+        timed(&mut group, name, "pathfinding_astar", queries, || {
+            pathfinding_astar(&padded, &c)
+        });
+        let pg = build_grid_pathfinding(&c.grid);
+        timed(&mut group, name, "grid_pathfinding_jps", queries, || {
+            grid_pathfinding_jps(&pg, &c)
+        });
+        group.finish();
+    }
+}
+
+/// Benchmarks `run` (one pass over the rows) and prints the mean µs per query over the
+/// measured samples (the last `SAMPLES` timing calls; the earlier ones are warm-up).
+fn timed(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    map: &str,
+    id: &str,
+    queries: u64,
+    mut run: impl FnMut(),
+) {
+    let calls: RefCell<Vec<(u64, Duration)>> = RefCell::new(Vec::new());
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                run();
+            }
+            let d = t.elapsed();
+            calls.borrow_mut().push((iters, d));
+            d
+        })
+    });
+    let calls = calls.into_inner();
+    if calls.is_empty() {
+        return; // filtered out
+    }
+    let measured = &calls[calls.len().saturating_sub(SAMPLES)..];
+    let iters: u64 = measured.iter().map(|c| c.0).sum();
+    let total: Duration = measured.iter().map(|c| c.1).sum();
+    let per_query = total.as_secs_f64() * 1e6 / (iters * queries).max(1) as f64;
+    eprintln!("{map}/{id}: {per_query:.1} µs/query ({queries} queries per iteration)");
+}
+
+criterion_group!(grid, benches);
+criterion_main!(grid);
