@@ -58,14 +58,26 @@ CTRS=()
 NETNS=""
 SERVER_PID=""
 RUN_PID=""
+# The processes under one pid (buildah run -> its chroot helpers -> the server), by id.
+descendants() {
+    local kid
+    for kid in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        printf '%s ' "$kid"
+        descendants "$kid"
+    done
+}
+
 cleanup() {
     local rc=$?
     trap - ERR
     # A failed check leaves the server up: end it without judging how it stops.
     if [ -n "$RUN_PID" ]; then
+        local tree
+        tree="$(descendants "$RUN_PID")"
         [ -z "$SERVER_PID" ] || kill -TERM "$SERVER_PID" 2>/dev/null || true
         sleep 1
-        kill -KILL "$RUN_PID" 2>/dev/null || true
+        # shellcheck disable=SC2086
+        kill -KILL $tree "$RUN_PID" 2>/dev/null || true
         wait "$RUN_PID" 2>/dev/null || true
     fi
     for c in "${CTRS[@]}"; do buildah rm "$c" >/dev/null 2>&1 || true; done
