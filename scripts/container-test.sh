@@ -113,9 +113,10 @@ EOF
 }
 
 build_image() {
-    local ctx="$1" runtime builder
-    eval "$("$ROOT/scripts/base-image.sh" --print-names)"
-    runtime="$RUNTIME"; builder="$BUILDER"
+    local ctx="$1" names runtime builder
+    names="$("$ROOT/scripts/base-image.sh" --print-names)"
+    runtime="$(sed -n 's/^RUNTIME=//p' <<<"$names")"
+    builder="$(sed -n 's/^BUILDER=//p' <<<"$names")"
     log "building $IMAGE (log: $TMP/build.log)"
     if ! buildah bud --layers --format docker \
         --build-arg "BUILDER_IMAGE=$builder" --build-arg "RUNTIME_IMAGE=$runtime" \

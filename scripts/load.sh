@@ -126,7 +126,11 @@ ms() { awk -v us="$1" 'BEGIN { printf "%.2f ms", us / 1000 }'; }
 main() {
     ensure_tools
     local mapfile="$ROOT/maps/$MAP.map"
-    [ -f "$mapfile" ] || die "no map $mapfile (choose one of: $(cd "$ROOT/maps" && ls ./*.map | sed 's|^\./||; s|\.map$||' | tr '\n' ' '))"
+    if [ ! -f "$mapfile" ]; then
+        local names=() f
+        for f in "$ROOT"/maps/*.map; do names+=("$(basename "$f" .map)"); done
+        die "no map $mapfile (choose one of: ${names[*]})"
+    fi
     TMP="$(mktemp -d)"
 
     log "building the release server"
@@ -141,8 +145,8 @@ main() {
     PATHD_ADDR="127.0.0.1:$port" PATHD_MAPS_DIR="$ROOT/maps" PATHD_DATA_DIR="$TMP/data" \
         RUST_LOG="${RUST_LOG:-warn}" "$bin" serve >"$TMP/server.log" 2>&1 &
     SERVER_PID=$!
-    local i
-    for i in $(seq 1 100); do
+    local _
+    for _ in $(seq 1 100); do
         kill -0 "$SERVER_PID" 2>/dev/null || { cat "$TMP/server.log" >&2; die "server exited"; }
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/readyz")" = 200 ] && break
         sleep 0.1
