@@ -70,6 +70,7 @@ descendants() {
 cleanup() {
     local rc=$?
     trap - ERR
+    trap '' INT TERM # finish cleaning up even if signalled again
     # A failed check leaves the server up: end it without judging how it stops.
     if [ -n "$RUN_PID" ]; then
         local tree
@@ -88,6 +89,7 @@ cleanup() {
     if [ "$rc" = 0 ]; then log "PASS"; else log "FAILED (exit $rc)"; fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 trap 'log "FAIL: command failed at line $LINENO: $BASH_COMMAND"' ERR
 set -E
 

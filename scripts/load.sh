@@ -41,6 +41,7 @@ ensure_tools() {
 TMP=""
 SERVER_PID=""
 cleanup() {
+    trap '' INT TERM # finish cleaning up even if signalled again
     if [ -n "$SERVER_PID" ]; then
         kill -TERM "$SERVER_PID" 2>/dev/null || true
         wait "$SERVER_PID" 2>/dev/null || true
@@ -48,6 +49,7 @@ cleanup() {
     [ -z "$TMP" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # Start/goal pairs drawn (seeded) from the map's largest connected component, so every query
 # finds a path and the load is real search work, with a spread of path lengths.
