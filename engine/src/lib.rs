@@ -18,6 +18,7 @@
 //! | [`Algorithm::AStar`] | yes | all | octile/Manhattan heuristic scaled by the smallest cost |
 //! | [`Algorithm::Dijkstra`] | yes | all | h = 0 |
 //! | [`Algorithm::WeightedAStar`] | within `w` | all | `f = g + w h` |
+//! | [`Algorithm::Hpa`] | near (~0.1-1% over) | all; pays on big maps | [`Abstraction`] built once per map version, [`hpa`] |
 //!
 //! # Example
 //!
@@ -39,6 +40,7 @@ mod planner;
 pub mod query;
 mod search;
 
+pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, UpdateReport};
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
 pub use patch::{Patch, PatchError, Rect};
 pub use planner::{Searcher, find_path, resolve_auto};

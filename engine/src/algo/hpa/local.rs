@@ -1,0 +1,238 @@
+//! Searches confined to one cluster rectangle.
+//!
+//! The build runs one Dijkstra per transition and every query runs two more (from the start
+//! and from the goal), each over a few hundred cells. They get their own small search rather
+//! than the shared core because the core's scratch is sized to the whole map (24 bytes a
+//! cell) and stops at one goal: here the arrays are sized to one cluster (they stay in L1)
+//! and a Dijkstra stops as soon as every *marked target* is settled, which gives all the
+//! distances from one transition to the others in one run.
+//!
+//! Step costs and legality are the map's (`Grid::step_cost`), restricted to cells inside the
+//! rectangle. A diagonal whose two end cells lie in the rectangle has both of its corner
+//! cells in the rectangle too, so the no-corner-cutting test never needs an outside cell.
+
+use crate::grid::{DIRS, Grid, Movement, SQRT2, distance};
+use crate::search::{DIAG_SIDES, OpenList};
+
+/// A cluster rectangle in map coordinates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Rect {
+    pub x0: u32,
+    pub y0: u32,
+    pub w: u32,
+    pub h: u32,
+}
+
+impl Rect {
+    /// Number of cells.
+    #[inline]
+    pub(super) fn area(&self) -> usize {
+        self.w as usize * self.h as usize
+    }
+
+    /// Local index (row-major inside the rectangle) of a padded cell in the rectangle.
+    #[inline]
+    pub(super) fn local(&self, pw: usize, padded: u32) -> u32 {
+        let p = padded as usize;
+        let x = (p % pw - 1) as u32;
+        let y = (p / pw - 1) as u32;
+        debug_assert!(x >= self.x0 && x < self.x0 + self.w && y >= self.y0 && y < self.y0 + self.h);
+        (y - self.y0) * self.w + (x - self.x0)
+    }
+
+    /// Padded index of a local index.
+    #[inline]
+    pub(super) fn padded(&self, pw: usize, local: u32) -> u32 {
+        let lx = local % self.w;
+        let ly = local / self.w;
+        ((self.y0 + ly + 1) as usize * pw + (self.x0 + lx + 1) as usize) as u32
+    }
+}
+
+/// Reusable memory for rectangle-bounded Dijkstra / A*.
+#[derive(Default)]
+pub(super) struct Local {
+    rect: Rect,
+    pw: usize,
+    g: Vec<f64>,
+    parent: Vec<u32>,
+    /// `gen` = reached, `gen + 1` = settled, anything else = untouched.
+    stamp: Vec<u32>,
+    /// `gen` = a target of the current search.
+    mark: Vec<u32>,
+    generation: u32,
+    open: OpenList,
+    /// Cells settled by the last search.
+    pub expanded: u64,
+    /// Successors pushed by the last search.
+    pub generated: u64,
+}
+
+impl Local {
+    fn begin(&mut self, grid: &Grid, rect: Rect) {
+        let n = rect.area();
+        if self.g.len() < n {
+            self.g.resize(n, 0.0);
+            self.parent.resize(n, 0);
+            self.stamp.resize(n, 0);
+            self.mark.resize(n, 0);
+        }
+        if self.generation >= u32::MAX - 4 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.mark.iter_mut().for_each(|s| *s = 0);
+            self.generation = 0;
+        }
+        self.generation += 2;
+        self.rect = rect;
+        self.pw = grid.padded_width();
+        self.open.clear();
+        self.expanded = 0;
+        self.generated = 0;
+    }
+
+    /// Dijkstra from local cell `source` until every cell of `targets` is settled (or the
+    /// reachable part of the rectangle is exhausted). With no targets nothing runs.
+    pub(super) fn dijkstra(&mut self, grid: &Grid, rect: Rect, source: u32, targets: &[u32]) {
+        self.begin(grid, rect);
+        let mut remaining = 0;
+        for &t in targets {
+            if self.mark[t as usize] != self.generation {
+                self.mark[t as usize] = self.generation;
+                remaining += 1;
+            }
+        }
+        if remaining > 0 {
+            self.run(grid, source, None, remaining);
+        }
+    }
+
+    /// A* from `source` to `goal` (local cells); true when the goal was reached.
+    pub(super) fn astar(&mut self, grid: &Grid, rect: Rect, source: u32, goal: u32) -> bool {
+        self.begin(grid, rect);
+        self.mark[goal as usize] = self.generation;
+        self.run(grid, source, Some(goal), 1);
+        self.reached(goal)
+    }
+
+    /// The rectangle of the last search.
+    pub(super) fn rect(&self) -> Rect {
+        self.rect
+    }
+
+    /// True when the last search reached local cell `l`.
+    #[inline]
+    pub(super) fn reached(&self, l: u32) -> bool {
+        self.stamp[l as usize] >= self.generation
+    }
+
+    /// Distance of local cell `l` from the source (infinity if not reached). Exact for
+    /// settled cells; for cells reached but not settled it is an upper bound (the cost of a
+    /// real path).
+    #[inline]
+    pub(super) fn dist(&self, l: u32) -> f64 {
+        if self.reached(l) {
+            self.g[l as usize]
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Local cells touched by the last search, with their distances.
+    pub(super) fn touched(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+        (0..self.rect.area() as u32)
+            .filter(|&l| self.reached(l))
+            .map(|l| (l, self.g[l as usize]))
+    }
+
+    /// Appends the padded cells of the search-tree path source -> `l` to `out`.
+    pub(super) fn path_to(&self, l: u32, out: &mut Vec<u32>) {
+        let from = out.len();
+        let mut cur = l;
+        loop {
+            out.push(self.rect.padded(self.pw, cur));
+            let p = self.parent[cur as usize];
+            if p == cur {
+                break;
+            }
+            cur = p;
+        }
+        out[from..].reverse();
+    }
+
+    /// The core loop: best-first over the rectangle, `h` = 0 (Dijkstra) or the map's
+    /// heuristic towards `goal`; stops when `remaining` marked cells are settled.
+    fn run(&mut self, grid: &Grid, source: u32, goal: Option<u32>, mut remaining: usize) {
+        let cells = grid.cells();
+        let off = grid.offsets();
+        let octile = grid.movement() == Movement::Octile;
+        let movement = grid.movement();
+        let scale = grid.min_cost() as f64;
+        let Rect { w, h, .. } = self.rect;
+        let (w, h) = (w as i64, h as i64);
+        let heur = |l: u32| match goal {
+            Some(t) => {
+                let dx = (l as i64 % w - t as i64 % w).abs() as f64;
+                let dy = (l as i64 / w - t as i64 / w).abs() as f64;
+                distance(movement, dx, dy) * scale
+            }
+            None => 0.0,
+        };
+        let gen_ = self.generation;
+        self.g[source as usize] = 0.0;
+        self.parent[source as usize] = source;
+        self.stamp[source as usize] = gen_;
+        self.open.push(heur(source), 0.0, source);
+        self.generated += 1;
+        while let Some((_, g, l)) = self.open.pop() {
+            let li = l as usize;
+            if self.stamp[li] == gen_ + 1 || g > self.g[li] {
+                continue;
+            }
+            self.stamp[li] = gen_ + 1;
+            self.expanded += 1;
+            if self.mark[li] == gen_ {
+                remaining -= 1;
+                if remaining == 0 {
+                    break;
+                }
+            }
+            let (lx, ly) = (l as i64 % w, l as i64 / w);
+            let p = self.rect.padded(self.pw, l) as usize;
+            let c = cells[p] as f64;
+            let mut open = [false; 4];
+            for k in 0..8 {
+                if k >= 4 {
+                    let (a, b) = DIAG_SIDES[k - 4];
+                    if !octile || !(open[a] && open[b]) {
+                        continue;
+                    }
+                }
+                let (dx, dy) = DIRS[k];
+                let (nx, ny) = (lx + dx as i64, ly + dy as i64);
+                if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                    continue;
+                }
+                let cm = cells[p.wrapping_add_signed(off[k])];
+                if cm == 0 {
+                    continue;
+                }
+                if k < 4 {
+                    open[k] = true;
+                }
+                let step = if k < 4 { 1.0 } else { SQRT2 };
+                let ng = g + step * (c + cm as f64) * 0.5;
+                let n = (ny * w + nx) as u32;
+                let ni = n as usize;
+                let st = self.stamp[ni];
+                if st == gen_ + 1 || (st == gen_ && ng >= self.g[ni]) {
+                    continue;
+                }
+                self.g[ni] = ng;
+                self.parent[ni] = l;
+                self.stamp[ni] = gen_;
+                self.open.push(ng + heur(n), ng, n);
+                self.generated += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! HPA*: hierarchical path-finding on cluster abstractions (Botea, Müller & Schaeffer,
+//! "Near Optimal Hierarchical Path-Finding", 2004).
+//!
+//! # The picture
+//!
+//! The map is cut into square *clusters*. Where two neighbouring clusters touch, every
+//! maximal run of facing passable cell pairs is an *entrance*; Botea's rule puts one
+//! *transition* (a pair of facing cells, one per side) in the middle of a short entrance and
+//! two at the ends of a long one. Each transition cell is a node of the abstract graph; the
+//! two cells of a transition are joined by the one-step edge across the border, and the nodes
+//! of one cluster are joined by *intra-cluster edges* whose costs are the exact costs of the
+//! cheapest path that stays inside the cluster, under the map's movement rule and weights
+//! (one Dijkstra per node, confined to the cluster, yields all of them). Those paths are
+//! cached (as 1-byte step directions) while they fit in the configured budget.
+//!
+//! A query inserts the start and the goal (a Dijkstra inside their clusters gives their
+//! edges to the local transitions, and the direct in-cluster path when both share a
+//! cluster), runs A* on the abstract graph, refines each abstract edge back into cells
+//! (cached path, else A* inside the cluster), and straightens the result as Botea et al. do:
+//! from each path cell, straight 8-direction rays that meet the path further on replace the
+//! stretch between when they are cheaper. The answer is a legal cell path whose cost is the
+//! sum of [`Grid::step_cost`] over its steps.
+//!
+//! # Why it never misses a path
+//!
+//! Every legal step that leaves a cluster crosses a facing pair of passable cells (a diagonal
+//! crossing needs both orthogonal cells passable, and one of them faces the start cell), so
+//! it lies in some entrance; the near-side cells of an entrance form a straight passable run
+//! inside the cluster, and so do the far-side ones. Any cell path can therefore be rerouted,
+//! cluster by cluster, through the transitions of the entrances it crosses, and the abstract
+//! graph is connected exactly where the map is. Unreachable goals are answered from the
+//! map's components without searching.
+//!
+//! # Versions
+//!
+//! An [`Abstraction`] is immutable and cheap to clone (one `Arc`); a server keeps one next to
+//! each map version and swaps both together. [`Abstraction::update`] builds the next version
+//! from the changed cells of a patch: it rescans only the borders those cells lie on and
+//! rebuilds only the clusters whose cells or border transitions changed, sharing every other
+//! cluster with the previous version. The result equals a fresh build on the patched map
+//! ([`Abstraction::diff`] checks that).
+
+mod build;
+mod inspect;
+mod local;
+mod query;
+mod straighten;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use build::{Borders, Cluster, Layout};
+use local::Local;
+
+use crate::grid::{Grid, Movement, Point};
+use crate::query::{Query, QueryError, SearchResult};
+
+/// Tunables of an [`Abstraction`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HpaConfig {
+    /// Side of a square cluster in cells, clamped to `4..=128`. Larger clusters mean a
+    /// smaller abstract graph but costlier start/goal insertion and build.
+    pub cluster_size: u32,
+    /// Bytes allowed for cached intra-cluster cell paths over the whole map. Each cluster
+    /// gets an equal share and caches all of its paths or none (so an update decides exactly
+    /// as a fresh build would). Uncached edges are refined by A* inside the cluster.
+    pub path_cache_bytes: usize,
+    /// Extra transitions on long entrances: `0` is Botea's rule (one per short entrance, one
+    /// at each end of a long one); `s > 0` also spreads transitions so that neighbours on a
+    /// long entrance are at most `s` cells apart (better paths, bigger graph).
+    pub entrance_spacing: u32,
+}
+
+impl Default for HpaConfig {
+    fn default() -> Self {
+        HpaConfig {
+            cluster_size: 16,
+            path_cache_bytes: 64 << 20,
+            entrance_spacing: 0,
+        }
+    }
+}
+
+impl HpaConfig {
+    /// The default configuration with another cluster size.
+    pub fn with_cluster_size(cluster_size: u32) -> Self {
+        HpaConfig {
+            cluster_size,
+            ..Self::default()
+        }
+    }
+}
+
+/// Sizes of an abstraction, for a map summary or metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HpaSummary {
+    /// Cluster side in cells.
+    pub cluster_size: u32,
+    /// Number of clusters.
+    pub clusters: usize,
+    /// Abstract nodes (transition cells).
+    pub nodes: usize,
+    /// Intra-cluster edges (each pair counted once) plus inter-cluster edges.
+    pub edges: usize,
+    /// Intra-cluster edges whose cell path is cached.
+    pub cached_paths: usize,
+    /// Heap bytes held (see [`Abstraction::memory_bytes`]).
+    pub memory_bytes: usize,
+}
+
+/// What an [`Abstraction::update_with_report`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateReport {
+    /// True when the map's size or movement changed and everything was rebuilt.
+    pub full_rebuild: bool,
+    /// Borders rescanned whose transitions changed.
+    pub borders_changed: usize,
+    /// Clusters whose intra-cluster edges were recomputed.
+    pub clusters_rebuilt: usize,
+    /// Wall-clock time of the update.
+    pub elapsed: Duration,
+}
+
+/// The HPA* abstraction of one map version. Immutable; `clone` is one `Arc` increment.
+#[derive(Clone)]
+pub struct Abstraction {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: HpaConfig,
+    layout: Layout,
+    movement: Movement,
+    /// East and south borders of each cluster.
+    borders: Vec<Arc<Borders>>,
+    /// Each cluster's nodes and edges; shared between versions when unchanged.
+    clusters: Vec<Arc<Cluster>>,
+    /// First global node id of each cluster; the last entry is the node count.
+    offsets: Vec<u32>,
+    /// Cluster of each global node id.
+    owner: Vec<u32>,
+    /// Time the build (or update) took.
+    built_in: Duration,
+}
+
+impl std::fmt::Debug for Abstraction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Abstraction")
+            .field("summary", &self.summary())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Abstraction {
+    /// Builds the abstraction of `grid` with square clusters of `cluster_size` cells (clamped
+    /// to `4..=128`) and the default path-cache budget.
+    ///
+    /// ```
+    /// use pathd_engine::{Abstraction, Grid, Movement, Point, Query, Status};
+    /// let grid = Grid::from_costs(40, 30, vec![1; 1200], Movement::Octile).unwrap();
+    /// let hpa = Abstraction::build(&grid, 8);
+    /// let r = hpa.find_path(&grid, &Query::new(Point::new(0, 0), Point::new(39, 29))).unwrap();
+    /// assert_eq!(r.status, Status::Found);
+    /// assert_eq!(grid.path_cost(&r.path), Some(r.cost));
+    /// ```
+    pub fn build(grid: &Grid, cluster_size: u32) -> Abstraction {
+        Self::build_with(grid, HpaConfig::with_cluster_size(cluster_size))
+    }
+
+    /// Builds the abstraction of `grid` with an explicit configuration.
+    pub fn build_with(grid: &Grid, config: HpaConfig) -> Abstraction {
+        let started = Instant::now();
+        let config = HpaConfig {
+            cluster_size: config.cluster_size.clamp(4, 128),
+            ..config
+        };
+        let layout = Layout::new(grid.width(), grid.height(), config.cluster_size);
+        let borders: Vec<Arc<Borders>> = (0..layout.count())
+            .map(|c| Arc::new(build::borders(grid, &layout, c, config.entrance_spacing)))
+            .collect();
+        let share = config.path_cache_bytes / layout.count();
+        let mut local = Local::default();
+        let clusters = (0..layout.count())
+            .map(|c| {
+                Arc::new(build::cluster(
+                    grid, &layout, &borders, c, share, &mut local,
+                ))
+            })
+            .collect();
+        Self::assemble(config, layout, grid.movement(), borders, clusters, started)
+    }
+
+    fn assemble(
+        config: HpaConfig,
+        layout: Layout,
+        movement: Movement,
+        borders: Vec<Arc<Borders>>,
+        clusters: Vec<Arc<Cluster>>,
+        started: Instant,
+    ) -> Abstraction {
+        let mut offsets = Vec::with_capacity(clusters.len() + 1);
+        let mut owner = Vec::new();
+        for (c, cl) in clusters.iter().enumerate() {
+            offsets.push(owner.len() as u32);
+            owner.extend(std::iter::repeat_n(c as u32, cl.nodes.len()));
+        }
+        offsets.push(owner.len() as u32);
+        Abstraction {
+            inner: Arc::new(Inner {
+                config,
+                layout,
+                movement,
+                borders,
+                clusters,
+                offsets,
+                owner,
+                built_in: started.elapsed(),
+            }),
+        }
+    }
+
+    /// The abstraction of `grid`, the map this one was built for after a patch changed the
+    /// cells `changed` (as reported by [`Grid::apply_patch`]). Only the borders those cells
+    /// lie on are rescanned and only clusters whose cells or border transitions changed are
+    /// rebuilt; the rest is shared with `self`. Equals [`Abstraction::build_with`] on `grid`
+    /// with the same configuration, provided `changed` lists every cell whose cost differs.
+    pub fn update(&self, grid: &Grid, changed: &[Point]) -> Abstraction {
+        self.update_with_report(grid, changed).0
+    }
+
+    /// [`Abstraction::update`], also saying how much was rebuilt.
+    pub fn update_with_report(
+        &self,
+        grid: &Grid,
+        changed: &[Point],
+    ) -> (Abstraction, UpdateReport) {
+        let started = Instant::now();
+        let me = &*self.inner;
+        let layout = me.layout;
+        if !self.fits(grid) {
+            let next = Self::build_with(grid, me.config);
+            let report = UpdateReport {
+                full_rebuild: true,
+                borders_changed: layout.count(),
+                clusters_rebuilt: next.inner.clusters.len(),
+                elapsed: started.elapsed(),
+            };
+            return (next, report);
+        }
+        let n = layout.count();
+        let mut dirty = vec![false; n];
+        let mut owners = vec![false; n];
+        for &p in changed.iter().filter(|p| grid.in_bounds(**p)) {
+            let c = layout.cluster_of(p);
+            dirty[c] = true;
+            // The borders a cell of `c` can lie on: c's own east/south, its west
+            // neighbour's east and its north neighbour's south.
+            owners[c] = true;
+            for side in [0, 3] {
+                if let Some(o) = layout.neighbour(c, side) {
+                    owners[o] = true;
+                }
+            }
+        }
+        let mut borders = me.borders.clone();
+        let mut report = UpdateReport::default();
+        for o in (0..n).filter(|&o| owners[o]) {
+            let fresh = build::borders(grid, &layout, o, me.config.entrance_spacing);
+            if fresh == *borders[o] {
+                continue;
+            }
+            // A neighbour's nodes only depend on where the transitions are, not on the
+            // step cost across.
+            let moved = |a: &[build::Transition], b: &[build::Transition]| {
+                a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.off != y.off)
+            };
+            if moved(&fresh.east, &borders[o].east) {
+                report.borders_changed += 1;
+                dirty[o] = true;
+                dirty[o + 1] = true;
+            }
+            if moved(&fresh.south, &borders[o].south) {
+                report.borders_changed += 1;
+                dirty[o] = true;
+                dirty[o + layout.ncx as usize] = true;
+            }
+            borders[o] = Arc::new(fresh);
+        }
+        let share = me.config.path_cache_bytes / n;
+        let mut local = Local::default();
+        let mut clusters = me.clusters.clone();
+        for c in (0..n).filter(|&c| dirty[c]) {
+            clusters[c] = Arc::new(build::cluster(
+                grid, &layout, &borders, c, share, &mut local,
+            ));
+            report.clusters_rebuilt += 1;
+        }
+        let next = Self::assemble(me.config, layout, me.movement, borders, clusters, started);
+        report.elapsed = started.elapsed();
+        (next, report)
+    }
+
+    /// Answers `query` on `grid`, which must be the map version this abstraction was built
+    /// (or updated) for. `query.algorithm` is ignored; the result says [`crate::Algorithm::Hpa`].
+    ///
+    /// The path is legal and its cost is its true cost, but it is not always optimal
+    /// (typically within a few tenths of a percent on game maps after straightening).
+    /// Limits, `partial` and the statuses mean what they mean for every algorithm; the
+    /// expansion count covers abstract nodes plus the cells expanded by the in-cluster
+    /// searches of insertion and refinement. An unreachable goal is answered from the map's
+    /// components without searching.
+    ///
+    /// Errors: the query's points are off the map or blocked, or `grid` has another size or
+    /// movement rule than the abstraction ([`QueryError::NotApplicable`]).
+    pub fn find_path(&self, grid: &Grid, query: &Query) -> Result<SearchResult, QueryError> {
+        query::find_path(self, grid, query)
+    }
+
+    /// True when `grid` has the size and movement rule this abstraction was built for (the
+    /// cells themselves are the caller's business: keep map and abstraction versioned together).
+    pub fn fits(&self, grid: &Grid) -> bool {
+        let l = &self.inner.layout;
+        grid.width() == l.width
+            && grid.height() == l.height
+            && grid.movement() == self.inner.movement
+    }
+
+    /// The configuration (cluster size after clamping).
+    pub fn config(&self) -> HpaConfig {
+        self.inner.config
+    }
+
+    /// How long the build (or the update that produced this version) took.
+    pub fn build_time(&self) -> Duration {
+        self.inner.built_in
+    }
+
+    /// Heap bytes held by this version, counting shared clusters in full (they are shared
+    /// with neighbouring versions, so the sum over versions overcounts).
+    pub fn memory_bytes(&self) -> usize {
+        let me = &*self.inner;
+        std::mem::size_of::<Inner>()
+            + me.borders.iter().map(|b| b.bytes() + 8).sum::<usize>()
+            + me.clusters.iter().map(|c| c.bytes() + 8).sum::<usize>()
+            + me.offsets.capacity() * 4
+            + me.owner.capacity() * 4
+    }
+
+    /// Sizes for a map summary or `/metrics`.
+    pub fn summary(&self) -> HpaSummary {
+        let me = &*self.inner;
+        let intra: usize = me.clusters.iter().map(|c| c.adj.len() / 2).sum();
+        let cached: usize = me.clusters.iter().map(|c| c.spans.len()).sum();
+        let inter: usize = me
+            .borders
+            .iter()
+            .map(|b| b.east.len() + b.south.len())
+            .sum();
+        HpaSummary {
+            cluster_size: me.config.cluster_size,
+            clusters: me.clusters.len(),
+            nodes: me.owner.len(),
+            edges: intra + inter,
+            cached_paths: cached,
+            memory_bytes: self.memory_bytes(),
+        }
+    }
+}
