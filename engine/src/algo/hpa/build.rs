@@ -285,13 +285,13 @@ pub(super) fn cluster(
     let mut cell_path = Vec::new();
     for i in 0..n.saturating_sub(1) {
         local.dijkstra(grid, r, locals[i], &locals[i + 1..]);
-        for j in i + 1..n {
-            let d = local.dist(locals[j]);
+        for (j, &lj) in locals.iter().enumerate().skip(i + 1) {
+            let d = local.dist(lj);
             if !d.is_finite() {
                 continue;
             }
             cell_path.clear();
-            local.path_to(locals[j], &mut cell_path);
+            local.path_to(lj, &mut cell_path);
             let start = cl.codes.len() as u32;
             cl.codes
                 .extend(cell_path.windows(2).map(|s| dir_code(pw, s[0], s[1])));

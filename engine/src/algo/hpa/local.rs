@@ -11,8 +11,9 @@
 //! rectangle. A diagonal whose two end cells lie in the rectangle has both of its corner
 //! cells in the rectangle too, so the no-corner-cutting test never needs an outside cell.
 
+use super::heap::MinHeap;
 use crate::grid::{DIRS, Grid, Movement, SQRT2, distance};
-use crate::search::{DIAG_SIDES, OpenList};
+use crate::search::DIAG_SIDES;
 
 /// A cluster rectangle in map coordinates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,7 +62,7 @@ pub(super) struct Local {
     /// `gen` = a target of the current search.
     mark: Vec<u32>,
     generation: u32,
-    open: OpenList,
+    open: MinHeap,
     /// Cells settled by the last search.
     pub expanded: u64,
     /// Successors pushed by the last search.
@@ -181,13 +182,15 @@ impl Local {
         self.g[source as usize] = 0.0;
         self.parent[source as usize] = source;
         self.stamp[source as usize] = gen_;
-        self.open.push(heur(source), 0.0, source);
+        self.open.push(heur(source), source);
         self.generated += 1;
-        while let Some((_, g, l)) = self.open.pop() {
+        while let Some((_, l)) = self.open.pop() {
             let li = l as usize;
-            if self.stamp[li] == gen_ + 1 || g > self.g[li] {
+            // Settled already: this entry is an older, worse one (see `heap`).
+            if self.stamp[li] == gen_ + 1 {
                 continue;
             }
+            let g = self.g[li];
             self.stamp[li] = gen_ + 1;
             self.expanded += 1;
             if self.mark[li] == gen_ {
@@ -203,7 +206,7 @@ impl Local {
             for k in 0..8 {
                 if k >= 4 {
                     let (a, b) = DIAG_SIDES[k - 4];
-                    if !octile || !(open[a] && open[b]) {
+                    if !(octile && open[a] && open[b]) {
                         continue;
                     }
                 }
@@ -230,7 +233,7 @@ impl Local {
                 self.g[ni] = ng;
                 self.parent[ni] = l;
                 self.stamp[ni] = gen_;
-                self.open.push(ng + heur(n), ng, n);
+                self.open.push(ng + heur(n), n);
                 self.generated += 1;
             }
         }

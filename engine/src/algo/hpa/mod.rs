@@ -41,6 +41,7 @@
 //! ([`Abstraction::diff`] checks that).
 
 mod build;
+mod heap;
 mod inspect;
 mod local;
 mod query;
@@ -137,10 +138,31 @@ struct Inner {
     clusters: Vec<Arc<Cluster>>,
     /// First global node id of each cluster; the last entry is the node count.
     offsets: Vec<u32>,
-    /// Cluster of each global node id.
-    owner: Vec<u32>,
+    /// Per global node id: where it is and which cluster owns it.
+    gnodes: Vec<GNode>,
+    /// The whole abstract graph as one flat adjacency array, derived from `clusters` (each
+    /// version rebuilds it in one pass): node `id`'s edges, its intra-cluster edges then the
+    /// step across its border, are `gadj[gadj_start[id]..gadj_start[id + 1]]`. The search
+    /// would otherwise chase three pointers into a different cluster on every expansion.
+    gadj_start: Vec<u32>,
+    gadj: Vec<GEdge>,
     /// Time the build (or update) took.
     built_in: Duration,
+}
+
+/// A node as the abstract search sees it.
+#[derive(Clone, Copy, Debug)]
+struct GNode {
+    x: u16,
+    y: u16,
+    cluster: u32,
+}
+
+/// An edge of the flat abstract graph.
+#[derive(Clone, Copy, Debug)]
+struct GEdge {
+    to: u32,
+    cost: f64,
 }
 
 impl std::fmt::Debug for Abstraction {
@@ -199,12 +221,43 @@ impl Abstraction {
         started: Instant,
     ) -> Abstraction {
         let mut offsets = Vec::with_capacity(clusters.len() + 1);
-        let mut owner = Vec::new();
-        for (c, cl) in clusters.iter().enumerate() {
-            offsets.push(owner.len() as u32);
-            owner.extend(std::iter::repeat_n(c as u32, cl.nodes.len()));
+        let mut total = 0;
+        for cl in &clusters {
+            offsets.push(total);
+            total += cl.nodes.len() as u32;
         }
-        offsets.push(owner.len() as u32);
+        offsets.push(total);
+        let pw = layout.width as usize + 2;
+        let mut gnodes = Vec::with_capacity(total as usize);
+        let mut gadj_start = Vec::with_capacity(total as usize + 1);
+        let edges: usize = clusters.iter().map(|c| c.adj.len() + c.nodes.len()).sum();
+        let mut gadj = Vec::with_capacity(edges);
+        for (c, cl) in clusters.iter().enumerate() {
+            let base = offsets[c];
+            for (i, n) in cl.nodes.iter().enumerate() {
+                let cell = n.cell as usize;
+                gnodes.push(GNode {
+                    x: (cell % pw - 1) as u16,
+                    y: (cell / pw - 1) as u16,
+                    cluster: c as u32,
+                });
+                gadj_start.push(gadj.len() as u32);
+                gadj.extend(cl.edges(i).iter().map(|e| GEdge {
+                    to: base + e.to as u32,
+                    cost: e.cost,
+                }));
+                let side = n.side as usize;
+                let across = layout
+                    .neighbour(c, side)
+                    .expect("transitions face a cluster");
+                let j = clusters[across].side_start[(side + 2) % 4] as u32 + n.k as u32;
+                gadj.push(GEdge {
+                    to: offsets[across] + j,
+                    cost: build::side_transitions(&layout, &borders, c, side)[n.k as usize].cross,
+                });
+            }
+        }
+        gadj_start.push(gadj.len() as u32);
         Abstraction {
             inner: Arc::new(Inner {
                 config,
@@ -213,7 +266,9 @@ impl Abstraction {
                 borders,
                 clusters,
                 offsets,
-                owner,
+                gnodes,
+                gadj_start,
+                gadj,
                 built_in: started.elapsed(),
             }),
         }
@@ -343,7 +398,9 @@ impl Abstraction {
             + me.borders.iter().map(|b| b.bytes() + 8).sum::<usize>()
             + me.clusters.iter().map(|c| c.bytes() + 8).sum::<usize>()
             + me.offsets.capacity() * 4
-            + me.owner.capacity() * 4
+            + me.gnodes.capacity() * std::mem::size_of::<GNode>()
+            + me.gadj_start.capacity() * 4
+            + me.gadj.capacity() * std::mem::size_of::<GEdge>()
     }
 
     /// Sizes for a map summary or `/metrics`.
@@ -359,7 +416,7 @@ impl Abstraction {
         HpaSummary {
             cluster_size: me.config.cluster_size,
             clusters: me.clusters.len(),
-            nodes: me.owner.len(),
+            nodes: me.gnodes.len(),
             edges: intra + inter,
             cached_paths: cached,
             memory_bytes: self.memory_bytes(),

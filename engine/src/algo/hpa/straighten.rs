@@ -3,35 +3,50 @@
 //! Refined HPA* paths bend towards transition cells at every cluster border. From each path
 //! cell we cast straight rays in the map's move directions (8, or 4 on cardinal maps); a ray
 //! that meets the path further on, and costs less than the stretch of path it would replace,
-//! replaces that stretch. We take the hit furthest along the path, jump there and continue,
-//! so the pass is linear in the path length times the ray budget. A ray only takes legal
-//! steps (no corner cutting), and a final pass cuts out any loop a ray may have closed, so the
-//! result is legal and never costs more than the input.
+//! replaces that stretch. We take the hit furthest along the path, jump there and continue.
+//!
+//! What keeps it cheap (rays are long, up to 256 steps, because on open maps long rays are
+//! what removes the last few tenths of a percent): a ray stops at a wall, when it leaves the
+//! bounding box of the next stretch of path (it can meet nothing beyond), and as soon as it
+//! runs along the path (two hits in a row: anything further is found again from where the
+//! path leaves the ray). A ray only takes legal steps (no corner cutting), and a final pass
+//! cuts out any loop a ray may have closed, so the result is legal and never costs more than
+//! the input.
 
-use crate::grid::{Grid, Movement, SQRT2};
+use crate::grid::{DIRS, Grid, Movement, SQRT2};
 use crate::search::DIAG_SIDES;
 
-/// Index lookup "where is this cell on the path", generation-stamped and sized to the map.
+/// "Is this cell on the path, and where": a bitset over the map answers the first question
+/// from L2 (rays mostly miss), a map-sized index array the second, only on hits. Both are
+/// cleared by walking the path again, so a pass costs nothing proportional to the map.
 #[derive(Default)]
 pub(super) struct Straightener {
+    bits: Vec<u64>,
     pos: Vec<u32>,
-    stamp: Vec<u32>,
-    generation: u32,
     prefix: Vec<f64>,
     out: Vec<u32>,
+    /// `[x0, y0, x1, y1]` of each block of `BLOCK` path cells.
+    boxes: Vec<[i64; 4]>,
 }
 
+/// Path cells per bounding box.
+const BLOCK: usize = 16;
+
 impl Straightener {
-    fn begin(&mut self, len: usize) {
-        if self.pos.len() < len {
-            self.pos.resize(len, 0);
-            self.stamp.resize(len, 0);
-        }
-        if self.generation >= u32::MAX - 4 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
-            self.generation = 0;
-        }
-        self.generation += 1;
+    #[inline]
+    fn has(&self, c: usize) -> bool {
+        self.bits[c >> 6] & (1 << (c & 63)) != 0
+    }
+
+    #[inline]
+    fn put(&mut self, c: usize, i: usize) {
+        self.bits[c >> 6] |= 1 << (c & 63);
+        self.pos[c] = i as u32;
+    }
+
+    #[inline]
+    fn clear(&mut self, c: usize) {
+        self.bits[c >> 6] &= !(1 << (c & 63));
     }
 
     /// Straightens `path` (padded cells, legal steps) in place, with rays of at most
@@ -53,19 +68,33 @@ impl Straightener {
             let len = if d == 1 || d == pw { 1.0 } else { SQRT2 };
             len * (cells[a as usize] as f64 + cells[b as usize] as f64) * 0.5
         };
+        if self.pos.len() < cells.len() {
+            self.pos.resize(cells.len(), 0);
+            self.bits.resize(cells.len().div_ceil(64), 0);
+        }
 
         // Where each cell sits on the path (its last occurrence), and prefix costs.
-        self.begin(cells.len());
-        let gen_ = self.generation;
         self.prefix.clear();
         self.prefix.push(0.0);
         for (i, &c) in path.iter().enumerate() {
-            self.pos[c as usize] = i as u32;
-            self.stamp[c as usize] = gen_;
+            self.put(c as usize, i);
             if i > 0 {
                 let last = self.prefix[i - 1];
                 self.prefix.push(last + step_cost(path[i - 1], c));
             }
+        }
+
+        // Bounding boxes of blocks of path cells: a ray stops once it leaves the box of the
+        // next `window` cells, which it can no longer meet.
+        let window = 3 * max_ray as usize;
+        self.boxes.clear();
+        for chunk in path.chunks(BLOCK) {
+            let mut b = [i64::MAX, i64::MAX, i64::MIN, i64::MIN];
+            for &c in chunk {
+                let (x, y) = (c as i64 % pw, c as i64 / pw);
+                b = [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)];
+            }
+            self.boxes.push(b);
         }
 
         self.out.clear();
@@ -73,14 +102,39 @@ impl Straightener {
         let mut i = 0usize;
         while i + 1 < path.len() {
             let p = path[i];
+            let last_block = ((i + window) / BLOCK).min(self.boxes.len() - 1);
+            let [x0, y0, x1, y1] = self.boxes[i / BLOCK..=last_block].iter().fold(
+                [i64::MAX, i64::MAX, i64::MIN, i64::MIN],
+                |a, b| {
+                    [
+                        a[0].min(b[0]),
+                        a[1].min(b[1]),
+                        a[2].max(b[2]),
+                        a[3].max(b[3]),
+                    ]
+                },
+            );
             let mut best_j = i + 1;
             let mut best_ray = None;
-            for k in 0..dirs {
+            // The ray along the next step only retraces the path; the one back along the
+            // previous step only meets earlier cells.
+            let ahead = code(pw, p, path[i + 1]);
+            let back = if i > 0 {
+                code(pw, p, path[i - 1])
+            } else {
+                usize::MAX
+            };
+            for k in (0..dirs).filter(|&k| k != ahead && k != back) {
                 let mut cur = p as usize;
                 let mut cost = 0.0;
+                let mut last_hit = usize::MAX;
+                let (dx, dy) = DIRS[k];
+                let (mut x, mut y) = (p as i64 % pw, p as i64 / pw);
                 for len in 1..=max_ray {
                     let next = cur.wrapping_add_signed(off[k]);
-                    if cells[next] == 0 {
+                    x += dx as i64;
+                    y += dy as i64;
+                    if cells[next] == 0 || x < x0 || x > x1 || y < y0 || y > y1 {
                         break;
                     }
                     if k >= 4 {
@@ -93,7 +147,7 @@ impl Straightener {
                     }
                     cost += step_cost(cur as u32, next as u32);
                     cur = next;
-                    if self.stamp[cur] != gen_ {
+                    if !self.has(cur) {
                         continue;
                     }
                     let j = self.pos[cur] as usize;
@@ -102,6 +156,12 @@ impl Straightener {
                         best_j = j;
                         best_ray = Some((k, len));
                     }
+                    // Two hits in a row: the ray now runs along the path, and whatever lies
+                    // beyond is found from the cell where the path leaves the ray.
+                    if j == last_hit.wrapping_add(1) {
+                        break;
+                    }
+                    last_hit = j;
                 }
             }
             match best_ray {
@@ -116,24 +176,50 @@ impl Straightener {
             }
             i = best_j;
         }
+        for &c in path.iter() {
+            self.clear(c as usize);
+        }
 
         // Cut loops: a cell seen twice means the stretch between is a detour.
-        self.generation += 1;
-        let gen_ = self.generation;
         path.clear();
-        for &c in &self.out {
-            let ci = c as usize;
-            if self.stamp[ci] == gen_ {
-                let keep = self.pos[ci] as usize + 1;
+        for k in 0..self.out.len() {
+            let c = self.out[k] as usize;
+            if self.has(c) {
+                let keep = self.pos[c] as usize + 1;
                 for &gone in &path[keep..] {
-                    self.stamp[gone as usize] = 0;
+                    self.clear(gone as usize);
                 }
                 path.truncate(keep);
             } else {
-                self.stamp[ci] = gen_;
-                self.pos[ci] = path.len() as u32;
-                path.push(c);
+                self.put(c, path.len());
+                path.push(c as u32);
             }
         }
+        for &c in path.iter() {
+            self.clear(c as usize);
+        }
+    }
+}
+
+/// `DIRS` index of the step between adjacent padded cells `a` and `b`.
+#[inline]
+fn code(pw: i64, a: u32, b: u32) -> usize {
+    let d = b as i64 - a as i64;
+    let (dy, dx) = if d > pw / 2 {
+        (1, d - pw)
+    } else if d < -pw / 2 {
+        (-1, d + pw)
+    } else {
+        (0, d)
+    };
+    match (dx, dy) {
+        (0, -1) => 0,
+        (1, 0) => 1,
+        (0, 1) => 2,
+        (-1, 0) => 3,
+        (1, -1) => 4,
+        (1, 1) => 5,
+        (-1, 1) => 6,
+        _ => 7,
     }
 }
