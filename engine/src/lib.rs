@@ -40,7 +40,7 @@ mod planner;
 pub mod query;
 mod search;
 
-pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, UpdateReport};
+pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
 pub use patch::{Patch, PatchError, Rect};
 pub use planner::{Searcher, find_path, resolve_auto};

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use pathd_engine::{
     Abstraction, Algorithm, Grid, HpaConfig, LimitKind, Movement, Patch, Point, Query, QueryError,
-    Rect, Status,
+    Rect, Refine, Status,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -146,6 +146,8 @@ fn random_case(rng: &mut StdRng, case: usize) -> (Grid, HpaConfig) {
         cluster_size: rng.random_range(4..=16),
         path_cache_bytes: if rng.random_bool(0.3) { 0 } else { 1 << 20 },
         entrance_spacing: if rng.random_bool(0.2) { 3 } else { 0 },
+        refine: [Refine::Edges, Refine::Corridor, Refine::CorridorOnWeighted]
+            [rng.random_range(0..3)],
     };
     (grid, config)
 }

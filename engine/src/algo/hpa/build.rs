@@ -152,10 +152,26 @@ impl Cluster {
     }
 }
 
-/// Where transitions go on one entrance of `len` cells starting at `start`.
-fn place(start: u32, len: u32, spacing: u32, out: &mut Vec<u32>) {
+/// Where transitions go on one entrance of `len` cells starting at `start`; `cost(i)` is the
+/// cost of crossing at position `i` (the sum of the two cells).
+///
+/// Botea's rule on uniform maps: one transition in the middle of a short entrance, one at
+/// each end of a long one (plus evenly spread extras with a `spacing`). On weighted maps the
+/// crossing cost varies along an entrance, and a transition forced onto an expensive cell
+/// can cost more than the rest of the path, so a short entrance gets its transition at the
+/// cheapest crossing (nearest the middle among equals), and a long one also gets its
+/// cheapest interior crossing when that is cheaper than both ends. Uniform entrances are
+/// placed exactly as Botea places them.
+fn place(start: u32, len: u32, spacing: u32, cost: impl Fn(u32) -> u32, out: &mut Vec<u32>) {
+    let mid = start + (len - 1) / 2;
+    // Cheapest crossing among `from..to`, nearest the middle on ties.
+    let cheapest = |from: u32, to: u32| {
+        (from..to)
+            .min_by_key(|&i| (cost(i), i.abs_diff(mid), i))
+            .expect("entrance is not empty")
+    };
     if len < LONG_ENTRANCE {
-        out.push(start + (len - 1) / 2);
+        out.push(cheapest(start, start + len));
         return;
     }
     let last = start + len - 1;
@@ -165,10 +181,16 @@ fn place(start: u32, len: u32, spacing: u32, out: &mut Vec<u32>) {
     } else {
         (len - 1).div_ceil(spacing)
     };
+    let from = out.len();
     for i in 0..=parts {
         out.push(start + (i * (len - 1) + parts / 2) / parts);
     }
     debug_assert_eq!(out.last(), Some(&last));
+    let inner = cheapest(start + 1, last);
+    if out[from..].iter().all(|&t| cost(inner) < cost(t)) {
+        let at = out[from..].partition_point(|&t| t < inner) + from;
+        out.insert(at, inner);
+    }
 }
 
 /// Scans one border: `first` is the padded cell of the first position on the near side,
@@ -197,7 +219,11 @@ fn scan(
         while i < len && open(i) {
             i += 1;
         }
-        place(start, i - start, spacing, &mut picks);
+        let crossing = |i: u32| {
+            let a = first + i as usize * along;
+            cells[a] as u32 + cells[a + across] as u32
+        };
+        place(start, i - start, spacing, crossing, &mut picks);
     }
     picks
         .into_iter()

@@ -25,28 +25,45 @@ pub(super) struct Rect {
 }
 
 impl Rect {
-    /// Number of cells.
+    /// Width of the rectangle with its ring of blocked cells.
     #[inline]
-    pub(super) fn area(&self) -> usize {
-        self.w as usize * self.h as usize
+    fn lpw(&self) -> usize {
+        self.w as usize + 2
     }
 
-    /// Local index (row-major inside the rectangle) of a padded cell in the rectangle.
+    /// Number of local cells, ring included.
+    #[inline]
+    pub(super) fn padded_area(&self) -> usize {
+        self.lpw() * (self.h as usize + 2)
+    }
+
+    /// Local index of a padded map cell in the rectangle: row-major over the rectangle with
+    /// a one-cell ring of blocked cells, like the map's own padding, so the search loop
+    /// needs no bounds checks.
     #[inline]
     pub(super) fn local(&self, pw: usize, padded: u32) -> u32 {
         let p = padded as usize;
         let x = (p % pw - 1) as u32;
         let y = (p / pw - 1) as u32;
         debug_assert!(x >= self.x0 && x < self.x0 + self.w && y >= self.y0 && y < self.y0 + self.h);
-        (y - self.y0) * self.w + (x - self.x0)
+        ((y - self.y0 + 1) as usize * self.lpw() + (x - self.x0 + 1) as usize) as u32
     }
 
-    /// Padded index of a local index.
+    /// Map coordinates of an interior local index.
+    #[inline]
+    pub(super) fn xy(&self, local: u32) -> (u32, u32) {
+        let l = local as usize;
+        (
+            self.x0 + (l % self.lpw()) as u32 - 1,
+            self.y0 + (l / self.lpw()) as u32 - 1,
+        )
+    }
+
+    /// Padded map index of an interior local index.
     #[inline]
     pub(super) fn padded(&self, pw: usize, local: u32) -> u32 {
-        let lx = local % self.w;
-        let ly = local / self.w;
-        ((self.y0 + ly + 1) as usize * pw + (self.x0 + lx + 1) as usize) as u32
+        let (x, y) = self.xy(local);
+        ((y + 1) as usize * pw + (x + 1) as usize) as u32
     }
 }
 
@@ -55,6 +72,8 @@ impl Rect {
 pub(super) struct Local {
     rect: Rect,
     pw: usize,
+    /// The rectangle's costs with a ring of blocked cells.
+    costs: Vec<u8>,
     g: Vec<f64>,
     parent: Vec<u32>,
     /// `gen` = reached, `gen + 1` = settled, anything else = untouched.
@@ -71,7 +90,7 @@ pub(super) struct Local {
 
 impl Local {
     fn begin(&mut self, grid: &Grid, rect: Rect) {
-        let n = rect.area();
+        let n = rect.padded_area();
         if self.g.len() < n {
             self.g.resize(n, 0.0);
             self.parent.resize(n, 0);
@@ -84,6 +103,16 @@ impl Local {
             self.generation = 0;
         }
         self.generation += 2;
+        // Copy the rectangle's costs inside a blocked ring.
+        let (lpw, w) = (rect.lpw(), rect.w as usize);
+        self.costs.clear();
+        self.costs.resize(n, 0);
+        let cells = grid.cells();
+        for y in 0..rect.h {
+            let from = grid.pidx(crate::grid::Point::new(rect.x0, rect.y0 + y));
+            let to = (y as usize + 1) * lpw + 1;
+            self.costs[to..to + w].copy_from_slice(&cells[from..from + w]);
+        }
         self.rect = rect;
         self.pw = grid.padded_width();
         self.open.clear();
@@ -140,7 +169,7 @@ impl Local {
 
     /// Local cells touched by the last search, with their distances.
     pub(super) fn touched(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
-        (0..self.rect.area() as u32)
+        (0..self.rect.padded_area() as u32)
             .filter(|&l| self.reached(l))
             .map(|l| (l, self.g[l as usize]))
     }
@@ -163,17 +192,18 @@ impl Local {
     /// The core loop: best-first over the rectangle, `h` = 0 (Dijkstra) or the map's
     /// heuristic towards `goal`; stops when `remaining` marked cells are settled.
     fn run(&mut self, grid: &Grid, source: u32, goal: Option<u32>, mut remaining: usize) {
-        let cells = grid.cells();
-        let off = grid.offsets();
         let octile = grid.movement() == Movement::Octile;
         let movement = grid.movement();
         let scale = grid.min_cost() as f64;
-        let Rect { w, h, .. } = self.rect;
-        let (w, h) = (w as i64, h as i64);
+        let lpw = self.rect.lpw() as i64;
+        let mut off = [0isize; 8];
+        for (k, (dx, dy)) in DIRS.iter().enumerate() {
+            off[k] = (*dy as i64 * lpw + *dx as i64) as isize;
+        }
         let heur = |l: u32| match goal {
             Some(t) => {
-                let dx = (l as i64 % w - t as i64 % w).abs() as f64;
-                let dy = (l as i64 / w - t as i64 / w).abs() as f64;
+                let dx = (l as i64 % lpw - t as i64 % lpw).abs() as f64;
+                let dy = (l as i64 / lpw - t as i64 / lpw).abs() as f64;
                 distance(movement, dx, dy) * scale
             }
             None => 0.0,
@@ -199,9 +229,7 @@ impl Local {
                     break;
                 }
             }
-            let (lx, ly) = (l as i64 % w, l as i64 / w);
-            let p = self.rect.padded(self.pw, l) as usize;
-            let c = cells[p] as f64;
+            let c = self.costs[li] as f64;
             let mut open = [false; 4];
             for k in 0..8 {
                 if k >= 4 {
@@ -210,12 +238,8 @@ impl Local {
                         continue;
                     }
                 }
-                let (dx, dy) = DIRS[k];
-                let (nx, ny) = (lx + dx as i64, ly + dy as i64);
-                if nx < 0 || ny < 0 || nx >= w || ny >= h {
-                    continue;
-                }
-                let cm = cells[p.wrapping_add_signed(off[k])];
+                let ni = li.wrapping_add_signed(off[k]);
+                let cm = self.costs[ni];
                 if cm == 0 {
                     continue;
                 }
@@ -224,8 +248,6 @@ impl Local {
                 }
                 let step = if k < 4 { 1.0 } else { SQRT2 };
                 let ng = g + step * (c + cm as f64) * 0.5;
-                let n = (ny * w + nx) as u32;
-                let ni = n as usize;
                 let st = self.stamp[ni];
                 if st == gen_ + 1 || (st == gen_ && ng >= self.g[ni]) {
                     continue;
@@ -233,7 +255,7 @@ impl Local {
                 self.g[ni] = ng;
                 self.parent[ni] = l;
                 self.stamp[ni] = gen_;
-                self.open.push(ng + heur(n), n);
+                self.open.push(ng + heur(ni as u32), ni as u32);
                 self.generated += 1;
             }
         }

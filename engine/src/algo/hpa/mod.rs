@@ -41,6 +41,7 @@
 //! ([`Abstraction::diff`] checks that).
 
 mod build;
+mod corridor;
 mod heap;
 mod inspect;
 mod local;
@@ -60,7 +61,9 @@ use crate::query::{Query, QueryError, SearchResult};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HpaConfig {
     /// Side of a square cluster in cells, clamped to `4..=128`. Larger clusters mean a
-    /// smaller abstract graph but costlier start/goal insertion and build.
+    /// smaller abstract graph (faster long queries) but costlier start/goal insertion and
+    /// slightly longer paths. Default 32: on the 1024x1024 Moving AI maps it answers long
+    /// queries about twice as fast as 16 for 0.1-0.2% more path length.
     pub cluster_size: u32,
     /// Bytes allowed for cached intra-cluster cell paths over the whole map. Each cluster
     /// gets an equal share and caches all of its paths or none (so an update decides exactly
@@ -70,14 +73,32 @@ pub struct HpaConfig {
     /// at each end of a long one); `s > 0` also spreads transitions so that neighbours on a
     /// long entrance are at most `s` cells apart (better paths, bigger graph).
     pub entrance_spacing: u32,
+    /// How abstract paths become cell paths.
+    pub refine: Refine,
+}
+
+/// How an abstract path becomes a cell path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Refine {
+    /// Edge by edge (cached path, else A* inside the cluster), then straightening. The fast
+    /// one; on uniform-cost maps within a few tenths of a percent of optimal on average.
+    Edges,
+    /// Then A* on the map restricted to the clusters the path crosses and their side
+    /// neighbours. Near-optimal on weighted terrain too (where transitions forced onto
+    /// expensive cells cost more than straightening can recover), at several times the cost.
+    Corridor,
+    /// [`Refine::Corridor`] on weighted maps, [`Refine::Edges`] on uniform ones.
+    #[default]
+    CorridorOnWeighted,
 }
 
 impl Default for HpaConfig {
     fn default() -> Self {
         HpaConfig {
-            cluster_size: 16,
+            cluster_size: 32,
             path_cache_bytes: 64 << 20,
             entrance_spacing: 0,
+            refine: Refine::default(),
         }
     }
 }

@@ -4,10 +4,12 @@
 use std::cell::RefCell;
 use std::time::Instant;
 
+use super::build::Layout;
 use super::build::NO_PATH;
-use super::local::Local;
+use super::corridor::Corridor;
+use super::local::{Local, Rect};
 use super::straighten::Straightener;
-use super::{Abstraction, Inner};
+use super::{Abstraction, Inner, Refine};
 use crate::grid::{Grid, Point, distance};
 use crate::query::{Algorithm, LimitKind, Query, QueryError, SearchResult, Stats, Status};
 use crate::search::limit_hit;
@@ -37,6 +39,7 @@ struct Scratch {
     nodes: AbsNodes,
     open: MinHeap,
     straight: Straightener,
+    corridor: Corridor,
     targets: Vec<u32>,
     goal_dist: Vec<f64>,
     cells: Vec<u32>,
@@ -331,7 +334,8 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
             let mut best = closest.map(|(hh, g, id)| (hh, g, Closest::Node(id)));
             // Cells the start's Dijkstra reached count as explored too.
             for (l, d) in sc.s.touched() {
-                let hh = h_xy((rs.x0 + l % rs.w) as f64, (rs.y0 + l / rs.w) as f64);
+                let (x, y) = rs.xy(l);
+                let hh = h_xy(x as f64, y as f64);
                 if best
                     .as_ref()
                     .is_none_or(|(bh, bg, _)| hh < *bh || hh == *bh && d < *bg)
@@ -354,23 +358,86 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
     let mut cost = 0.0;
     if let Some(t) = target {
         sc.cells.clear();
-        match t {
-            Closest::Cell(l) => sc.s.path_to(l, &mut sc.cells),
+        match &t {
+            Closest::Cell(l) => sc.s.path_to(*l, &mut sc.cells),
             Closest::Node(end) => {
-                let chain = sc.nodes.chain(end);
+                let chain = sc.nodes.chain(*end);
                 refine(me, grid, sc, &chain, s_id, g_id, s_cell, g_cell, &mut stats);
             }
+        }
+        let corridor = match me.config.refine {
+            Refine::Edges => false,
+            Refine::Corridor => true,
+            Refine::CorridorOnWeighted => !grid.is_uniform(),
+        };
+        if corridor && !matches!(t, Closest::Cell(_)) {
+            sc.corridor
+                .refine(grid, &layout, &q.limits, &mut sc.cells, &mut stats);
         }
         sc.straight.straighten(grid, &mut sc.cells, MAX_RAY);
         path = sc.cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
         cost = grid
             .path_cost(&path)
             .expect("refined HPA* paths are legal by construction");
+        if status == Status::Found {
+            if let Some((local_path, local_cost)) =
+                nearby(&layout, grid, q, &mut sc.work, &mut stats)
+            {
+                if local_cost < cost {
+                    (path, cost) = (local_path, local_cost);
+                }
+            }
+        }
     }
     stats.elapsed = started.elapsed();
     let mut r = result(status, path, cost, stats, limit);
     r.expanded_cells = debug.iter().map(|&c| grid.ppoint(c as usize)).collect();
     r
+}
+
+/// How many clusters apart (in x and in y) start and goal may be for the local check.
+const NEAR: u32 = 2;
+
+/// For a start and goal in the same or neighbouring clusters: the optimal path inside the
+/// block of clusters that holds both, with its cost. Forced through transition cells, HPA*'s
+/// answer to such short queries can be far off (an entrance's end transition may be a long
+/// way from where the optimum crosses), and this block is as cheap to search as the
+/// insertion already was.
+fn nearby(
+    layout: &Layout,
+    grid: &Grid,
+    q: &Query,
+    local: &mut Local,
+    stats: &mut Stats,
+) -> Option<(Vec<Point>, f64)> {
+    let size = layout.size;
+    let (ax, ay) = (q.start.x / size, q.start.y / size);
+    let (bx, by) = (q.goal.x / size, q.goal.y / size);
+    if ax.abs_diff(bx) > NEAR || ay.abs_diff(by) > NEAR {
+        return None;
+    }
+    let (x0, y0) = (ax.min(bx) * size, ay.min(by) * size);
+    let x1 = ((ax.max(bx) + 1) * size).min(layout.width);
+    let y1 = ((ay.max(by) + 1) * size).min(layout.height);
+    let r = Rect {
+        x0,
+        y0,
+        w: x1 - x0,
+        h: y1 - y0,
+    };
+    let pw = grid.padded_width();
+    let (s, g) = (grid.pidx(q.start) as u32, grid.pidx(q.goal) as u32);
+    let found = local.astar(grid, r, r.local(pw, s), r.local(pw, g));
+    stats.expanded += local.expanded;
+    stats.generated += local.generated;
+    if !found {
+        return None;
+    }
+    let mut cells = Vec::new();
+    local.path_to(r.local(pw, g), &mut cells);
+    let path: Vec<Point> = cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
+    let cost = grid.path_cost(&path).expect("local paths are legal");
+    Some((path, cost))
 }
 
 /// Turns an abstract chain (starting at S) into cells in `sc.cells`.

@@ -7,7 +7,8 @@
 //!
 //! What keeps it cheap (rays are long, up to 256 steps, because on open maps long rays are
 //! what removes the last few tenths of a percent): a ray stops at a wall, when it leaves the
-//! bounding box of the next stretch of path (it can meet nothing beyond), and as soon as it
+//! bounding box of the path cells it could still usefully meet (a stretch at most twice its
+//! length: the detours HPA* leaves are small), and as soon as it
 //! runs along the path (two hits in a row: anything further is found again from where the
 //! path leaves the ray). A ray only takes legal steps (no corner cutting), and a final pass
 //! cuts out any loop a ray may have closed, so the result is legal and never costs more than
@@ -31,6 +32,9 @@ pub(super) struct Straightener {
 
 /// Path cells per bounding box.
 const BLOCK: usize = 16;
+
+/// Longest stretch of path a ray may replace, in multiples of the ray's length.
+const DETOUR: usize = 2;
 
 impl Straightener {
     #[inline]
@@ -84,9 +88,10 @@ impl Straightener {
             }
         }
 
-        // Bounding boxes of blocks of path cells: a ray stops once it leaves the box of the
-        // next `window` cells, which it can no longer meet.
-        let window = 3 * max_ray as usize;
+        // Bounding boxes of blocks of path cells. A ray of `len` steps that meets the path
+        // at `j` replaces a stretch of `j - i >= len` steps; we only look for stretches up to
+        // `DETOUR` times the ray (plus a block), so a ray stops once it leaves the box of
+        // the path cells it could still meet that way.
         self.boxes.clear();
         for chunk in path.chunks(BLOCK) {
             let mut b = [i64::MAX, i64::MAX, i64::MIN, i64::MIN];
@@ -96,24 +101,13 @@ impl Straightener {
             }
             self.boxes.push(b);
         }
+        let last_block = self.boxes.len() - 1;
 
         self.out.clear();
         self.out.push(path[0]);
         let mut i = 0usize;
         while i + 1 < path.len() {
             let p = path[i];
-            let last_block = ((i + window) / BLOCK).min(self.boxes.len() - 1);
-            let [x0, y0, x1, y1] = self.boxes[i / BLOCK..=last_block].iter().fold(
-                [i64::MAX, i64::MAX, i64::MIN, i64::MIN],
-                |a, b| {
-                    [
-                        a[0].min(b[0]),
-                        a[1].min(b[1]),
-                        a[2].max(b[2]),
-                        a[3].max(b[3]),
-                    ]
-                },
-            );
             let mut best_j = i + 1;
             let mut best_ray = None;
             // The ray along the next step only retraces the path; the one back along the
@@ -130,11 +124,24 @@ impl Straightener {
                 let mut last_hit = usize::MAX;
                 let (dx, dy) = DIRS[k];
                 let (mut x, mut y) = (p as i64 % pw, p as i64 / pw);
+                let mut upto = i / BLOCK;
+                let mut bx = self.boxes[upto];
                 for len in 1..=max_ray {
+                    let want = ((i + DETOUR * len as usize + BLOCK) / BLOCK).min(last_block);
+                    while upto < want {
+                        upto += 1;
+                        let b = self.boxes[upto];
+                        bx = [
+                            bx[0].min(b[0]),
+                            bx[1].min(b[1]),
+                            bx[2].max(b[2]),
+                            bx[3].max(b[3]),
+                        ];
+                    }
                     let next = cur.wrapping_add_signed(off[k]);
                     x += dx as i64;
                     y += dy as i64;
-                    if cells[next] == 0 || x < x0 || x > x1 || y < y0 || y > y1 {
+                    if cells[next] == 0 || x < bx[0] || x > bx[2] || y < bx[1] || y > bx[3] {
                         break;
                     }
                     if k >= 4 {
