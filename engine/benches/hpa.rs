@@ -279,12 +279,16 @@ fn bench_map(c: &mut Criterion, name: &str) {
 }
 
 fn benches(c: &mut Criterion) {
-    // Setting a map up takes seconds: when the command line names maps, set up only those.
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // Setting a map up takes seconds: when the command line names maps (a filter such as
+    // `Berlin` or `hpa/orz900d`), set up only those.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-') && a.parse::<f64>().is_err())
+        .collect();
     let named: Vec<&str> = MAPS
         .iter()
         .copied()
-        .filter(|m| args.iter().any(|a| a.contains(m)))
+        .filter(|m| args.iter().any(|a| a.contains(m) || m.contains(a.as_str())))
         .collect();
     for name in MAPS {
         if named.is_empty() || named.contains(name) {

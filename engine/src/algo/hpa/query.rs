@@ -186,6 +186,14 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
     let (cl_s, cl_g) = (&*me.clusters[cs], &*me.clusters[cg]);
     let mut stats = Stats::default();
 
+    // Step 0: a start and goal close together are first tried in a small window; when that
+    // answer provably beats any path leaving the window, it is the answer.
+    let near = nearby(&layout, grid, q, &mut sc.work, &mut stats);
+    if let Some((path, cost, true)) = near {
+        stats.elapsed = started.elapsed();
+        return result(Status::Found, path, cost, stats, None);
+    }
+
     // Step 1: insert the start (and the goal, when it shares the cluster) with one Dijkstra
     // inside the start's cluster, and the goal with one inside the goal's cluster.
     sc.targets.clear();
@@ -380,9 +388,7 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
             .path_cost(&path)
             .expect("refined HPA* paths are legal by construction");
         if status == Status::Found {
-            if let Some((local_path, local_cost)) =
-                nearby(&layout, grid, q, &mut sc.work, &mut stats)
-            {
+            if let Some((local_path, local_cost, _)) = near {
                 if local_cost < cost {
                     (path, cost) = (local_path, local_cost);
                 }
@@ -395,30 +401,40 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
     r
 }
 
-/// How many clusters apart (in x and in y) start and goal may be for the local check.
+/// Start and goal at most this many cluster sides apart (in x and in y) are tried in a
+/// window first (see [`nearby`]).
 const NEAR: u32 = 2;
 
-/// For a start and goal in the same or neighbouring clusters: the optimal path inside the
-/// block of clusters that holds both, with its cost. Forced through transition cells, HPA*'s
-/// answer to such short queries can be far off (an entrance's end transition may be a long
-/// way from where the optimum crosses), and this block is as cheap to search as the
-/// insertion already was.
+/// For a start and goal at most [`NEAR`] cluster sides apart: the optimal path inside their
+/// bounding box grown by one cluster side (clamped to the map), its cost, and whether it
+/// is provably optimal on the whole map.
+///
+/// Why: HPA* pays a fixed price per query (two in-cluster Dijkstras) that plain A* does not
+/// pay on short queries, and forced through transition cells its answer to a short query can
+/// be far off (an entrance's end transition may be a long way from where the optimum
+/// crosses). The proof: a path that leaves the window needs at least `d(start)` steps to get
+/// out and `d(goal)` to get back, where `d(p)` counts the steps from `p` to the nearest cell
+/// beyond a window side that is not the map's edge, and every step costs at least the map's
+/// smallest cell cost; a window path no dearer than that bound is optimal.
 fn nearby(
     layout: &Layout,
     grid: &Grid,
     q: &Query,
     local: &mut Local,
     stats: &mut Stats,
-) -> Option<(Vec<Point>, f64)> {
+) -> Option<(Vec<Point>, f64, bool)> {
     let size = layout.size;
-    let (ax, ay) = (q.start.x / size, q.start.y / size);
-    let (bx, by) = (q.goal.x / size, q.goal.y / size);
-    if ax.abs_diff(bx) > NEAR || ay.abs_diff(by) > NEAR {
+    let (s, g) = (q.start, q.goal);
+    if s.x.abs_diff(g.x) > NEAR * size || s.y.abs_diff(g.y) > NEAR * size {
         return None;
     }
-    let (x0, y0) = (ax.min(bx) * size, ay.min(by) * size);
-    let x1 = ((ax.max(bx) + 1) * size).min(layout.width);
-    let y1 = ((ay.max(by) + 1) * size).min(layout.height);
+    let margin = size;
+    let (x0, y0) = (
+        s.x.min(g.x).saturating_sub(margin),
+        s.y.min(g.y).saturating_sub(margin),
+    );
+    let x1 = (s.x.max(g.x) + margin + 1).min(layout.width);
+    let y1 = (s.y.max(g.y) + margin + 1).min(layout.height);
     let r = Rect {
         x0,
         y0,
@@ -426,18 +442,30 @@ fn nearby(
         h: y1 - y0,
     };
     let pw = grid.padded_width();
-    let (s, g) = (grid.pidx(q.start) as u32, grid.pidx(q.goal) as u32);
-    let found = local.astar(grid, r, r.local(pw, s), r.local(pw, g));
+    let (sc, gc) = (grid.pidx(s) as u32, grid.pidx(g) as u32);
+    let found = local.astar(grid, r, r.local(pw, sc), r.local(pw, gc));
     stats.expanded += local.expanded;
     stats.generated += local.generated;
     if !found {
         return None;
     }
     let mut cells = Vec::new();
-    local.path_to(r.local(pw, g), &mut cells);
+    local.path_to(r.local(pw, gc), &mut cells);
     let path: Vec<Point> = cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
-    let cost = grid.path_cost(&path).expect("local paths are legal");
-    Some((path, cost))
+    let cost = grid.path_cost(&path).expect("window paths are legal");
+    // A path that leaves through a side reaches a cell beyond it and comes back: at least
+    // as many steps as start and goal together are from the first row or column beyond.
+    let through = [
+        (x0 > 0).then(|| (s.x - x0 + 1) + (g.x - x0 + 1)),
+        (y0 > 0).then(|| (s.y - y0 + 1) + (g.y - y0 + 1)),
+        (x1 < layout.width).then(|| (x1 - s.x) + (x1 - g.x)),
+        (y1 < layout.height).then(|| (y1 - s.y) + (y1 - g.y)),
+    ];
+    let proven = match through.into_iter().flatten().min() {
+        Some(steps) => cost <= steps as f64 * grid.min_cost() as f64,
+        None => true,
+    };
+    Some((path, cost, proven))
 }
 
 /// Turns an abstract chain (starting at S) into cells in `sc.cells`.
