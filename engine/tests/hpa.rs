@@ -424,6 +424,17 @@ fn limits_partial_answers_and_misuse() {
     assert_eq!(r.path.last().unwrap().x, 39, "closest reachable column");
     check_path(&split, &r.path, s, *r.path.last().unwrap(), r.cost).unwrap();
 
+    // The window tried first for nearby goals honours the expansion budget too.
+    let mut q = Query::new(s, Point::new(20, 20));
+    q.limits.max_expansions = Some(5);
+    let r = hpa.find_path(&split, &q).unwrap();
+    assert_eq!(
+        (r.status, r.limit),
+        (Status::LimitReached, Some(LimitKind::Expansions))
+    );
+    assert!(hpa.pays_off(Point::new(0, 0), Point::new(32, 0)));
+    assert!(!hpa.pays_off(Point::new(0, 0), Point::new(20, 10)));
+
     // Debug cells, trivial query, errors.
     let mut q = Query::new(s, Point::new(30, 3));
     q.debug_cap = 5;

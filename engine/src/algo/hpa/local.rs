@@ -132,16 +132,24 @@ impl Local {
             }
         }
         if remaining > 0 {
-            self.run(grid, source, None, remaining);
+            self.run(grid, source, None, remaining, u64::MAX);
         }
     }
 
-    /// A* from `source` to `goal` (local cells); true when the goal was reached.
-    pub(super) fn astar(&mut self, grid: &Grid, rect: Rect, source: u32, goal: u32) -> bool {
+    /// A* from `source` to `goal` (local cells), settling at most `cap` cells; true when
+    /// the goal was settled.
+    pub(super) fn astar(
+        &mut self,
+        grid: &Grid,
+        rect: Rect,
+        source: u32,
+        goal: u32,
+        cap: u64,
+    ) -> bool {
         self.begin(grid, rect);
         self.mark[goal as usize] = self.generation;
-        self.run(grid, source, Some(goal), 1);
-        self.reached(goal)
+        self.run(grid, source, Some(goal), 1, cap);
+        self.stamp[goal as usize] == self.generation + 1
     }
 
     /// The rectangle of the last search.
@@ -190,8 +198,9 @@ impl Local {
     }
 
     /// The core loop: best-first over the rectangle, `h` = 0 (Dijkstra) or the map's
-    /// heuristic towards `goal`; stops when `remaining` marked cells are settled.
-    fn run(&mut self, grid: &Grid, source: u32, goal: Option<u32>, mut remaining: usize) {
+    /// heuristic towards `goal`; stops when `remaining` marked cells are settled or `cap`
+    /// cells have been.
+    fn run(&mut self, grid: &Grid, source: u32, goal: Option<u32>, mut remaining: usize, cap: u64) {
         let octile = grid.movement() == Movement::Octile;
         let movement = grid.movement();
         let scale = grid.min_cost() as f64;
@@ -219,6 +228,9 @@ impl Local {
             // Settled already: this entry is an older, worse one (see `heap`).
             if self.stamp[li] == gen_ + 1 {
                 continue;
+            }
+            if self.expanded >= cap {
+                break;
             }
             let g = self.g[li];
             self.stamp[li] = gen_ + 1;

@@ -392,6 +392,24 @@ impl Abstraction {
         query::find_path(self, grid, query)
     }
 
+    /// Whether HPA* should answer a query from `start` to `goal` when the caller lets the
+    /// engine choose ([`crate::Algorithm::Auto`]): when they are at least four cluster sides
+    /// apart (octile distance; 128 cells at the default size).
+    ///
+    /// Measured with `benches/hpa.rs` on the 1024x1024 maps (12 scenario rows per band, A*
+    /// vs HPA* per query): below 64 both take tens of microseconds (HPA* answers from a
+    /// provably optimal window there); 64-128: 1.1 ms vs 0.5 ms; 128-256: 3-4 ms vs
+    /// 0.7-1 ms; 256-512: 12-16 ms vs about 1 ms; beyond: about 100 ms vs 2-2.5 ms. Under
+    /// 128 the gain is below 2x and A* is exact; above, HPA* is 4x to 50x faster for a few
+    /// tenths of a percent of path length. The abstraction itself pays on maps from about
+    /// 512x512 (its build takes 0.1-1 s there); below that A* is fast everywhere.
+    pub fn pays_off(&self, start: Point, goal: Point) -> bool {
+        let dx = start.x.abs_diff(goal.x) as f64;
+        let dy = start.y.abs_diff(goal.y) as f64;
+        crate::grid::distance(self.inner.movement, dx, dy)
+            >= 4.0 * self.inner.config.cluster_size as f64
+    }
+
     /// True when `grid` has the size and movement rule this abstraction was built for (the
     /// cells themselves are the caller's business: keep map and abstraction versioned together).
     pub fn fits(&self, grid: &Grid) -> bool {

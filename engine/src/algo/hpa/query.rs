@@ -443,7 +443,10 @@ fn nearby(
     };
     let pw = grid.padded_width();
     let (sc, gc) = (grid.pidx(s) as u32, grid.pidx(g) as u32);
-    let found = local.astar(grid, r, r.local(pw, sc), r.local(pw, gc));
+    // The window search counts against an expansion budget like everything else (it is
+    // small enough, at most (2 + 2 NEAR) cluster sides square, not to need the clock).
+    let cap = q.limits.max_expansions.unwrap_or(u64::MAX);
+    let found = local.astar(grid, r, r.local(pw, sc), r.local(pw, gc), cap);
     stats.expanded += local.expanded;
     stats.generated += local.generated;
     if !found {
@@ -533,7 +536,9 @@ fn refine(
                 } else {
                     let r = layout.rect(ca);
                     let (from, to) = (cl.nodes[ia].cell, cl.nodes[ib].cell);
-                    let found = sc.work.astar(grid, r, r.local(pw, from), r.local(pw, to));
+                    let found =
+                        sc.work
+                            .astar(grid, r, r.local(pw, from), r.local(pw, to), u64::MAX);
                     debug_assert!(found, "an intra-cluster edge has an in-cluster path");
                     sc.work.path_to(r.local(pw, to), &mut sc.seg);
                     stats.expanded += sc.work.expanded;
