@@ -18,7 +18,7 @@
 //! | [`Algorithm::AStar`] | yes | all | octile/Manhattan heuristic scaled by the smallest cost |
 //! | [`Algorithm::Dijkstra`] | yes | all | h = 0 |
 //! | [`Algorithm::WeightedAStar`] | within `w` | all | `f = g + w h` |
-//! | [`Algorithm::Hpa`] | near (~0.1-1% over) | all; pays on big maps | [`Abstraction`] built once per map version, [`hpa`] |
+//! | [`Algorithm::Hpa`] | near (0.3% over on average) | all; pays from 512x512 | [`Abstraction`] per map version, [`Abstraction::update`] on patches; see [`hpa`] |
 //!
 //! # Example
 //!

@@ -13,13 +13,25 @@
 //! (one Dijkstra per node, confined to the cluster, yields all of them). Those paths are
 //! cached (as 1-byte step directions) while they fit in the configured budget.
 //!
-//! A query inserts the start and the goal (a Dijkstra inside their clusters gives their
-//! edges to the local transitions, and the direct in-cluster path when both share a
-//! cluster), runs A* on the abstract graph, refines each abstract edge back into cells
-//! (cached path, else A* inside the cluster), and straightens the result as Botea et al. do:
-//! from each path cell, straight 8-direction rays that meet the path further on replace the
-//! stretch between when they are cheaper. The answer is a legal cell path whose cost is the
-//! sum of [`Grid::step_cost`] over its steps.
+//! A query, in order:
+//!
+//! 1. *Window.* Start and goal at most two cluster sides apart are first joined by A* in
+//!    their bounding box grown by a cluster side; when that path is provably no dearer than
+//!    any path leaving the box, it is the (optimal) answer. Short queries cost what plain A*
+//!    costs, and never suffer from transitions placed far from where the optimum crosses.
+//! 2. *Insert* start and goal: a Dijkstra inside each one's cluster gives its edges to the
+//!    cluster's transitions (and the direct in-cluster path when both share a cluster).
+//! 3. *Abstract A\** over the flat abstract graph, with the map's admissible heuristic.
+//! 4. *Refine* each abstract edge into cells (cached path, else A* inside the cluster); on
+//!    weighted maps, by default, also re-run A* inside the corridor of clusters the path
+//!    crosses ([`Refine`]).
+//! 5. *Straighten* as Botea et al. do: from each path cell, straight rays in the move
+//!    directions that meet the path further on replace the stretch between when cheaper.
+//!
+//! The answer is a legal cell path whose cost is the sum of [`Grid::step_cost`] over its
+//! steps. On the Moving AI maps of 512x512 and more it is 0.29% longer than optimal on
+//! average (`tests/hpa.rs` prints the table); on the 1024x1024 maps it comes 35-60x faster
+//! than A* over a mix of short and long queries (`benches/hpa.rs`).
 //!
 //! # Why it never misses a path
 //!

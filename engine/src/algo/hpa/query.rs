@@ -412,10 +412,10 @@ const NEAR: u32 = 2;
 /// Why: HPA* pays a fixed price per query (two in-cluster Dijkstras) that plain A* does not
 /// pay on short queries, and forced through transition cells its answer to a short query can
 /// be far off (an entrance's end transition may be a long way from where the optimum
-/// crosses). The proof: a path that leaves the window needs at least `d(start)` steps to get
-/// out and `d(goal)` to get back, where `d(p)` counts the steps from `p` to the nearest cell
-/// beyond a window side that is not the map's edge, and every step costs at least the map's
-/// smallest cell cost; a window path no dearer than that bound is optimal.
+/// crosses). The proof: a path that leaves the window crosses one of its sides that is not
+/// the map's edge, so it takes at least as many steps as the start and the goal together are
+/// from the first row or column beyond that side, and every step costs at least the map's
+/// smallest cell cost; a window path no dearer than the smallest such bound is optimal.
 fn nearby(
     layout: &Layout,
     grid: &Grid,
