@@ -176,77 +176,205 @@ enum Closest {
     Cell(u32),
 }
 
+/// Where a query's start and goal sit in the abstraction, once inserted.
+struct Ends {
+    s_cell: u32,
+    g_cell: u32,
+    /// Clusters of start and goal.
+    cs: usize,
+    cg: usize,
+    /// The start's cluster rectangle (the start tree in `Scratch::s` lives there).
+    rs: Rect,
+    /// In-cluster distance start -> goal when they share a cluster, else infinity.
+    direct: f64,
+    /// Ids of the temporary abstract nodes S and G.
+    s_id: u32,
+    g_id: u32,
+}
+
+/// What the abstract search found: how it ended, the expanded node closest to the goal
+/// (tracked for partial answers) and the expanded cells for `debug_cap`.
+struct Outcome {
+    end: End,
+    closest: Option<(f64, f64, u32)>,
+    debug: Vec<u32>,
+}
+
 fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult {
     let started = Instant::now();
-    let layout = me.layout;
-    let pw = grid.padded_width();
-    let (s_cell, g_cell) = (grid.pidx(q.start) as u32, grid.pidx(q.goal) as u32);
-    let (cs, cg) = (layout.cluster_of(q.start), layout.cluster_of(q.goal));
-    let (rs, rg) = (layout.rect(cs), layout.rect(cg));
-    let (cl_s, cl_g) = (&*me.clusters[cs], &*me.clusters[cg]);
     let mut stats = Stats::default();
 
     // Step 0: a start and goal close together are first tried in a small window; when that
     // answer provably beats any path leaving the window, it is the answer.
-    let near = nearby(&layout, grid, q, &mut sc.work, &mut stats);
+    let near = nearby(&me.layout, grid, q, &mut sc.work, &mut stats);
     if let Some((path, cost, true)) = near {
         stats.elapsed = started.elapsed();
         return result(Status::Found, path, cost, stats, None);
     }
 
-    // Step 1: insert the start (and the goal, when it shares the cluster) with one Dijkstra
-    // inside the start's cluster, and the goal with one inside the goal's cluster.
+    // Steps 1 and 2: insert start and goal, search the abstract graph.
+    let ends = insert(me, grid, q, sc, &mut stats);
+    let out = abstract_astar(me, grid, q, sc, &ends, &mut stats);
+
+    // Step 3: pick the endpoint: the goal, or for a partial answer the explored place
+    // closest to it (an expanded abstract node or a cell the start's Dijkstra reached).
+    let h = heuristic_to(grid, q.goal);
+    let (status, limit, target) = match out.end {
+        End::Goal => (Status::Found, None, Some(Closest::Node(ends.g_id))),
+        End::Exhausted | End::Limit(_) if q.partial => {
+            let mut best = out.closest.map(|(hh, g, id)| (hh, g, Closest::Node(id)));
+            for (l, d) in sc.s.touched() {
+                let (x, y) = ends.rs.xy(l);
+                let hh = h(x, y);
+                if best
+                    .as_ref()
+                    .is_none_or(|(bh, bg, _)| hh < *bh || hh == *bh && d < *bg)
+                {
+                    best = Some((hh, d, Closest::Cell(l)));
+                }
+            }
+            let limit = match out.end {
+                End::Limit(k) => Some(k),
+                _ => None,
+            };
+            (Status::Partial, limit, best.map(|b| b.2))
+        }
+        End::Exhausted => (Status::NoPath, None, None),
+        End::Limit(k) => (Status::LimitReached, Some(k), None),
+    };
+
+    // Step 4: refine into cells (and the corridor, where configured), straighten, and keep
+    // the window's path if that is cheaper still.
+    let mut path = Vec::new();
+    let mut cost = 0.0;
+    if let Some(t) = target {
+        sc.cells.clear();
+        match &t {
+            Closest::Cell(l) => sc.s.path_to(*l, &mut sc.cells),
+            Closest::Node(end) => {
+                let chain = sc.nodes.chain(*end);
+                refine(me, grid, sc, &chain, &ends, &mut stats);
+            }
+        }
+        let corridor = match me.config.refine {
+            Refine::Edges => false,
+            Refine::Corridor => true,
+            Refine::CorridorOnWeighted => !grid.is_uniform(),
+        };
+        if corridor && !matches!(t, Closest::Cell(_)) {
+            sc.corridor
+                .refine(grid, &me.layout, &q.limits, &mut sc.cells, &mut stats);
+        }
+        sc.straight.straighten(grid, &mut sc.cells, MAX_RAY);
+        path = sc.cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
+        cost = grid
+            .path_cost(&path)
+            .expect("refined HPA* paths are legal by construction");
+        if status == Status::Found {
+            if let Some((local_path, local_cost, _)) = near {
+                if local_cost < cost {
+                    (path, cost) = (local_path, local_cost);
+                }
+            }
+        }
+    }
+    stats.elapsed = started.elapsed();
+    let mut r = result(status, path, cost, stats, limit);
+    r.expanded_cells = out.debug.iter().map(|&c| grid.ppoint(c as usize)).collect();
+    r
+}
+
+/// The map's admissible heuristic towards `goal`, on map coordinates.
+fn heuristic_to(grid: &Grid, goal: Point) -> impl Fn(u32, u32) -> f64 + Copy {
+    let (gx, gy) = (goal.x, goal.y);
+    let (movement, scale) = (grid.movement(), grid.min_cost() as f64);
+    move |x: u32, y: u32| distance(movement, x.abs_diff(gx) as f64, y.abs_diff(gy) as f64) * scale
+}
+
+/// Step 1: one Dijkstra inside the start's cluster (to its transitions, and to the goal
+/// when it shares the cluster) and one inside the goal's cluster (to its transitions). The
+/// goal's distances land in `sc.goal_dist`, by node index of its cluster.
+fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stats) -> Ends {
+    let layout = me.layout;
+    let pw = grid.padded_width();
+    let (s_cell, g_cell) = (grid.pidx(q.start) as u32, grid.pidx(q.goal) as u32);
+    let (cs, cg) = (layout.cluster_of(q.start), layout.cluster_of(q.goal));
+    let (rs, rg) = (layout.rect(cs), layout.rect(cg));
     sc.targets.clear();
     sc.targets
-        .extend(cl_s.nodes.iter().map(|n| rs.local(pw, n.cell)));
+        .extend(me.clusters[cs].nodes.iter().map(|n| rs.local(pw, n.cell)));
     if cs == cg {
         sc.targets.push(rs.local(pw, g_cell));
     }
     sc.s.dijkstra(grid, rs, rs.local(pw, s_cell), &sc.targets);
     sc.targets.clear();
     sc.targets
-        .extend(cl_g.nodes.iter().map(|n| rg.local(pw, n.cell)));
+        .extend(me.clusters[cg].nodes.iter().map(|n| rg.local(pw, n.cell)));
     sc.g.dijkstra(grid, rg, rg.local(pw, g_cell), &sc.targets);
     sc.goal_dist.clear();
     sc.goal_dist
         .extend(sc.targets.iter().map(|&l| sc.g.dist(l)));
-    let direct = if cs == cg {
-        sc.s.dist(rs.local(pw, g_cell))
-    } else {
-        f64::INFINITY
-    };
     stats.expanded += sc.s.expanded + sc.g.expanded;
     stats.generated += sc.s.generated + sc.g.generated;
-
-    // Step 2: A* over the abstract graph plus two temporary nodes, S and G.
     let total = me.gnodes.len() as u32;
-    let (s_id, g_id) = (total, total + 1);
+    Ends {
+        s_cell,
+        g_cell,
+        cs,
+        cg,
+        rs,
+        direct: if cs == cg {
+            sc.s.dist(rs.local(pw, g_cell))
+        } else {
+            f64::INFINITY
+        },
+        s_id: total,
+        g_id: total + 1,
+    }
+}
+
+/// Step 2: A* over the abstract graph plus the temporary nodes S and G, under the query's
+/// limits. The records stay in `sc.nodes` for the refinement.
+fn abstract_astar(
+    me: &Inner,
+    grid: &Grid,
+    q: &Query,
+    sc: &mut Scratch,
+    ends: &Ends,
+    stats: &mut Stats,
+) -> Outcome {
+    let pw = grid.padded_width();
+    let Ends {
+        s_id,
+        g_id,
+        cs,
+        cg,
+        rs,
+        ..
+    } = *ends;
     let cell_of = |id: u32| -> u32 {
         if id == s_id {
-            s_cell
+            ends.s_cell
         } else if id == g_id {
-            g_cell
+            ends.g_cell
         } else {
             let c = me.gnodes[id as usize].cluster as usize;
             me.clusters[c].nodes[(id - me.offsets[c]) as usize].cell
         }
     };
-    let (gx, gy) = (q.goal.x as f64, q.goal.y as f64);
-    let (movement, scale) = (grid.movement(), grid.min_cost() as f64);
-    let h_xy = |x: f64, y: f64| distance(movement, (x - gx).abs(), (y - gy).abs()) * scale;
-    let h = |id: u32| {
-        if id >= s_id {
-            let p = if id == s_id { q.start } else { q.goal };
-            h_xy(p.x as f64, p.y as f64)
-        } else {
+    let h_xy = heuristic_to(grid, q.goal);
+    let h = |id: u32| match id {
+        _ if id == s_id => h_xy(q.start.x, q.start.y),
+        _ if id == g_id => 0.0,
+        _ => {
             let n = &me.gnodes[id as usize];
-            h_xy(n.x as f64, n.y as f64)
+            h_xy(n.x as u32, n.y as u32)
         }
     };
     let max_exp = q.limits.max_expansions.unwrap_or(u64::MAX);
     let nodes = &mut sc.nodes;
     let open = &mut sc.open;
-    nodes.begin(total as usize + 2);
+    nodes.begin(g_id as usize + 1);
     open.clear();
     let gen_ = nodes.generation;
     nodes.recs[s_id as usize] = Rec {
@@ -274,10 +402,10 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
         1
     };
     let end = loop {
+        // Take the best entry; an expanded node's entry is an older, worse one (see `heap`).
         let Some((_, id)) = open.pop() else {
             break End::Exhausted;
         };
-        // Expanded already: an older, worse entry (see `heap`).
         let rec = nodes.recs[id as usize];
         if rec.stamp != gen_ {
             continue;
@@ -286,6 +414,7 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
         if id == g_id {
             break End::Goal;
         }
+        // Limits, checked before the work they bound.
         if stats.expanded >= max_exp {
             break End::Limit(LimitKind::Expansions);
         }
@@ -307,98 +436,39 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
         if debug.len() < q.debug_cap {
             debug.push(cell_of(id));
         }
+        // Relax: S has its insertion edges; a transition node its flat adjacency (intra
+        // edges, then the step across its border) and, in the goal's cluster, the edge to G.
         let mut pushed = 0;
         if id == s_id {
-            for (i, n) in cl_s.nodes.iter().enumerate() {
+            for (i, n) in me.clusters[cs].nodes.iter().enumerate() {
                 let d = sc.s.dist(rs.local(pw, n.cell));
                 if d.is_finite() {
                     pushed += relax(recs, open, me.offsets[cs] + i as u32, g + d, id);
                 }
             }
-            if direct.is_finite() {
-                pushed += relax(recs, open, g_id, g + direct, id);
+            if ends.direct.is_finite() {
+                pushed += relax(recs, open, g_id, g + ends.direct, id);
             }
-            stats.generated += pushed;
-            continue;
-        }
-        let (from, to) = (me.gadj_start[id as usize], me.gadj_start[id as usize + 1]);
-        for e in &me.gadj[from as usize..to as usize] {
-            pushed += relax(recs, open, e.to, g + e.cost, id);
-        }
-        let c = me.gnodes[id as usize].cluster as usize;
-        if c == cg {
-            let i = (id - me.offsets[c]) as usize;
-            if sc.goal_dist[i].is_finite() {
-                pushed += relax(recs, open, g_id, g + sc.goal_dist[i], id);
+        } else {
+            let (from, to) = (me.gadj_start[id as usize], me.gadj_start[id as usize + 1]);
+            for e in &me.gadj[from as usize..to as usize] {
+                pushed += relax(recs, open, e.to, g + e.cost, id);
+            }
+            let c = me.gnodes[id as usize].cluster as usize;
+            if c == cg {
+                let d = sc.goal_dist[(id - me.offsets[c]) as usize];
+                if d.is_finite() {
+                    pushed += relax(recs, open, g_id, g + d, id);
+                }
             }
         }
         stats.generated += pushed;
     };
-
-    // Step 3: pick the endpoint.
-    let (status, limit, target) = match end {
-        End::Goal => (Status::Found, None, Some(Closest::Node(g_id))),
-        End::Exhausted | End::Limit(_) if q.partial => {
-            let mut best = closest.map(|(hh, g, id)| (hh, g, Closest::Node(id)));
-            // Cells the start's Dijkstra reached count as explored too.
-            for (l, d) in sc.s.touched() {
-                let (x, y) = rs.xy(l);
-                let hh = h_xy(x as f64, y as f64);
-                if best
-                    .as_ref()
-                    .is_none_or(|(bh, bg, _)| hh < *bh || hh == *bh && d < *bg)
-                {
-                    best = Some((hh, d, Closest::Cell(l)));
-                }
-            }
-            let limit = match end {
-                End::Limit(k) => Some(k),
-                _ => None,
-            };
-            (Status::Partial, limit, best.map(|b| b.2))
-        }
-        End::Exhausted => (Status::NoPath, None, None),
-        End::Limit(k) => (Status::LimitReached, Some(k), None),
-    };
-
-    // Step 4: refine into cells and straighten.
-    let mut path = Vec::new();
-    let mut cost = 0.0;
-    if let Some(t) = target {
-        sc.cells.clear();
-        match &t {
-            Closest::Cell(l) => sc.s.path_to(*l, &mut sc.cells),
-            Closest::Node(end) => {
-                let chain = sc.nodes.chain(*end);
-                refine(me, grid, sc, &chain, s_id, g_id, s_cell, g_cell, &mut stats);
-            }
-        }
-        let corridor = match me.config.refine {
-            Refine::Edges => false,
-            Refine::Corridor => true,
-            Refine::CorridorOnWeighted => !grid.is_uniform(),
-        };
-        if corridor && !matches!(t, Closest::Cell(_)) {
-            sc.corridor
-                .refine(grid, &layout, &q.limits, &mut sc.cells, &mut stats);
-        }
-        sc.straight.straighten(grid, &mut sc.cells, MAX_RAY);
-        path = sc.cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
-        cost = grid
-            .path_cost(&path)
-            .expect("refined HPA* paths are legal by construction");
-        if status == Status::Found {
-            if let Some((local_path, local_cost, _)) = near {
-                if local_cost < cost {
-                    (path, cost) = (local_path, local_cost);
-                }
-            }
-        }
+    Outcome {
+        end,
+        closest,
+        debug,
     }
-    stats.elapsed = started.elapsed();
-    let mut r = result(status, path, cost, stats, limit);
-    r.expanded_cells = debug.iter().map(|&c| grid.ppoint(c as usize)).collect();
-    r
 }
 
 /// Start and goal at most this many cluster sides apart (in x and in y) are tried in a
@@ -472,18 +542,21 @@ fn nearby(
 }
 
 /// Turns an abstract chain (starting at S) into cells in `sc.cells`.
-#[allow(clippy::too_many_arguments)]
 fn refine(
     me: &Inner,
     grid: &Grid,
     sc: &mut Scratch,
     chain: &[u32],
-    s_id: u32,
-    g_id: u32,
-    s_cell: u32,
-    g_cell: u32,
+    ends: &Ends,
     stats: &mut Stats,
 ) {
+    let Ends {
+        s_id,
+        g_id,
+        s_cell,
+        g_cell,
+        ..
+    } = *ends;
     let pw = grid.padded_width();
     let off = grid.offsets();
     let layout = me.layout;
