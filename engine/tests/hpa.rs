@@ -483,6 +483,16 @@ fn deterministic_shareable_and_inspectable() {
     let b = a.clone();
     assert!(a.same_graph(&b) && a.same_graph(&Abstraction::build(&grid, 16)));
     assert!(!a.same_graph(&Abstraction::build(&grid, 12)));
+    // Without a path cache the graph is the same and every edge is refined by search.
+    let uncached = Abstraction::build_with(
+        &grid,
+        HpaConfig {
+            path_cache_bytes: 0,
+            ..a.config()
+        },
+    );
+    assert!(uncached.diff(&a).is_none() && uncached.summary().cached_paths == 0);
+    assert!(uncached.memory_bytes() < a.memory_bytes());
     let s = a.summary();
     assert!(s.nodes > 100 && s.edges > s.nodes && s.cached_paths > 0);
     assert!(a.memory_bytes() >= s.nodes * 8);
@@ -512,9 +522,55 @@ fn deterministic_shareable_and_inspectable() {
         }
     };
     let first = a.find_path(&grid, &Query::new(s, g)).unwrap();
+    let same = uncached.find_path(&grid, &Query::new(s, g)).unwrap();
+    assert!(same.status == Status::Found && (same.cost - first.cost).abs() < 1e-6 * first.cost);
     let other = std::thread::spawn(move || b.find_path(&grid, &Query::new(s, g)).unwrap())
         .join()
         .unwrap();
     assert_eq!(first.path, other.path);
     assert_eq!(first.cost.to_bits(), other.cost.to_bits());
+}
+
+#[test]
+fn corridor_refinement_repairs_weighted_maps() {
+    let mut rng = StdRng::seed_from_u64(0xc0771d0);
+    let (mut edges, mut corridor) = (Vec::new(), Vec::new());
+    for _ in 0..60 {
+        let (w, h) = (rng.random_range(40..=90), rng.random_range(40..=90));
+        let grid = random_grid(&mut rng, w, h, 0.2, true, Movement::Octile);
+        let config = |refine| HpaConfig {
+            cluster_size: 8,
+            refine,
+            ..HpaConfig::default()
+        };
+        let fast = Abstraction::build_with(&grid, config(Refine::Edges));
+        let good = Abstraction::build_with(&grid, config(Refine::CorridorOnWeighted));
+        for _ in 0..5 {
+            let (s, g) = (
+                random_passable(&mut rng, &grid).unwrap(),
+                random_passable(&mut rng, &grid).unwrap(),
+            );
+            let best = pathd_engine::find_path(&grid, &Query::new(s, g)).unwrap();
+            if best.status != Status::Found || best.cost == 0.0 {
+                continue;
+            }
+            for (hpa, out) in [(&fast, &mut edges), (&good, &mut corridor)] {
+                let r = hpa.find_path(&grid, &Query::new(s, g)).unwrap();
+                check_path(&grid, &r.path, s, g, r.cost).unwrap();
+                out.push(r.cost / best.cost - 1.0);
+            }
+        }
+    }
+    let (e, c) = (summarize(edges), summarize(corridor));
+    println!(
+        "random weighted maps: excess with edge refinement mean {:.2}% p99 {:.2}%, with the corridor mean {:.2}% p99 {:.2}%",
+        e.0 * 100.0,
+        e.1 * 100.0,
+        c.0 * 100.0,
+        c.1 * 100.0
+    );
+    assert!(
+        c.0 < e.0 / 2.0,
+        "the corridor should at least halve the excess"
+    );
 }

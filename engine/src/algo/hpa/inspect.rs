@@ -48,14 +48,15 @@ impl Abstraction {
 
     /// `None` when both abstractions have the same layout, the same transitions (positions
     /// and crossing costs) and the same intra-cluster edges with bit-identical costs; else a
-    /// description of the first difference. Cached cell paths are not compared (two equally
-    /// cheap paths are equally good).
+    /// description of the first difference. Cached cell paths and the query-time settings
+    /// (cache budget, refinement) are not compared: two equally cheap paths are equally good.
     pub fn diff(&self, other: &Abstraction) -> Option<String> {
         let (a, b) = (&*self.inner, &*other.inner);
-        if a.layout != b.layout || a.movement != b.movement || a.config != b.config {
+        let spacing = (a.config.entrance_spacing, b.config.entrance_spacing);
+        if a.layout != b.layout || a.movement != b.movement || spacing.0 != spacing.1 {
             return Some(format!(
                 "layouts differ: {:?} {:?} {:?} vs {:?} {:?} {:?}",
-                a.layout, a.movement, a.config, b.layout, b.movement, b.config
+                a.layout, a.movement, spacing.0, b.layout, b.movement, spacing.1
             ));
         }
         for c in 0..a.layout.count() {
