@@ -1,5 +1,5 @@
 //! Corridor refinement: A* on the map restricted to the clusters the refined path crosses
-//! (and their side neighbours).
+//! and their neighbours.
 //!
 //! Edge-by-edge refinement keeps the crossing points the abstract path chose. On weighted
 //! maps those points can sit on expensive cells the optimum would avoid, and straight rays
@@ -59,7 +59,7 @@ pub(super) struct Corridor {
 
 impl Corridor {
     /// Replaces `path` (padded cells from start to goal) by the cheapest path inside the
-    /// clusters it crosses and their side neighbours. The query's deadline and cancellation
+    /// clusters it crosses and their eight neighbours. The query's deadline and cancellation
     /// apply; when one fires, `path` is left as it was (it is a valid answer already).
     pub(super) fn refine(
         &mut self,
@@ -81,9 +81,10 @@ impl Corridor {
         }
         self.mark += 1;
         let pw = grid.padded_width();
-        // The clusters the path crosses and their side neighbours: without the neighbours
-        // the corridor is often too narrow to reach the cheap terrain next to it (measured on
-        // random weighted maps: 7% excess left instead of 0.6%).
+        // The clusters the path crosses and their eight neighbours: narrower corridors often
+        // miss the cheap terrain next to the path (`tests/hpa.rs`, random weighted maps:
+        // 15.8% mean excess without the corridor, 5.4% with side neighbours only, 1.6% with
+        // all eight).
         for &c in path.iter() {
             let cl = layout.cluster_of(grid.ppoint(c as usize));
             if self.marks[cl] == self.mark {
@@ -93,6 +94,9 @@ impl Corridor {
             for side in 0..4 {
                 if let Some(n) = layout.neighbour(cl, side) {
                     self.marks[n] = self.mark;
+                    if let Some(m) = layout.neighbour(n, (side + 1) % 4) {
+                        self.marks[m] = self.mark;
+                    }
                 }
             }
         }

@@ -97,7 +97,7 @@ pub enum Refine {
     /// Edge by edge (cached path, else A* inside the cluster), then straightening. The fast
     /// one; on uniform-cost maps within a few tenths of a percent of optimal on average.
     Edges,
-    /// Then A* on the map restricted to the clusters the path crosses and their side
+    /// Then A* on the map restricted to the clusters the path crosses and their eight
     /// neighbours. Near-optimal on weighted terrain too (where transitions forced onto
     /// expensive cells cost more than straightening can recover), at several times the cost.
     Corridor,
