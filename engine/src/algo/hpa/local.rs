@@ -67,6 +67,15 @@ impl Rect {
     }
 }
 
+/// One local cell's search state.
+#[derive(Clone, Copy, Default)]
+struct LRec {
+    g: f64,
+    parent: u32,
+    /// `gen` = reached, `gen + 1` = settled, anything else = untouched.
+    stamp: u32,
+}
+
 /// Reusable memory for rectangle-bounded Dijkstra / A*.
 #[derive(Default)]
 pub(super) struct Local {
@@ -74,10 +83,8 @@ pub(super) struct Local {
     pw: usize,
     /// The rectangle's costs with a ring of blocked cells.
     costs: Vec<u8>,
-    g: Vec<f64>,
-    parent: Vec<u32>,
-    /// `gen` = reached, `gen + 1` = settled, anything else = untouched.
-    stamp: Vec<u32>,
+    /// Per local cell: distance, parent and stamp, together for locality.
+    recs: Vec<LRec>,
     /// `gen` = a target of the current search.
     mark: Vec<u32>,
     generation: u32,
@@ -91,14 +98,12 @@ pub(super) struct Local {
 impl Local {
     fn begin(&mut self, grid: &Grid, rect: Rect) {
         let n = rect.padded_area();
-        if self.g.len() < n {
-            self.g.resize(n, 0.0);
-            self.parent.resize(n, 0);
-            self.stamp.resize(n, 0);
+        if self.recs.len() < n {
+            self.recs.resize(n, LRec::default());
             self.mark.resize(n, 0);
         }
         if self.generation >= u32::MAX - 4 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.recs.iter_mut().for_each(|r| r.stamp = 0);
             self.mark.iter_mut().for_each(|s| *s = 0);
             self.generation = 0;
         }
@@ -149,7 +154,7 @@ impl Local {
         self.begin(grid, rect);
         self.mark[goal as usize] = self.generation;
         self.run(grid, source, Some(goal), 1, cap);
-        self.stamp[goal as usize] == self.generation + 1
+        self.recs[goal as usize].stamp == self.generation + 1
     }
 
     /// The rectangle of the last search.
@@ -160,7 +165,7 @@ impl Local {
     /// True when the last search reached local cell `l`.
     #[inline]
     pub(super) fn reached(&self, l: u32) -> bool {
-        self.stamp[l as usize] >= self.generation
+        self.recs[l as usize].stamp >= self.generation
     }
 
     /// Distance of local cell `l` from the source (infinity if not reached). Exact for
@@ -169,7 +174,7 @@ impl Local {
     #[inline]
     pub(super) fn dist(&self, l: u32) -> f64 {
         if self.reached(l) {
-            self.g[l as usize]
+            self.recs[l as usize].g
         } else {
             f64::INFINITY
         }
@@ -179,7 +184,7 @@ impl Local {
     pub(super) fn touched(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
         (0..self.rect.padded_area() as u32)
             .filter(|&l| self.reached(l))
-            .map(|l| (l, self.g[l as usize]))
+            .map(|l| (l, self.recs[l as usize].g))
     }
 
     /// Appends the padded cells of the search-tree path source -> `l` to `out`.
@@ -188,7 +193,7 @@ impl Local {
         let mut cur = l;
         loop {
             out.push(self.rect.padded(self.pw, cur));
-            let p = self.parent[cur as usize];
+            let p = self.recs[cur as usize].parent;
             if p == cur {
                 break;
             }
@@ -218,22 +223,24 @@ impl Local {
             None => 0.0,
         };
         let gen_ = self.generation;
-        self.g[source as usize] = 0.0;
-        self.parent[source as usize] = source;
-        self.stamp[source as usize] = gen_;
+        self.recs[source as usize] = LRec {
+            g: 0.0,
+            parent: source,
+            stamp: gen_,
+        };
         self.open.push(heur(source), source);
         self.generated += 1;
         while let Some((_, l)) = self.open.pop() {
             let li = l as usize;
             // Settled already: this entry is an older, worse one (see `heap`).
-            if self.stamp[li] == gen_ + 1 {
+            if self.recs[li].stamp == gen_ + 1 {
                 continue;
             }
             if self.expanded >= cap {
                 break;
             }
-            let g = self.g[li];
-            self.stamp[li] = gen_ + 1;
+            let g = self.recs[li].g;
+            self.recs[li].stamp = gen_ + 1;
             self.expanded += 1;
             if self.mark[li] == gen_ {
                 remaining -= 1;
@@ -260,13 +267,15 @@ impl Local {
                 }
                 let step = if k < 4 { 1.0 } else { SQRT2 };
                 let ng = g + step * (c + cm as f64) * 0.5;
-                let st = self.stamp[ni];
-                if st == gen_ + 1 || (st == gen_ && ng >= self.g[ni]) {
+                let r = &mut self.recs[ni];
+                if r.stamp == gen_ + 1 || (r.stamp == gen_ && ng >= r.g) {
                     continue;
                 }
-                self.g[ni] = ng;
-                self.parent[ni] = l;
-                self.stamp[ni] = gen_;
+                *r = LRec {
+                    g: ng,
+                    parent: l,
+                    stamp: gen_,
+                };
                 self.open.push(ng + heur(ni as u32), ni as u32);
                 self.generated += 1;
             }
