@@ -49,8 +49,9 @@
 //! each map version and swaps both together. [`Abstraction::update`] builds the next version
 //! from the changed cells of a patch: it rescans only the borders those cells lie on and
 //! rebuilds only the clusters whose cells or border transitions changed, sharing every other
-//! cluster with the previous version. The result equals a fresh build on the patched map
-//! ([`Abstraction::diff`] checks that).
+//! cluster with the previous version; only the flat adjacency array the search reads is
+//! rebuilt whole (one pass over the graph, well under a millisecond at 1024x1024). The
+//! result equals a fresh build on the patched map ([`Abstraction::diff`] checks that).
 
 mod build;
 mod corridor;
