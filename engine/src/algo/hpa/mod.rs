@@ -315,9 +315,13 @@ impl Abstraction {
     ///
     /// The path is legal and its cost is its true cost, but it is not always optimal
     /// (typically within a few tenths of a percent on game maps after straightening).
-    /// Limits, `partial` and the statuses mean what they mean for every algorithm; the
-    /// expansion count covers abstract nodes plus the cells expanded by the in-cluster
-    /// searches of insertion and refinement. An unreachable goal is answered from the map's
+    /// Limits, `partial` and the statuses mean what they mean for every algorithm. The
+    /// expansion count (and `max_expansions`) covers abstract nodes plus the cells expanded
+    /// by the window and in-cluster searches; the deadline and cancellation are checked in
+    /// the abstract search and the corridor search (the other searches are bounded by a few
+    /// cluster areas). A partial answer ends at the explored place closest to the goal: an
+    /// expanded transition or a cell of the start's cluster. `expanded_cells` lists the
+    /// cells of expanded abstract nodes. An unreachable goal is answered from the map's
     /// components without searching.
     ///
     /// Errors: the query's points are off the map or blocked, or `grid` has another size or
