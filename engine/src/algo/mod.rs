@@ -2,6 +2,7 @@
 
 pub(crate) mod astar;
 pub(crate) mod dstar_lite;
+pub mod hpa;
 pub(crate) mod jps;
 pub(crate) mod los;
 pub(crate) mod smooth;

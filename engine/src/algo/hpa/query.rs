@@ -1,0 +1,558 @@
+//! One HPA* query: insert start and goal, A* over the abstract graph, refine into cells,
+//! straighten.
+
+use std::cell::RefCell;
+use std::time::Instant;
+
+use super::build::NO_PATH;
+use super::corridor::Corridor;
+use super::local::{Local, Rect};
+use super::straighten::Straightener;
+use super::window;
+use super::{Abstraction, Inner, Refine};
+use crate::grid::{Grid, Point, distance};
+use crate::query::{Algorithm, LimitKind, Query, QueryError, SearchResult, Stats, Status};
+use crate::search::limit_hit;
+
+use super::heap::MinHeap;
+
+/// Check the clock and the cancellation flag every this many abstract expansions (an
+/// abstract expansion does about as much work as a dozen grid expansions).
+const CHECK_EVERY: u64 = 32;
+
+/// Longest straightening ray. Measured on the 1024x1024 city maps: 64 leaves 0.2-0.6% of
+/// excess that 256 removes, beyond 256 nothing changes, and rays stop early anyway (walls,
+/// the path's bounding box), so the cost grows little.
+const MAX_RAY: u32 = 256;
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Per-thread query memory: three in-cluster searches (start tree, goal tree, refinement),
+/// the abstract search records and the straightener.
+#[derive(Default)]
+struct Scratch {
+    s: Local,
+    g: Local,
+    work: Local,
+    nodes: AbsNodes,
+    open: MinHeap,
+    straight: Straightener,
+    corridor: Corridor,
+    targets: Vec<u32>,
+    goal_dist: Vec<f64>,
+    cells: Vec<u32>,
+    seg: Vec<u32>,
+}
+
+/// One abstract node's search state, kept together for locality.
+#[derive(Clone, Copy, Default)]
+struct Rec {
+    g: f64,
+    parent: u32,
+    /// `generation` = reached, `generation + 1` = expanded.
+    stamp: u32,
+}
+
+/// Abstract search records, generation-stamped like the core's.
+#[derive(Default)]
+struct AbsNodes {
+    recs: Vec<Rec>,
+    generation: u32,
+}
+
+impl AbsNodes {
+    fn begin(&mut self, len: usize) {
+        if self.recs.len() < len {
+            self.recs.resize(len, Rec::default());
+        }
+        if self.generation >= u32::MAX - 4 {
+            self.recs.iter_mut().for_each(|r| r.stamp = 0);
+            self.generation = 0;
+        }
+        self.generation += 2;
+    }
+
+    fn chain(&self, end: u32) -> Vec<u32> {
+        let mut out = vec![end];
+        let mut cur = end;
+        while self.recs[cur as usize].parent != cur {
+            cur = self.recs[cur as usize].parent;
+            out.push(cur);
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// Validates, short-circuits the trivial and unreachable cases, then searches.
+pub(super) fn find_path(
+    abs: &Abstraction,
+    grid: &Grid,
+    q: &Query,
+) -> Result<SearchResult, QueryError> {
+    for (which, p) in [("start", q.start), ("goal", q.goal)] {
+        if !grid.in_bounds(p) {
+            return Err(QueryError::OutOfBounds { which, point: p });
+        }
+    }
+    if !grid.is_passable(q.start) {
+        return Err(QueryError::StartBlocked(q.start));
+    }
+    if !grid.is_passable(q.goal) {
+        return Err(QueryError::GoalBlocked(q.goal));
+    }
+    if !abs.fits(grid) {
+        let l = &abs.inner.layout;
+        return Err(QueryError::NotApplicable {
+            algorithm: Algorithm::Hpa,
+            reason: format!(
+                "the abstraction was built for a {}x{} {} map",
+                l.width,
+                l.height,
+                abs.inner.movement.as_str()
+            ),
+        });
+    }
+    if q.start == q.goal {
+        return Ok(result(
+            Status::Found,
+            vec![q.start],
+            0.0,
+            Stats::default(),
+            None,
+        ));
+    }
+    if !q.partial && !grid.same_component(q.start, q.goal) {
+        return Ok(result(
+            Status::NoPath,
+            Vec::new(),
+            0.0,
+            Stats::default(),
+            None,
+        ));
+    }
+    let r = SCRATCH.with(|s| search(&abs.inner, grid, q, &mut s.borrow_mut()));
+    if r.status == Status::NoPath && grid.same_component(q.start, q.goal) {
+        // The abstract graph is connected exactly where the map is (see the module docs),
+        // so this cannot happen; should it ever, answer correctly rather than wrongly.
+        debug_assert!(false, "HPA* missed a path {} -> {}", q.start, q.goal);
+        let mut plain = q.clone();
+        plain.algorithm = Algorithm::AStar;
+        return crate::find_path(grid, &plain);
+    }
+    Ok(r)
+}
+
+fn result(
+    status: Status,
+    path: Vec<Point>,
+    cost: f64,
+    stats: Stats,
+    limit: Option<LimitKind>,
+) -> SearchResult {
+    SearchResult {
+        status,
+        path,
+        cost,
+        algorithm: Algorithm::Hpa,
+        stats,
+        limit,
+        expanded_cells: Vec::new(),
+        // Smoothing, when asked for, is the planner's common post-step.
+        waypoints: None,
+        smoothed_length: None,
+    }
+}
+
+/// How the abstract search ended.
+enum End {
+    Goal,
+    Exhausted,
+    Limit(LimitKind),
+}
+
+/// The partial-answer endpoint: an expanded abstract node or a cell of the start's cluster.
+enum Closest {
+    Node(u32),
+    Cell(u32),
+}
+
+/// Where a query's start and goal sit in the abstraction, once inserted.
+struct Ends {
+    s_cell: u32,
+    g_cell: u32,
+    /// Clusters of start and goal.
+    cs: usize,
+    cg: usize,
+    /// The start's cluster rectangle (the start tree in `Scratch::s` lives there).
+    rs: Rect,
+    /// In-cluster distance start -> goal when they share a cluster, else infinity.
+    direct: f64,
+    /// Ids of the temporary abstract nodes S and G.
+    s_id: u32,
+    g_id: u32,
+}
+
+/// What the abstract search found: how it ended, the expanded node closest to the goal
+/// (tracked for partial answers) and the expanded cells for `debug_cap`.
+struct Outcome {
+    end: End,
+    closest: Option<(f64, f64, u32)>,
+    debug: Vec<u32>,
+}
+
+fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult {
+    let started = Instant::now();
+    let mut stats = Stats::default();
+
+    // Step 0: a start and goal close together are first tried in a small window; when that
+    // answer provably beats any path leaving the window, it is the answer.
+    let near = window::nearby(&me.layout, grid, q, &mut sc.work, &mut stats);
+    if let Some((path, cost, true)) = near {
+        stats.elapsed = started.elapsed();
+        return result(Status::Found, path, cost, stats, None);
+    }
+
+    // Steps 1 and 2: insert start and goal, search the abstract graph.
+    let ends = insert(me, grid, q, sc, &mut stats);
+    let out = abstract_astar(me, grid, q, sc, &ends, &mut stats);
+
+    // Step 3: pick the endpoint: the goal, or for a partial answer the explored place
+    // closest to it (an expanded abstract node or a cell the start's Dijkstra reached).
+    let h = heuristic_to(grid, q.goal);
+    let (status, limit, target) = match out.end {
+        End::Goal => (Status::Found, None, Some(Closest::Node(ends.g_id))),
+        End::Exhausted | End::Limit(_) if q.partial => {
+            let mut best = out.closest.map(|(hh, g, id)| (hh, g, Closest::Node(id)));
+            for (l, d) in sc.s.touched() {
+                let (x, y) = ends.rs.xy(l);
+                let hh = h(x, y);
+                if best
+                    .as_ref()
+                    .is_none_or(|(bh, bg, _)| hh < *bh || hh == *bh && d < *bg)
+                {
+                    best = Some((hh, d, Closest::Cell(l)));
+                }
+            }
+            let limit = match out.end {
+                End::Limit(k) => Some(k),
+                _ => None,
+            };
+            (Status::Partial, limit, best.map(|b| b.2))
+        }
+        End::Exhausted => (Status::NoPath, None, None),
+        End::Limit(k) => (Status::LimitReached, Some(k), None),
+    };
+
+    // Step 4: refine into cells (and the corridor, where configured), straighten, and keep
+    // the window's path if that is cheaper still.
+    let mut path = Vec::new();
+    let mut cost = 0.0;
+    if let Some(t) = target {
+        sc.cells.clear();
+        match &t {
+            Closest::Cell(l) => sc.s.path_to(*l, &mut sc.cells),
+            Closest::Node(end) => {
+                let chain = sc.nodes.chain(*end);
+                refine(me, grid, sc, &chain, &ends, &mut stats);
+            }
+        }
+        let corridor = match me.config.refine {
+            Refine::Edges => false,
+            Refine::Corridor => true,
+            Refine::CorridorOnWeighted => !grid.is_uniform(),
+        };
+        if corridor && !matches!(t, Closest::Cell(_)) {
+            sc.corridor
+                .refine(grid, &me.layout, &q.limits, &mut sc.cells, &mut stats);
+        }
+        sc.straight.straighten(grid, &mut sc.cells, MAX_RAY);
+        path = sc.cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
+        cost = grid
+            .path_cost(&path)
+            .expect("refined HPA* paths are legal by construction");
+        if status == Status::Found {
+            if let Some((local_path, local_cost, _)) = near {
+                if local_cost < cost {
+                    (path, cost) = (local_path, local_cost);
+                }
+            }
+        }
+    }
+    stats.elapsed = started.elapsed();
+    let mut r = result(status, path, cost, stats, limit);
+    r.expanded_cells = out.debug.iter().map(|&c| grid.ppoint(c as usize)).collect();
+    r
+}
+
+/// The map's admissible heuristic towards `goal`, on map coordinates.
+fn heuristic_to(grid: &Grid, goal: Point) -> impl Fn(u32, u32) -> f64 + Copy {
+    let (gx, gy) = (goal.x, goal.y);
+    let (movement, scale) = (grid.movement(), grid.min_cost() as f64);
+    move |x: u32, y: u32| distance(movement, x.abs_diff(gx) as f64, y.abs_diff(gy) as f64) * scale
+}
+
+/// Step 1: one Dijkstra inside the start's cluster (to its transitions, and to the goal
+/// when it shares the cluster) and one inside the goal's cluster (to its transitions). The
+/// goal's distances land in `sc.goal_dist`, by node index of its cluster.
+fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stats) -> Ends {
+    let layout = me.layout;
+    let pw = grid.padded_width();
+    let (s_cell, g_cell) = (grid.pidx(q.start) as u32, grid.pidx(q.goal) as u32);
+    let (cs, cg) = (layout.cluster_of(q.start), layout.cluster_of(q.goal));
+    let (rs, rg) = (layout.rect(cs), layout.rect(cg));
+    sc.targets.clear();
+    sc.targets
+        .extend(me.clusters[cs].nodes.iter().map(|n| rs.local(pw, n.cell)));
+    if cs == cg {
+        sc.targets.push(rs.local(pw, g_cell));
+    }
+    sc.s.dijkstra(grid, rs, rs.local(pw, s_cell), &sc.targets);
+    sc.targets.clear();
+    sc.targets
+        .extend(me.clusters[cg].nodes.iter().map(|n| rg.local(pw, n.cell)));
+    sc.g.dijkstra(grid, rg, rg.local(pw, g_cell), &sc.targets);
+    sc.goal_dist.clear();
+    sc.goal_dist
+        .extend(sc.targets.iter().map(|&l| sc.g.dist(l)));
+    stats.expanded += sc.s.expanded + sc.g.expanded;
+    stats.generated += sc.s.generated + sc.g.generated;
+    let total = me.gnodes.len() as u32;
+    Ends {
+        s_cell,
+        g_cell,
+        cs,
+        cg,
+        rs,
+        direct: if cs == cg {
+            sc.s.dist(rs.local(pw, g_cell))
+        } else {
+            f64::INFINITY
+        },
+        s_id: total,
+        g_id: total + 1,
+    }
+}
+
+/// Step 2: A* over the abstract graph plus the temporary nodes S and G, under the query's
+/// limits. The records stay in `sc.nodes` for the refinement.
+fn abstract_astar(
+    me: &Inner,
+    grid: &Grid,
+    q: &Query,
+    sc: &mut Scratch,
+    ends: &Ends,
+    stats: &mut Stats,
+) -> Outcome {
+    let pw = grid.padded_width();
+    let Ends {
+        s_id,
+        g_id,
+        cs,
+        cg,
+        rs,
+        ..
+    } = *ends;
+    let cell_of = |id: u32| -> u32 {
+        if id == s_id {
+            ends.s_cell
+        } else if id == g_id {
+            ends.g_cell
+        } else {
+            let c = me.gnodes[id as usize].cluster as usize;
+            me.clusters[c].nodes[(id - me.offsets[c]) as usize].cell
+        }
+    };
+    let h_xy = heuristic_to(grid, q.goal);
+    let h = |id: u32| match id {
+        _ if id == s_id => h_xy(q.start.x, q.start.y),
+        _ if id == g_id => 0.0,
+        _ => {
+            let n = &me.gnodes[id as usize];
+            h_xy(n.x as u32, n.y as u32)
+        }
+    };
+    let max_exp = q.limits.max_expansions.unwrap_or(u64::MAX);
+    let nodes = &mut sc.nodes;
+    let open = &mut sc.open;
+    nodes.begin(g_id as usize + 1);
+    open.clear();
+    let gen_ = nodes.generation;
+    nodes.recs[s_id as usize] = Rec {
+        g: 0.0,
+        parent: s_id,
+        stamp: gen_,
+    };
+    open.push(h(s_id), s_id);
+    stats.generated += 1;
+    let mut closest: Option<(f64, f64, u32)> = None;
+    let mut debug = Vec::new();
+    let mut abstract_expanded = 0u64;
+    // Records `to` and pushes it when `g` improves it; returns whether it did.
+    let relax = |recs: &mut [Rec], open: &mut MinHeap, to: u32, g: f64, from: u32| {
+        let r = &mut recs[to as usize];
+        if r.stamp >= gen_ && g >= r.g {
+            return 0;
+        }
+        *r = Rec {
+            g,
+            parent: from,
+            stamp: gen_,
+        };
+        open.push(g + h(to), to);
+        1
+    };
+    let end = loop {
+        // Take the best entry; an expanded node's entry is an older, worse one (see `heap`).
+        let Some((_, id)) = open.pop() else {
+            break End::Exhausted;
+        };
+        let rec = nodes.recs[id as usize];
+        if rec.stamp != gen_ {
+            continue;
+        }
+        let g = rec.g;
+        if id == g_id {
+            break End::Goal;
+        }
+        // Limits, checked before the work they bound.
+        if stats.expanded >= max_exp {
+            break End::Limit(LimitKind::Expansions);
+        }
+        if abstract_expanded % CHECK_EVERY == 0 {
+            if let Some(kind) = limit_hit(&q.limits) {
+                break End::Limit(kind);
+            }
+        }
+        abstract_expanded += 1;
+        stats.expanded += 1;
+        let recs = &mut nodes.recs[..];
+        recs[id as usize].stamp = gen_ + 1;
+        if q.partial {
+            let hh = h(id);
+            if closest.is_none_or(|(bh, bg, _)| hh < bh || hh == bh && g < bg) {
+                closest = Some((hh, g, id));
+            }
+        }
+        if debug.len() < q.debug_cap {
+            debug.push(cell_of(id));
+        }
+        // Relax: S has its insertion edges; a transition node its flat adjacency (intra
+        // edges, then the step across its border) and, in the goal's cluster, the edge to G.
+        let mut pushed = 0;
+        if id == s_id {
+            for (i, n) in me.clusters[cs].nodes.iter().enumerate() {
+                let d = sc.s.dist(rs.local(pw, n.cell));
+                if d.is_finite() {
+                    pushed += relax(recs, open, me.offsets[cs] + i as u32, g + d, id);
+                }
+            }
+            if ends.direct.is_finite() {
+                pushed += relax(recs, open, g_id, g + ends.direct, id);
+            }
+        } else {
+            let (from, to) = (me.gadj_start[id as usize], me.gadj_start[id as usize + 1]);
+            for e in &me.gadj[from as usize..to as usize] {
+                pushed += relax(recs, open, e.to, g + e.cost, id);
+            }
+            let c = me.gnodes[id as usize].cluster as usize;
+            if c == cg {
+                let d = sc.goal_dist[(id - me.offsets[c]) as usize];
+                if d.is_finite() {
+                    pushed += relax(recs, open, g_id, g + d, id);
+                }
+            }
+        }
+        stats.generated += pushed;
+    };
+    Outcome {
+        end,
+        closest,
+        debug,
+    }
+}
+
+/// Turns an abstract chain (starting at S) into cells in `sc.cells`.
+fn refine(
+    me: &Inner,
+    grid: &Grid,
+    sc: &mut Scratch,
+    chain: &[u32],
+    ends: &Ends,
+    stats: &mut Stats,
+) {
+    let Ends {
+        s_id,
+        g_id,
+        s_cell,
+        g_cell,
+        ..
+    } = *ends;
+    let pw = grid.padded_width();
+    let off = grid.offsets();
+    let layout = me.layout;
+    let locate = |id: u32| {
+        let c = me.gnodes[id as usize].cluster as usize;
+        (c, (id - me.offsets[c]) as usize)
+    };
+    sc.cells.push(s_cell);
+    for w in chain.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        sc.seg.clear();
+        if a == s_id {
+            let rs = sc.s.rect();
+            let to = if b == g_id {
+                g_cell
+            } else {
+                let (c, i) = locate(b);
+                me.clusters[c].nodes[i].cell
+            };
+            sc.s.path_to(rs.local(pw, to), &mut sc.seg);
+        } else if b == g_id {
+            let (c, i) = locate(a);
+            let rg = sc.g.rect();
+            sc.g.path_to(rg.local(pw, me.clusters[c].nodes[i].cell), &mut sc.seg);
+            sc.seg.reverse();
+        } else {
+            let ((ca, ia), (cb, ib)) = (locate(a), locate(b));
+            let cl = &*me.clusters[ca];
+            if ca != cb {
+                sc.seg.push(cl.nodes[ia].cell);
+                sc.seg.push(me.clusters[cb].nodes[ib].cell);
+            } else {
+                let edge = cl
+                    .edges(ia)
+                    .iter()
+                    .find(|e| e.to as usize == ib)
+                    .expect("abstract paths follow edges");
+                if edge.path != NO_PATH {
+                    // Cached: replay the step codes from the lower node, reversed if needed.
+                    let (start, len) = cl.spans[edge.path as usize];
+                    let mut cur = cl.nodes[ia.min(ib)].cell;
+                    sc.seg.push(cur);
+                    for &code in &cl.codes[start as usize..(start + len) as usize] {
+                        cur = (cur as usize).wrapping_add_signed(off[code as usize]) as u32;
+                        sc.seg.push(cur);
+                    }
+                    if ia > ib {
+                        sc.seg.reverse();
+                    }
+                } else {
+                    let r = layout.rect(ca);
+                    let (from, to) = (cl.nodes[ia].cell, cl.nodes[ib].cell);
+                    let found =
+                        sc.work
+                            .astar(grid, r, r.local(pw, from), r.local(pw, to), u64::MAX);
+                    debug_assert!(found, "an intra-cluster edge has an in-cluster path");
+                    sc.work.path_to(r.local(pw, to), &mut sc.seg);
+                    stats.expanded += sc.work.expanded;
+                    stats.generated += sc.work.generated;
+                }
+            }
+        }
+        debug_assert_eq!(sc.seg.first(), sc.cells.last());
+        sc.cells.extend_from_slice(&sc.seg[1..]);
+    }
+}
