@@ -270,17 +270,21 @@ impl Compute {
         let job_inner = Arc::clone(&inner);
         let job: Job = Box::new(move || {
             let inner = job_inner;
-            let _permit = permit; // released when the job ends, whoever is waiting
             inner.queued.fetch_sub(1, Ordering::Relaxed);
             inner.running.fetch_add(1, Ordering::Relaxed);
             publish(&inner);
             // A job whose client left while it waited is skipped; dropping `tx` tells the
             // (already gone) receiver nothing was computed.
-            if !cancel.load(Ordering::Relaxed) {
-                let _ = tx.send(catch_unwind(AssertUnwindSafe(|| f(&cancel))));
-            }
+            let out = (!cancel.load(Ordering::Relaxed))
+                .then(|| catch_unwind(AssertUnwindSafe(|| f(&cancel))));
             inner.running.fetch_sub(1, Ordering::Relaxed);
             publish(&inner);
+            // Free the slot before answering: a client that has its answer may send the
+            // next request at once and must find the slot free.
+            drop(permit);
+            if let Some(out) = out {
+                let _ = tx.send(out);
+            }
         });
         if self.inner.tx.send(job).is_err() {
             // Workers are gone (cannot happen while `inner` lives); the receiver reports it.

@@ -69,6 +69,7 @@ fn init_tracing(format: LogFormat) {
             .json()
             .flatten_event(true)
             .with_current_span(true)
+            .with_span_list(false)
             .init(),
     }
 }
