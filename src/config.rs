@@ -83,6 +83,42 @@ pub struct Config {
     #[arg(long, env = "PATHD_MAX_DEBUG_CELLS", default_value_t = 10_000)]
     pub max_debug_cells: usize,
 
+    /// Most cell writes in one map patch: single cells plus rectangle areas
+    /// (`413 patch_too_large` beyond).
+    #[arg(long, env = "PATHD_MAX_PATCH_CELLS", default_value_t = 1 << 20)]
+    pub max_patch_cells: u64,
+
+    /// Most live subscriptions on one map (`429 too_many_subscriptions` beyond).
+    #[arg(
+        long,
+        env = "PATHD_MAX_SUBSCRIPTIONS_PER_MAP",
+        default_value_t = 10_000
+    )]
+    pub max_subscriptions_per_map: usize,
+
+    /// Most live subscriptions on the server (`429 too_many_subscriptions` beyond). Each
+    /// holds its own D* Lite search: about 0.2-9 MB on a large map.
+    #[arg(long, env = "PATHD_MAX_SUBSCRIPTIONS", default_value_t = 20_000)]
+    pub max_subscriptions: usize,
+
+    /// A subscription with no open event stream and no request for this many seconds is
+    /// dropped.
+    #[arg(long, env = "PATHD_SUBSCRIPTION_TTL_SECS", default_value_t = 600)]
+    pub subscription_ttl_secs: u64,
+
+    /// Recent events kept per subscription for slow or reconnecting streams; a stream that
+    /// falls further behind gets a `resync` event with the full current state.
+    #[arg(long, env = "PATHD_SUBSCRIPTION_EVENT_BUFFER", default_value_t = 64)]
+    pub subscription_event_buffer: usize,
+
+    /// Maps with at least this many cells get an HPA* abstraction, built in the background
+    /// (0 = never). Smaller maps are fast enough for A*/JPS.
+    #[arg(long, env = "PATHD_HPA_MIN_CELLS", default_value_t = 512 * 512)]
+    pub hpa_min_cells: u64,
+    /// HPA* cluster side in cells (4..=128).
+    #[arg(long, env = "PATHD_HPA_CLUSTER_SIZE", default_value_t = 32,
+          value_parser = clap::value_parser!(u32).range(4..=128))]
+    pub hpa_cluster_size: u32,
     /// How long shutdown waits for in-flight requests before closing them, in milliseconds.
     #[arg(long, env = "PATHD_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
@@ -117,6 +153,14 @@ impl Config {
             self.pool_threads
         } else {
             std::thread::available_parallelism().map_or(2, |n| n.get())
+        }
+    }
+
+    /// The HPA* settings.
+    pub fn hpa_settings(&self) -> crate::hpa::HpaSettings {
+        crate::hpa::HpaSettings {
+            min_cells: self.hpa_min_cells,
+            cluster_size: self.hpa_cluster_size,
         }
     }
 

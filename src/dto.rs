@@ -36,6 +36,9 @@ pub struct MapSummary {
     pub max_cost: u8,
     /// `bundled` (maps directory) or `uploaded`.
     pub source: &'static str,
+    /// The HPA* abstraction (maps of at least `PATHD_HPA_MIN_CELLS` cells).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<crate::hpa::HpaInfo>,
 }
 
 /// `GET /v1/maps`.

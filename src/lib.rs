@@ -16,6 +16,8 @@ pub mod compute;
 pub mod config;
 pub mod dto;
 pub mod error;
+pub mod hpa;
+pub mod live;
 pub mod load;
 pub mod metrics;
 pub mod routes;

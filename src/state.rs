@@ -17,6 +17,8 @@ use tokio_util::sync::CancellationToken;
 use crate::compute::Compute;
 use crate::config::Config;
 use crate::dto::MapSummary;
+use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot};
+use crate::live::Hub;
 use crate::storage::Storage;
 
 /// Where a map came from.
@@ -52,6 +54,8 @@ pub struct MapEntry {
     pub source: MapSource,
     /// Largest passable cell cost (computed once; the summary needs it).
     pub max_cost: u8,
+    /// This version's HPA* abstraction, once built (see [`crate::hpa`]).
+    pub hpa: HpaSlot,
 }
 
 impl MapEntry {
@@ -64,6 +68,7 @@ impl MapEntry {
             grid: Arc::new(grid),
             source,
             max_cost,
+            hpa: HpaSlot::default(),
         }
     }
 
@@ -87,13 +92,13 @@ impl MapEntry {
             },
             max_cost: self.max_cost,
             source: self.source.as_str(),
+            hpa: self.hpa.info(),
         }
     }
 }
 
 /// Named maps. The std locks here guard only `HashMap` operations (clone or swap an `Arc`)
 /// and are never held across an `.await`.
-#[derive(Default)]
 pub struct Registry {
     /// Current entry per name.
     maps: RwLock<HashMap<String, Arc<MapEntry>>>,
@@ -102,9 +107,26 @@ pub struct Registry {
     /// One async mutex per name: writes to a map (replace, delete, later patches) are
     /// serialized in arrival order, including their durable write, while reads never wait.
     writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Builds HPA* abstractions of inserted big maps in the background.
+    hpa: HpaBuilder,
 }
 
 impl Registry {
+    /// An empty registry whose big maps get HPA* abstractions per `hpa`.
+    pub fn new(hpa: HpaSettings) -> Self {
+        Registry {
+            maps: RwLock::default(),
+            tombstones: Mutex::default(),
+            writers: Mutex::default(),
+            hpa: HpaBuilder::new(hpa),
+        }
+    }
+
+    /// The HPA* settings in force.
+    pub fn hpa_settings(&self) -> &HpaSettings {
+        self.hpa.settings()
+    }
+
     /// The current entry of `name`.
     pub fn get(&self, name: &str) -> Option<Arc<MapEntry>> {
         self.maps.read().expect("registry lock").get(name).cloned()
@@ -143,7 +165,9 @@ impl Registry {
             .maps
             .write()
             .expect("registry lock")
-            .insert(entry.name.clone(), entry);
+            .insert(entry.name.clone(), Arc::clone(&entry));
+        // A patched entry already derived its abstraction; others queue a build.
+        self.hpa.ensure(&entry);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
         old
     }
@@ -206,6 +230,8 @@ struct Inner {
     ready: AtomicBool,
     /// Cancelled when shutdown begins, so long-lived responses (streams) can end.
     shutdown: CancellationToken,
+    /// Live subscriptions and their repairs.
+    live: Hub,
 }
 
 impl AppState {
@@ -215,14 +241,17 @@ impl AppState {
         let metrics = crate::metrics::handle(); // first, so the pool's gauges are recorded
         let storage = Storage::open(&config.data_dir)?;
         let compute = Compute::new(config.worker_threads(), config.queue_depth);
+        let shutdown = CancellationToken::new();
+        let live = Hub::new(&config, compute.clone(), shutdown.clone());
         Ok(AppState {
             inner: Arc::new(Inner {
-                registry: Registry::default(),
+                registry: Registry::new(config.hpa_settings()),
                 compute,
                 storage,
                 metrics,
                 ready: AtomicBool::new(false),
-                shutdown: CancellationToken::new(),
+                shutdown,
+                live,
                 config,
             }),
         })
@@ -266,5 +295,10 @@ impl AppState {
     /// Cancelled when shutdown begins.
     pub fn shutdown_token(&self) -> &CancellationToken {
         &self.inner.shutdown
+    }
+
+    /// Live subscriptions.
+    pub fn live(&self) -> &Hub {
+        &self.inner.live
     }
 }

@@ -7,7 +7,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::post;
-use pathd_engine::{Grid, LimitKind, Query, QueryError, SearchResult};
+use pathd_engine::{LimitKind, Query, QueryError, SearchResult};
 
 use crate::auth::QueryAuth;
 use crate::compute::{Cancel, Compute};
@@ -15,7 +15,7 @@ use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathRequest, PathRespon
 use crate::error::{ApiError, Json};
 use crate::metrics::record_query;
 use crate::routes::maps::lookup;
-use crate::state::AppState;
+use crate::state::{AppState, MapEntry};
 
 /// The routes of this module.
 pub fn router() -> Router<AppState> {
@@ -27,7 +27,7 @@ pub fn router() -> Router<AppState> {
 /// Runs one search on the calling worker: starts its deadline, wires the cancellation flag,
 /// and counts it (here, because a cancelled request's handler no longer runs).
 fn search(
-    grid: &Grid,
+    entry: &MapEntry,
     mut query: Query,
     timeout: Duration,
     cancel: &Cancel,
@@ -35,7 +35,7 @@ fn search(
 ) -> Result<SearchResult, QueryError> {
     query.limits.deadline = Instant::now().checked_add(timeout); // None: too far to matter
     query.limits.cancel = Some(Arc::clone(cancel));
-    let r = pathd_engine::find_path(grid, &query)?;
+    let r = pathd_engine::find_path_with(&entry.grid, entry.hpa.get(), &query)?;
     if r.limit == Some(LimitKind::Cancelled) {
         compute.note_cancelled();
     }
@@ -58,11 +58,11 @@ async fn find_path(
     let entry = lookup(&state, &name)?;
     let debug = req.debug.unwrap_or(false);
     let (query, timeout) = req.to_query(state.config())?;
-    let grid = Arc::clone(&entry.grid);
+    let snapshot = Arc::clone(&entry);
     let compute = state.compute().clone();
     let r = state
         .compute()
-        .run(move |cancel| search(&grid, query, timeout, cancel, &compute))
+        .run(move |cancel| search(&snapshot, query, timeout, cancel, &compute))
         .await??;
     let span = tracing::Span::current();
     span.record("algorithm", r.algorithm.as_str());
@@ -99,14 +99,14 @@ async fn find_paths(
                 .map(|(query, timeout)| (query, timeout, q.debug.unwrap_or(false)))
         })
         .collect();
-    let grid = Arc::clone(&entry.grid);
+    let snapshot = Arc::clone(&entry);
     let compute = state.compute().clone();
     let version = entry.version;
     let results = state
         .compute()
         .run_batch(items, move |item, cancel| {
             let (query, timeout, debug) = item?;
-            search(&grid, query, timeout, cancel, &compute)
+            search(&snapshot, query, timeout, cancel, &compute)
                 .map(|r| PathResponse::new(r, version, debug))
                 .map_err(ApiError::from)
         })
