@@ -58,11 +58,20 @@ pub async fn load_maps(state: AppState) -> LoadReport {
     for (name, path) in scan.maps {
         let n = name.clone();
         let p = path.clone();
+        let dir = state.storage().dir().to_owned();
         let read = state
             .compute()
             .run_waiting(move |_| {
-                storage::read_map(&p, &n)
-                    .map(|m| MapEntry::new(m.name, m.version, m.grid, MapSource::Uploaded))
+                let m = storage::read_map(&p, &n)?;
+                // Patches acknowledged after the snapshot (see `live::log`).
+                let r = crate::live::log::replay(&dir, &m.name, m.grid, m.version)
+                    .map_err(|e| format!("patch log: {e}"))?;
+                Ok::<_, String>(MapEntry::new(
+                    m.name,
+                    r.version,
+                    r.grid,
+                    MapSource::Uploaded,
+                ))
             })
             .await;
         match read {

@@ -147,11 +147,20 @@ async fn put_map(
         ..entry
     });
     let (storage, e) = (state.storage().clone(), Arc::clone(&entry));
-    tokio::task::spawn_blocking(move || storage.save(&e.name, e.version, &e.grid))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)?;
-    registry.insert(Arc::clone(&entry));
+    tokio::task::spawn_blocking(move || {
+        storage.save(&e.name, e.version, &e.grid)?;
+        crate::live::log::remove(storage.dir(), &e.name) // patches of the old map
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
+    if let Some(old) = registry.insert(Arc::clone(&entry)) {
+        let (old, new) = (Arc::clone(&old.grid), Arc::clone(&entry.grid));
+        state
+            .live()
+            .on_replace(&name, old, new, entry.version)
+            .await;
+    }
     tracing::info!(map = %name, version = entry.version, "map stored");
 
     let status = if existed {
@@ -179,11 +188,15 @@ async fn delete_map(
     let entry = lookup(&state, &name)?;
     let storage = state.storage().clone();
     let (n, v) = (name.clone(), entry.version);
-    tokio::task::spawn_blocking(move || storage.delete(&n, v))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)?;
+    tokio::task::spawn_blocking(move || {
+        storage.delete(&n, v)?;
+        crate::live::log::remove(storage.dir(), &n)
+    })
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(ApiError::internal)?;
     state.registry().remove(&name);
+    state.live().end_map(&name, "map_deleted");
     tracing::info!(map = %name, version = v, "map deleted");
     Ok(StatusCode::NO_CONTENT)
 }

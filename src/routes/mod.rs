@@ -3,7 +3,9 @@
 
 pub mod health;
 pub mod maps;
+pub mod patches;
 pub mod paths;
+pub mod subscriptions;
 
 use axum::Router;
 
@@ -14,5 +16,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(maps::router())
         .merge(paths::router())
+        .merge(patches::router())
+        .merge(subscriptions::router())
         .merge(health::router())
 }

@@ -1,0 +1,282 @@
+//! Fan-out load client for `scripts/fanout.sh`: N subscriptions on one map whose paths
+//! cross one column near a chokepoint, all event streams open, one wall patch across that
+//! column, and the time from sending the patch until every affected client has its event.
+//!
+//! "Affected" is computed independently of the server: the subscriptions whose current path
+//! is no longer legal on the patched map (checked locally with the engine). The client
+//! waits until each of them has received an event (or the timeout), then prints p50, p99
+//! and max latency, plus how many other clients got an event.
+//!
+//! ```text
+//! cargo run --release --example fanout -- http://127.0.0.1:8080 den520d 10000
+//! ```
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use pathd_engine::{Grid, Patch, Point, Rect, movingai};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// A tiny deterministic generator (xorshift64*), so runs are repeatable.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i64
+    }
+}
+
+fn pt(v: &Value) -> Point {
+    Point::new(v[0].as_u64().unwrap() as u32, v[1].as_u64().unwrap() as u32)
+}
+
+/// The passable cell nearest the middle of the map with open cells 20 to each side in the
+/// same component: the column through it is what the paths cross.
+fn pick_center(g: &Grid) -> Point {
+    let (w, h) = (g.width() as i64, g.height() as i64);
+    let mut best: Option<(i64, Point)> = None;
+    for y in 15..h - 15 {
+        for x in 30..w - 30 {
+            let p = Point::new(x as u32, y as u32);
+            let l = Point::new((x - 20) as u32, y as u32);
+            let r = Point::new((x + 20) as u32, y as u32);
+            if g.is_passable(p) && g.same_component(p, l) && g.same_component(p, r) {
+                let d = (x - w / 2).pow(2) + (y - h / 2).pow(2);
+                if best.is_none_or(|(bd, _)| d < bd) {
+                    best = Some((d, p));
+                }
+            }
+        }
+    }
+    best.expect("a map with open space").1
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize]
+}
+
+/// Reads SSE frames; sends (index, seq, reason, elapsed since `t0` once set).
+async fn follow(
+    client: reqwest::Client,
+    url: String,
+    idx: usize,
+    ready: mpsc::UnboundedSender<usize>,
+    events: mpsc::UnboundedSender<(usize, u64, String, Instant)>,
+) {
+    let Ok(resp) = client.get(&url).send().await else {
+        return;
+    };
+    let mut body = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut first = true;
+    while let Some(Ok(chunk)) = body.next().await {
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            let Some(data) = frame.lines().find_map(|l| l.strip_prefix("data:")) else {
+                continue;
+            };
+            let at = Instant::now();
+            let v: Value = serde_json::from_str(data.trim()).unwrap_or(Value::Null);
+            if first {
+                first = false;
+                let _ = ready.send(idx);
+                continue;
+            }
+            let seq = v["seq"].as_u64().unwrap_or(0);
+            let reason = v["reason"].as_str().unwrap_or("").to_owned();
+            let _ = events.send((idx, seq, reason, at));
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let base = args
+        .get(1)
+        .cloned()
+        .unwrap_or("http://127.0.0.1:8080".into());
+    let map = args.get(2).cloned().unwrap_or("den520d".into());
+    let n: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let timeout = Duration::from_secs(args.get(4).and_then(|s| s.parse().ok()).unwrap_or(60));
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .build()
+        .unwrap();
+
+    let text = client
+        .get(format!("{base}/v1/maps/{map}"))
+        .header("accept", "text/plain")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let grid = movingai::parse_map(&text).expect("a Moving AI map");
+    let c = pick_center(&grid);
+    let (cx, cy) = (c.x as i64, c.y as i64);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut pairs = Vec::with_capacity(n);
+    while pairs.len() < n {
+        let s = (cx - rng.range(3, 25), cy + rng.range(-12, 12));
+        let g = (cx + rng.range(3, 25), cy + rng.range(-12, 12));
+        let inside = |(x, y): (i64, i64)| {
+            x >= 0 && y >= 0 && x < grid.width() as i64 && y < grid.height() as i64
+        };
+        if !inside(s) || !inside(g) {
+            continue;
+        }
+        let (s, g) = (
+            Point::new(s.0 as u32, s.1 as u32),
+            Point::new(g.0 as u32, g.1 as u32),
+        );
+        if grid.is_passable(s)
+            && grid.is_passable(g)
+            && grid.same_component(s, c)
+            && grid.same_component(g, c)
+        {
+            pairs.push((s, g));
+        }
+    }
+
+    // Subscribe (a few requests in flight; the server serializes them per map anyway).
+    let t = Instant::now();
+    let url = format!("{base}/v1/maps/{map}/subscriptions");
+    let subs: Vec<(String, Vec<Point>)> = futures_util::stream::iter(pairs.iter().copied())
+        .map(|(s, g)| {
+            let (client, url) = (client.clone(), url.clone());
+            async move {
+                loop {
+                    let r = client
+                        .post(&url)
+                        .json(&json!({"start": [s.x, s.y], "goal": [g.x, g.y]}))
+                        .send()
+                        .await
+                        .unwrap();
+                    if r.status() == 503 {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        continue;
+                    }
+                    assert_eq!(
+                        r.status(),
+                        201,
+                        "subscribe failed: {}",
+                        r.text().await.unwrap()
+                    );
+                    let v: Value = r.json().await.unwrap();
+                    let path = v["path"].as_array().unwrap().iter().map(pt).collect();
+                    return (v["id"].as_str().unwrap().to_owned(), path);
+                }
+            }
+        })
+        .buffered(8)
+        .collect()
+        .await;
+    println!("subscribed {n} in {:.2?} around {c} on {map}", t.elapsed());
+
+    // The patch: a 1x9 wall across the column through the centre.
+    let rect = Rect {
+        x: c.x,
+        y: (cy - 4).max(0) as u32,
+        width: 1,
+        height: 9,
+        cost: 0,
+    };
+    let next = grid
+        .apply_patch(&Patch {
+            cells: vec![],
+            rects: vec![rect],
+        })
+        .unwrap()
+        .map(|(g, _)| g)
+        .unwrap_or(grid.clone());
+    let expected: HashSet<usize> = subs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, p))| !p.is_empty() && next.path_cost(p).is_none())
+        .map(|(i, _)| i)
+        .collect();
+
+    // Open every stream and wait until each has its first event.
+    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel();
+    let (ev_tx, mut ev_rx) = mpsc::unbounded_channel();
+    let t = Instant::now();
+    for (i, (id, _)) in subs.iter().enumerate() {
+        let u = format!("{base}/v1/subscriptions/{id}/events");
+        tokio::spawn(follow(
+            client.clone(),
+            u,
+            i,
+            ready_tx.clone(),
+            ev_tx.clone(),
+        ));
+    }
+    drop(ready_tx);
+    let mut open = 0;
+    while open < subs.len() {
+        match tokio::time::timeout(timeout, ready_rx.recv()).await {
+            Ok(Some(_)) => open += 1,
+            _ => break,
+        }
+    }
+    println!("opened {open} event streams in {:.2?}", t.elapsed());
+
+    let t0 = Instant::now();
+    let r = client
+        .patch(format!("{base}/v1/maps/{map}"))
+        .json(&json!({"rects": [{"x": rect.x, "y": rect.y, "width": 1, "height": rect.height, "cost": 0}]}))
+        .send()
+        .await
+        .unwrap();
+    let patch_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let answer: Value = r.json().await.unwrap();
+    let mut got: HashSet<usize> = HashSet::new();
+    let mut lat = Vec::new();
+    let mut others = 0usize;
+    let deadline = Instant::now() + timeout;
+    while !expected.iter().all(|i| got.contains(i)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, ev_rx.recv()).await {
+            Ok(Some((i, _seq, _reason, at))) => {
+                if got.insert(i) {
+                    if expected.contains(&i) {
+                        lat.push((at - t0).as_secs_f64() * 1e3);
+                    } else {
+                        others += 1;
+                    }
+                }
+            }
+            _ => break,
+        }
+    }
+    lat.sort_by(f64::total_cmp);
+    let missing = expected.iter().filter(|i| !got.contains(i)).count();
+    println!(
+        "patch answered in {patch_ms:.2} ms: {answer}\n\
+         affected (path no longer legal): {} of {n}; events received by them: {}; missing: {missing}; \
+         events to others: {others}\n\
+         latency patch-sent -> event-received (ms): p50 {:.2}  p99 {:.2}  max {:.2}",
+        expected.len(),
+        lat.len(),
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        lat.last().copied().unwrap_or(f64::NAN),
+    );
+    if missing > 0 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,231 @@
+//! One subscription's events: the current state, a bounded ring of recent events by `seq`,
+//! and what a stream that has sent up to some `seq` must send next.
+//!
+//! Streams pull from the feed instead of being pushed to, so a slow client never makes the
+//! server buffer without bound or drop events silently: when the event it needs next has
+//! left the ring, it gets one `resync` event carrying the full current state (and its
+//! `seq`), and continues from there.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use pathd_engine::{DStarLite, Point};
+use serde::Serialize;
+
+/// One event of a subscription (`SubscriptionEvent` in `openapi.yaml`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    /// The subscription's id.
+    pub id: String,
+    /// 1 for the first event, +1 per event.
+    pub seq: u64,
+    /// The map version the state was computed on.
+    pub map_version: u64,
+    /// `found`, `no_path` or `limit_reached`.
+    pub status: &'static str,
+    /// Cells from the agent's position to the goal (empty without a path).
+    pub path: Vec<[u32; 2]>,
+    /// Cost of `path` (0 without a path).
+    pub cost: f64,
+    /// Why it was sent: `initial`, `blocked`, `costlier`, `cheaper`, `unreachable`,
+    /// `restored`, `moved`, `interrupted`, `resync`, `deleted`, `map_deleted`,
+    /// `map_replaced`, `expired`, `shutdown`.
+    pub reason: &'static str,
+}
+
+impl Event {
+    /// The state of `search` as an event (`seq` is set by [`Feed::push`]).
+    pub fn of(id: &str, search: &DStarLite, map_version: u64, reason: &'static str) -> Self {
+        let (path, cost) = match search.path() {
+            Some((p, c)) => (p.iter().map(|p: &Point| [p.x, p.y]).collect(), c),
+            None => (Vec::new(), 0.0),
+        };
+        Event {
+            id: id.to_owned(),
+            seq: 0,
+            map_version,
+            status: search.status().as_str(),
+            path,
+            cost,
+            reason,
+        }
+    }
+}
+
+/// What a stream sends next.
+#[derive(Debug)]
+pub enum Next {
+    /// This event.
+    Send(Arc<Event>),
+    /// Nothing new yet.
+    Wait,
+    /// The subscription ended and the stream has sent everything.
+    End,
+}
+
+/// The event history of one subscription.
+#[derive(Debug)]
+pub struct Feed {
+    /// Most events kept.
+    cap: usize,
+    /// Recent events, oldest first, consecutive `seq`s ending at `current.seq`.
+    ring: VecDeque<Arc<Event>>,
+    /// The newest event.
+    current: Arc<Event>,
+    /// The full current state: `current`, or newer when a move along the path shortened it
+    /// without an event (same `seq` and `reason` as `current`).
+    state: Arc<Event>,
+    /// Set by the final event: nothing follows it.
+    closed: bool,
+    /// Map version the state is known to hold for (patches that did not change the path
+    /// advance it without an event).
+    pub version: u64,
+}
+
+impl Feed {
+    /// A feed whose first event (`seq` 1) is `first`.
+    pub fn new(mut first: Event, cap: usize) -> Self {
+        first.seq = 1;
+        let version = first.map_version;
+        let current = Arc::new(first);
+        Feed {
+            cap: cap.max(1),
+            ring: VecDeque::from([Arc::clone(&current)]),
+            state: Arc::clone(&current),
+            current,
+            closed: false,
+            version,
+        }
+    }
+
+    /// The newest event.
+    pub fn current(&self) -> &Arc<Event> {
+        &self.current
+    }
+
+    /// The full current state (what `GET` and a fresh stream show).
+    pub fn state(&self) -> &Arc<Event> {
+        &self.state
+    }
+
+    /// Replaces the current state without an event (a move along the path).
+    pub fn refresh(&mut self, ev: Event) {
+        if self.closed {
+            return;
+        }
+        self.version = self.version.max(ev.map_version);
+        self.state = Arc::new(Event {
+            seq: self.current.seq,
+            reason: self.current.reason,
+            ..ev
+        });
+    }
+
+    /// True once the final event was pushed.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Appends `ev` as the next `seq` (ignored after the final event); returns its `seq`.
+    pub fn push(&mut self, mut ev: Event) -> u64 {
+        if self.closed {
+            return self.current.seq;
+        }
+        ev.seq = self.current.seq + 1;
+        self.version = self.version.max(ev.map_version);
+        let ev = Arc::new(ev);
+        if self.ring.len() == self.cap {
+            self.ring.pop_front();
+        }
+        self.ring.push_back(Arc::clone(&ev));
+        self.state = Arc::clone(&ev);
+        self.current = ev;
+        self.current.seq
+    }
+
+    /// Appends the final event: the current state with `reason`.
+    pub fn close(&mut self, reason: &'static str) {
+        if self.closed {
+            return;
+        }
+        let ev = Event {
+            reason,
+            ..(*self.state).clone()
+        };
+        self.push(ev);
+        self.closed = true;
+    }
+
+    /// What a stream that has sent up to `last` (`None`: nothing yet) sends next. A fresh
+    /// stream starts with the current state.
+    pub fn next_after(&self, last: Option<u64>) -> Next {
+        let cur = self.current.seq;
+        let Some(last) = last else {
+            return Next::Send(Arc::clone(&self.state));
+        };
+        if last >= cur {
+            return if self.closed { Next::End } else { Next::Wait };
+        }
+        let oldest = self.ring.front().map_or(cur, |e| e.seq);
+        if last + 1 >= oldest {
+            return Next::Send(Arc::clone(&self.ring[(last + 1 - oldest) as usize]));
+        }
+        if self.closed {
+            // The final event is the full state already.
+            return Next::Send(Arc::clone(&self.current));
+        }
+        Next::Send(Arc::new(Event {
+            reason: "resync",
+            ..(*self.state).clone()
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(v: u64) -> Event {
+        Event {
+            id: "s".into(),
+            seq: 0,
+            map_version: v,
+            status: "found",
+            path: vec![],
+            cost: 0.0,
+            reason: "blocked",
+        }
+    }
+
+    fn seq_reason(n: Next) -> (u64, &'static str) {
+        match n {
+            Next::Send(e) => (e.seq, e.reason),
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn replays_from_the_ring_resyncs_past_it_and_ends_after_close() {
+        let mut f = Feed::new(
+            Event {
+                reason: "initial",
+                ..ev(1)
+            },
+            3,
+        );
+        assert_eq!(seq_reason(f.next_after(None)), (1, "initial"));
+        assert!(matches!(f.next_after(Some(1)), Next::Wait));
+        for v in 2..=5 {
+            f.push(ev(v));
+        }
+        // Ring holds seqs 3, 4, 5.
+        assert_eq!(seq_reason(f.next_after(Some(2))), (3, "blocked"));
+        assert_eq!(seq_reason(f.next_after(Some(4))), (5, "blocked"));
+        assert_eq!(seq_reason(f.next_after(Some(1))), (5, "resync"));
+        f.close("deleted");
+        assert_eq!(seq_reason(f.next_after(Some(5))), (6, "deleted"));
+        assert_eq!(seq_reason(f.next_after(Some(1))), (6, "deleted"));
+        assert!(matches!(f.next_after(Some(6)), Next::End));
+        assert_eq!(f.push(ev(9)), 6, "nothing after the final event");
+    }
+}

@@ -1,0 +1,246 @@
+//! Subscriptions: a path kept up to date while its map changes and its agent moves, read
+//! with `GET` or followed as a Server-Sent Events stream.
+//!
+//! Subscriptions live in memory only: they do not survive a restart (clients resubscribe).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::Stream;
+use pathd_engine::{Algorithm, DStarLite, Limits, Point};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::QueryAuth;
+use crate::dto::PathRequest;
+use crate::error::{ApiError, Json};
+use crate::live::{Next, StreamGuard, Sub};
+use crate::routes::maps::lookup;
+use crate::state::AppState;
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/maps/{name}/subscriptions", post(create))
+        .route(
+            "/v1/subscriptions/{id}",
+            get(read).patch(move_agent).delete(remove),
+        )
+        .route("/v1/subscriptions/{id}/events", get(events))
+}
+
+/// A subscription's state (`Subscription` in `openapi.yaml`).
+#[derive(Debug, Serialize)]
+pub struct SubscriptionBody {
+    /// Its id.
+    pub id: String,
+    /// The map it follows.
+    pub map: String,
+    /// `found`, `no_path` or `limit_reached`.
+    pub status: &'static str,
+    /// Cells from the agent's position to the goal (empty without a path).
+    pub path: Vec<[u32; 2]>,
+    /// Cost of `path`.
+    pub cost: f64,
+    /// The map version the state holds for.
+    pub map_version: u64,
+    /// `seq` of its newest event.
+    pub seq: u64,
+    /// The agent's position.
+    pub position: [u32; 2],
+    /// The goal.
+    pub goal: [u32; 2],
+}
+
+fn body(sub: &Sub) -> SubscriptionBody {
+    let f = sub.feed();
+    let cur = f.state();
+    let p = sub.position();
+    SubscriptionBody {
+        id: sub.id.clone(),
+        map: sub.map.clone(),
+        status: cur.status,
+        path: cur.path.clone(),
+        cost: cur.cost,
+        map_version: f.version,
+        seq: cur.seq,
+        position: [p.x, p.y],
+        goal: [sub.goal.x, sub.goal.y],
+    }
+}
+
+/// `POST /v1/maps/{name}/subscriptions` (operationId `createSubscription`): runs the first
+/// search (D* Lite, optimal; `algorithm` may be omitted, `astar` or `auto`) and answers `201`.
+async fn create(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Json(req): Json<PathRequest>,
+) -> Result<Response, ApiError> {
+    let (query, timeout) = req.to_query(state.config())?;
+    if !matches!(query.algorithm, Algorithm::AStar | Algorithm::Auto) {
+        return Err(ApiError::invalid_request(
+            "subscriptions are kept optimal by D* Lite; `algorithm` must be astar or auto",
+        ));
+    }
+    if req.partial == Some(true) || req.debug == Some(true) {
+        return Err(ApiError::invalid_request(
+            "`partial` and `debug` are not available for subscriptions",
+        ));
+    }
+    lookup(&state, &name)?;
+    state.live().check_room(&name)?;
+    // Under the writer lock no patch lands between the first search and registration.
+    let writer = state.registry().writer(&name);
+    let _order = writer.lock().await;
+    let entry = lookup(&state, &name)?;
+    let grid = Arc::clone(&entry.grid);
+    let expansions = query.limits.max_expansions;
+    let search = state
+        .compute()
+        .run(move |cancel| {
+            let first = Limits {
+                max_expansions: expansions,
+                deadline: Instant::now().checked_add(timeout),
+                cancel: Some(Arc::clone(cancel)),
+            };
+            let mut d = DStarLite::new(&grid, query.start, query.goal, first)?;
+            // Later repairs are bounded by expansions only: they run unattended.
+            d.set_limits(Limits {
+                max_expansions: expansions,
+                deadline: None,
+                cancel: None,
+            });
+            Ok::<_, ApiError>(d)
+        })
+        .await??;
+    let sub = state
+        .live()
+        .register(&name, Arc::clone(&entry.grid), entry.version, search)?;
+    drop(_order);
+    tracing::info!(map = %name, subscription = %sub.id, "subscription created");
+    let mut resp = (StatusCode::CREATED, Json(body(&sub))).into_response();
+    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/subscriptions/{}", sub.id)) {
+        resp.headers_mut().insert(header::LOCATION, loc);
+    }
+    Ok(resp)
+}
+
+/// `GET /v1/subscriptions/{id}` (operationId `getSubscription`).
+async fn read(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SubscriptionBody>, ApiError> {
+    let sub = state.live().get(&id)?;
+    Ok(Json(body(&sub)))
+}
+
+/// `PATCH /v1/subscriptions/{id}` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoveRequest {
+    /// The agent's new cell `[x, y]`.
+    pub position: [u32; 2],
+}
+
+/// `PATCH /v1/subscriptions/{id}` (operationId `moveSubscription`): the agent moved; the
+/// search continues from there (`400 start_blocked` / `out_of_bounds`, state unchanged).
+async fn move_agent(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(req): Json<MoveRequest>,
+) -> Result<Json<SubscriptionBody>, ApiError> {
+    let sub = state.live().get(&id)?;
+    let to = Point::new(req.position[0], req.position[1]);
+    state.live().move_to(&sub, to).await?;
+    Ok(Json(body(&sub)))
+}
+
+/// `DELETE /v1/subscriptions/{id}` (operationId `deleteSubscription`): `204`; open streams
+/// get a final `deleted` event and end.
+async fn remove(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    state.live().get(&id)?;
+    if state.live().remove(&id, "deleted") {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(state
+            .live()
+            .get(&id)
+            .err()
+            .unwrap_or_else(ApiError::not_found))
+    }
+}
+
+struct Follow {
+    sub: Arc<Sub>,
+    last: Option<u64>,
+    rx: watch::Receiver<u64>,
+    shutdown: CancellationToken,
+    _guard: StreamGuard,
+}
+
+/// `GET /v1/subscriptions/{id}/events` (operationId `subscriptionEvents`): the event
+/// stream. Without `Last-Event-ID` it starts with the current state; with one it replays
+/// what followed from the recent-event buffer, or sends a `resync` when that is gone.
+async fn events(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let sub = state.live().get(&id)?;
+    let last = match headers.get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| ApiError::invalid_request("Last-Event-ID must be a seq number"))?,
+        ),
+    };
+    let follow = Follow {
+        _guard: sub.open_stream(),
+        rx: sub.watch(),
+        sub,
+        last,
+        shutdown: state.live().shutdown_token().clone(),
+    };
+    let stream = futures_util::stream::unfold(follow, |mut st| async move {
+        loop {
+            st.rx.borrow_and_update();
+            let next = st.sub.feed().next_after(st.last);
+            match next {
+                Next::Send(ev) => {
+                    st.last = Some(ev.seq);
+                    let sse = SseEvent::default()
+                        .id(ev.seq.to_string())
+                        .json_data(&*ev)
+                        .unwrap_or_else(|_| SseEvent::default().comment("unserializable event"));
+                    metrics::counter!("pathd_sse_events_sent_total").increment(1);
+                    return Some((Ok(sse), st));
+                }
+                Next::End => return None,
+                Next::Wait => {}
+            }
+            tokio::select! {
+                r = st.rx.changed() => if r.is_err() { return None },
+                _ = st.shutdown.cancelled() => return None,
+            }
+        }
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
