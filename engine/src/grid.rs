@@ -10,6 +10,7 @@
 //! `y * width + x`.
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 /// Largest accepted width and height.
 pub const MAX_DIM: u32 = 8192;
@@ -135,6 +136,9 @@ pub struct Grid {
     /// Component label per padded cell; `u32::MAX` for blocked cells.
     components: Vec<u32>,
     component_count: u32,
+    /// JPS's bit planes of passability, built on the first JPS query. They belong to this
+    /// immutable snapshot, so a patched grid (a new `Grid`) can never see stale ones.
+    jps_planes: OnceLock<Arc<crate::algo::jps::Planes>>,
 }
 
 impl fmt::Debug for Grid {
@@ -195,6 +199,7 @@ impl Grid {
             passable: 0,
             components: Vec::new(),
             component_count: 0,
+            jps_planes: OnceLock::new(),
         };
         g.recompute_derived();
         g
@@ -376,6 +381,12 @@ impl Grid {
     }
 
     // ---- padded-index helpers used by the algorithms ----
+
+    /// JPS's bit planes for this grid, built once on first use.
+    pub(crate) fn jps_planes(&self) -> &crate::algo::jps::Planes {
+        self.jps_planes
+            .get_or_init(|| Arc::new(crate::algo::jps::Planes::new(self)))
+    }
 
     /// Width of the padded array.
     #[inline]

@@ -14,11 +14,6 @@ use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
 #[derive(Default)]
 pub struct Searcher {
     scratch: Scratch,
-    /// JPS bit planes of the last few grids JPS ran on, most recent first, each with its
-    /// grid's padded width and a copy of its cells to recognise it: a `Grid` carries no
-    /// identity, and comparing the cells (a memcmp of one byte per cell, which stops at the
-    /// first difference) is what makes reuse sound; it costs far less than a rebuild.
-    jps: Vec<JpsCache>,
 }
 
 impl Searcher {
@@ -98,10 +93,7 @@ impl Searcher {
             Algorithm::WeightedAStar => {
                 algo::astar::search(grid, s, query, algorithm, query.weight)
             }
-            Algorithm::Jps => {
-                let planes = jps_planes(&mut self.jps, grid);
-                algo::jps::search(grid, planes, s, query)
-            }
+            Algorithm::Jps => algo::jps::search(grid, grid.jps_planes(), s, query),
             Algorithm::Theta => algo::theta::search(grid, s, query),
             Algorithm::Hpa => {
                 let abs = hpa.expect("checked above");
@@ -136,52 +128,6 @@ fn smooth_result(grid: &Grid, r: &mut SearchResult) {
     let (corners, length) = algo::smooth::pull(grid, &points, &costs);
     r.waypoints = Some(corners);
     r.smoothed_length = Some(length);
-}
-
-/// See [`Searcher`]'s `jps` field.
-struct JpsCache {
-    width: usize,
-    cells: Vec<u8>,
-    planes: algo::jps::Planes,
-}
-
-/// Grids whose planes a searcher keeps (a server thread may serve a few maps in turn).
-const JPS_CACHE_GRIDS: usize = 4;
-/// Beyond this many cached cells only the most recent grid is kept (memory per thread).
-const JPS_CACHE_CELLS: usize = 1 << 26;
-
-/// The bit planes for `grid`: cached ones if this grid (by width and cells) was seen, else
-/// freshly built and cached in front.
-fn jps_planes<'c>(cache: &'c mut Vec<JpsCache>, grid: &Grid) -> &'c algo::jps::Planes {
-    let pw = grid.padded_width();
-    match cache
-        .iter()
-        .position(|c| c.width == pw && c.cells == grid.cells())
-    {
-        Some(i) => cache[..=i].rotate_right(1),
-        None => {
-            cache.insert(
-                0,
-                JpsCache {
-                    width: pw,
-                    cells: grid.cells().to_vec(),
-                    planes: algo::jps::Planes::new(grid),
-                },
-            );
-            let mut total = 0;
-            let keep = cache
-                .iter()
-                .take(JPS_CACHE_GRIDS)
-                .take_while(|c| {
-                    total += c.cells.len();
-                    total <= JPS_CACHE_CELLS
-                })
-                .count()
-                .max(1);
-            cache.truncate(keep);
-        }
-    }
-    &cache[0].planes
 }
 
 thread_local! {
