@@ -169,8 +169,11 @@ pub fn replay(dir: &Path, name: &str, grid: Grid, version: u64) -> io::Result<Re
     Ok(out)
 }
 
+/// Cells and their new costs, as a record holds them.
+type Cells = Vec<(Point, u8)>;
+
 /// One record at the start of `b`: version, cells, framed length; `None` when torn.
-fn decode_record(b: &[u8]) -> Option<(u64, Vec<(Point, u8)>, usize)> {
+fn decode_record(b: &[u8]) -> Option<(u64, Cells, usize)> {
     let len = u32::from_le_bytes(b.get(0..4)?.try_into().ok()?) as usize;
     let sum = u64::from_le_bytes(b.get(4..12)?.try_into().ok()?);
     let payload = b.get(FRAME..FRAME + len)?;
