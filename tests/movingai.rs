@@ -104,17 +104,18 @@ async fn sampled_rows_are_optimal_and_legal() {
                 );
             }
         }
-        // ...and single queries.
-        for row in rows.iter().step_by(10) {
-            let body =
-                json!({"start": [row.start.x, row.start.y], "goal": [row.goal.x, row.goal.y]});
+        // ...and single queries with every optimal algorithm (auto: JPS on these maps).
+        for (i, row) in rows.iter().step_by(10).enumerate() {
+            let algorithm = ["astar", "jps", "auto", "dijkstra"][i % 4];
+            let body = json!({"start": [row.start.x, row.start.y],
+                "goal": [row.goal.x, row.goal.y], "algorithm": algorithm});
             let (st, v) = json(s.path(map, &body).await).await;
             assert_eq!(st, 200, "{v}");
             check_answer(
                 &grid,
                 row,
                 &v,
-                &format!("{map} single {} -> {}", row.start, row.goal),
+                &format!("{map} {algorithm} {} -> {}", row.start, row.goal),
             );
         }
     }

@@ -315,6 +315,8 @@ async fn every_operation_matches_the_contract() {
         json!({"start": [0, 0], "goal": [4, 0]}),
         json!({"start": [0, 0], "goal": [4, 0], "debug": true, "algorithm": "auto"}),
         json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 2}),
+        json!({"start": [0, 0], "goal": [4, 0], "algorithm": "theta"}),
+        json!({"start": [0, 0], "goal": [4, 0], "algorithm": "jps", "smooth": true}),
         json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 2, "partial": true}),
         json!({"start": [0, 0], "goal": [4, 0], "algorithm": "weighted_astar", "weight": 3}),
     ] {
@@ -329,7 +331,7 @@ async fn every_operation_matches_the_contract() {
         json!({"start": [0, 0], "goal": [40, 0]}),
         json!({"start": [2, 0], "goal": [4, 0]}),
         json!({"start": [0, 0], "goal": [2, 1]}),
-        json!({"start": [0, 0], "goal": [4, 0], "algorithm": "theta"}),
+        json!({"start": [0, 0], "goal": [4, 0], "algorithm": "weighted_astar", "weight": 0.5}),
         json!({"start": [0, 0], "goal": [4, 0], "bogus": 1}),
     ] {
         assert_eq!(

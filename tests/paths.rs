@@ -41,10 +41,10 @@ async fn found_path_is_legal_and_optimal() {
         assert_eq!(v["map_version"], 1);
         assert_eq!(
             v["algorithm"],
-            if algorithm == "dijkstra" {
-                "dijkstra"
-            } else {
-                "astar"
+            match algorithm {
+                "dijkstra" => "dijkstra",
+                "auto" => pathd_engine::resolve_auto(&grid).as_str(),
+                _ => "astar",
             }
         );
         let path = points(&v["path"]);
@@ -206,11 +206,6 @@ async fn query_errors() {
             "invalid_request",
         ),
         (
-            json!({"start": [0, 0], "goal": [1, 1], "algorithm": "jps"}),
-            400,
-            "not_applicable",
-        ),
-        (
             json!({"start": [0, 0], "goal": [1, 1], "colour": "red"}),
             400,
             "invalid_request",
@@ -341,4 +336,65 @@ async fn weighted_and_cardinal_maps() {
     // Straight: 2 steps of (1+9)/2 = 10; detour: 4 steps of 1 = 4.
     assert_eq!(v["cost"], 4.0);
     assert_eq!(points(&v["path"]).len(), 5);
+}
+
+#[tokio::test]
+async fn jps_theta_and_smoothing() {
+    let s = server_with_small().await;
+    let grid = movingai::parse_map(SMALL_MAP).unwrap();
+    let start_goal = json!({"start": [0, 0], "goal": [4, 0]});
+    let (_, a) = json(s.path("small", &start_goal).await).await;
+    let optimum = a["cost"].as_f64().unwrap();
+    assert!(a.get("waypoints").is_none() && a.get("smoothed_length").is_none());
+
+    let (st, j) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goal": [4, 0], "algorithm": "jps"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((st, j["algorithm"].as_str()), (200, Some("jps")), "{j}");
+    assert!((j["cost"].as_f64().unwrap() - optimum).abs() < 1e-9);
+    assert_eq!(grid.path_cost(&points(&j["path"])), j["cost"].as_f64());
+
+    for body in [
+        json!({"start": [0, 0], "goal": [4, 0], "smooth": true}),
+        json!({"start": [0, 0], "goal": [4, 0], "algorithm": "theta"}),
+    ] {
+        let (st, v) = json(s.path("small", &body).await).await;
+        assert_eq!(st, 200, "{v}");
+        let w = points(&v["waypoints"]);
+        assert_eq!(
+            (w[0], *w.last().unwrap()),
+            (Point::new(0, 0), Point::new(4, 0))
+        );
+        let len = v["smoothed_length"].as_f64().unwrap();
+        assert!(len <= optimum + 1e-9, "{v}");
+        // The polyline is never shorter than the straight line from start to goal.
+        assert!(len >= 4.0 - 1e-9, "{v}");
+    }
+
+    // Algorithms that do not apply to a map are a 400, not a failure.
+    let weighted = json!({"width": 3, "height": 1, "costs": [1, 5, 1]});
+    assert_eq!(s.put_json("w", &weighted).await.status(), 201);
+    let q = json!({"start": [0, 0], "goal": [2, 0], "algorithm": "jps"});
+    expect_error(s.path("w", &q).await, 400, "not_applicable").await;
+    let (_, v) = json(
+        s.path(
+            "w",
+            &json!({"start": [0, 0], "goal": [2, 0], "algorithm": "auto"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        (v["algorithm"].as_str(), v["cost"].as_f64()),
+        (Some("astar"), Some(6.0))
+    );
+    let cardinal = json!({"width": 2, "height": 1, "costs": [1, 1], "movement": "cardinal"});
+    assert_eq!(s.put_json("c", &cardinal).await.status(), 201);
+    let q = json!({"start": [0, 0], "goal": [1, 0], "algorithm": "theta"});
+    expect_error(s.path("c", &q).await, 400, "not_applicable").await;
 }
