@@ -56,8 +56,11 @@ done
 curl -fsS "$BASE/readyz" >/dev/null
 
 status=0
+# The event stream (subscriptionEvents) never ends on its own, which schemathesis cannot
+# consume; its JSON errors and its frames are checked by tests/openapi.rs and tests/live.rs.
 schemathesis run openapi.yaml \
     --url "$BASE" \
+    --exclude-operation-id subscriptionEvents \
     --checks not_a_server_error,response_schema_conformance \
     --max-examples "$MAX_EXAMPLES" \
     --seed 1 \
