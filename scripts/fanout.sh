@@ -34,7 +34,7 @@ trap cleanup EXIT
 PATHD_ADDR="127.0.0.1:$PORT" PATHD_MAPS_DIR=maps PATHD_DATA_DIR="$DATA/data" \
     PATHD_MAX_SUBSCRIPTIONS="$N" PATHD_MAX_SUBSCRIPTIONS_PER_MAP="$N" \
     PATHD_QUEUE_DEPTH=256 PATHD_SHUTDOWN_GRACE_MS=2000 RUST_LOG=warn \
-    target/release/pathd serve >"$DATA/server.log" 2>&1 &
+    "${CARGO_TARGET_DIR:-target}"/release/pathd serve >"$DATA/server.log" 2>&1 &
 PID=$!
 
 BASE="http://127.0.0.1:$PORT"
@@ -48,5 +48,5 @@ for _ in $(seq 1 300); do
     sleep 0.1
 done
 
-timeout "$((TIMEOUT * 4))" target/release/examples/fanout "$BASE" "$MAP" "$N" "$TIMEOUT"
+timeout "$((TIMEOUT * 4))" "${CARGO_TARGET_DIR:-target}"/release/examples/fanout "$BASE" "$MAP" "$N" "$TIMEOUT"
 echo "server RSS: $(ps -o rss= -p "$PID" | awk '{printf "%.0f MiB", $1/1024}')"

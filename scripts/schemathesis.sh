@@ -22,7 +22,7 @@ if [ "$PROFILE" = release ]; then
 else
     cargo build --bin pathd
 fi
-BIN="target/$PROFILE/pathd"
+BIN="${CARGO_TARGET_DIR:-target}/$PROFILE/pathd"
 
 # A free port: bind 0, read it back, release it.
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
