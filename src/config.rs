@@ -122,6 +122,17 @@ pub struct Config {
     /// How long shutdown waits for in-flight requests before closing them, in milliseconds.
     #[arg(long, env = "PATHD_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
+
+    /// Test-only: the store sleeps up to this many microseconds at each step of a durable
+    /// write, so fault-injection tests can time out clients inside it. Never set it in
+    /// production.
+    #[arg(
+        long,
+        env = "PATHD_TEST_STORE_DELAY_US",
+        default_value_t = 0,
+        hide = true
+    )]
+    pub test_store_delay_us: u64,
 }
 
 impl Config {
@@ -154,6 +165,11 @@ impl Config {
         } else {
             std::thread::available_parallelism().map_or(2, |n| n.get())
         }
+    }
+
+    /// The test-only store delay (zero unless set).
+    pub fn test_store_delay(&self) -> Duration {
+        Duration::from_micros(self.test_store_delay_us)
     }
 
     /// The HPA* settings.

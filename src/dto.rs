@@ -46,6 +46,32 @@ pub struct MapSummary {
 pub struct MapList {
     /// Every map, sorted by name.
     pub maps: Vec<MapSummary>,
+    /// Maps whose durable data is damaged and which are not served, sorted by name.
+    pub damaged: Vec<DamagedMap>,
+}
+
+/// A map whose durable data cannot be trusted (`DamagedMap` in `openapi.yaml`).
+#[derive(Debug, Serialize)]
+pub struct DamagedMap {
+    /// Its name.
+    pub name: String,
+    /// What is wrong.
+    pub reason: String,
+    /// The newest version a repair would keep, if any.
+    pub last_good_version: Option<u64>,
+    /// Acknowledged versions a repair would drop, as far as they can be read.
+    pub dropped_versions: Vec<u64>,
+}
+
+impl From<crate::store::Damage> for DamagedMap {
+    fn from(d: crate::store::Damage) -> Self {
+        DamagedMap {
+            name: d.name,
+            reason: d.reason,
+            last_good_version: d.last_good,
+            dropped_versions: d.dropped,
+        }
+    }
 }
 
 /// The JSON body of `PUT /v1/maps/{name}`: `costs` or `rows`, exactly one.
@@ -244,4 +270,6 @@ pub struct Health {
     pub status: &'static str,
     /// Maps loaded.
     pub maps: usize,
+    /// Maps not served because their durable data is damaged (`pathd data check`).
+    pub damaged_maps: Vec<String>,
 }

@@ -173,6 +173,36 @@ impl From<QueryError> for ApiError {
     }
 }
 
+impl From<crate::maps::MapsError> for ApiError {
+    fn from(e: crate::maps::MapsError) -> Self {
+        use crate::maps::MapsError as E;
+        let message = e.to_string();
+        match e {
+            E::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "map_not_found", message),
+            E::InvalidName => ApiError::invalid_request(message),
+            E::Damaged(_) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "map_damaged", message),
+            E::VersionConflict { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "version_conflict", message)
+            }
+            E::TooManyMaps(_) => ApiError::new(StatusCode::CONFLICT, "too_many_maps", message),
+            E::PatchOutOfBounds(_) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "patch_out_of_bounds",
+                message,
+            ),
+            E::Store(_) => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    "the write could not be made durable and was not applied; retry shortly",
+                )
+            },
+            E::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
 /// Maps a body/extractor rejection status to our codes (413 and 415 keep their meaning).
 fn from_rejection(status: StatusCode, text: String) -> ApiError {
     match status {

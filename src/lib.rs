@@ -19,11 +19,12 @@ pub mod error;
 pub mod hpa;
 pub mod live;
 pub mod load;
+pub mod maps;
 pub mod metrics;
 pub mod routes;
 pub mod scen;
 pub mod state;
-pub mod storage;
+pub mod store;
 pub mod upload;
 
 use std::future::Future;
@@ -38,7 +39,8 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 pub use config::{Config, LogFormat};
 pub use error::ApiError;
-pub use load::{LoadReport, load_maps};
+pub use load::load_maps;
+pub use maps::LoadReport;
 pub use state::AppState;
 
 /// The router with every route, the error fallbacks, the body limit, the per-request span
@@ -91,7 +93,7 @@ pub async fn run(
         began.cancel();
     };
     let grace = state.config().shutdown_grace();
-    let server = axum::serve(listener, app(state)).with_graceful_shutdown(signal);
+    let server = axum::serve(listener, app(state.clone())).with_graceful_shutdown(signal);
     let result = tokio::select! {
         r = server.into_future() => r,
         _ = async { token.cancelled().await; tokio::time::sleep(grace).await } => {
@@ -101,6 +103,8 @@ pub async fn run(
     };
     loader.abort();
     upkeep.abort();
+    // Writes whose clients went away may still be running: they finish, durably.
+    state.maps().drain().await;
     tracing::info!("server stopped");
     result
 }

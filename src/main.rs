@@ -1,11 +1,14 @@
-//! The `pathd` binary: `pathd [serve]` runs the server, `pathd scen` checks a scenario file.
+//! The `pathd` binary: `pathd [serve]` runs the server, `pathd scen` checks a scenario file,
+//! `pathd data check|repair` inspects the data directory.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use pathd::config::{Config, LogFormat};
 use pathd::scen::{self, ScenArgs};
 use pathd::state::AppState;
+use pathd::store::local;
 use tracing_subscriber::EnvFilter;
 
 /// pathd: grid pathfinding over HTTP.
@@ -25,6 +28,31 @@ enum Command {
     Serve(Config),
     /// Check a Moving AI scenario file against the engine.
     Scen(ScenArgs),
+    /// Inspect or repair the data directory (run it while the server is stopped).
+    Data(DataArgs),
+}
+
+#[derive(clap::Args)]
+struct DataArgs {
+    #[command(subcommand)]
+    action: DataAction,
+    /// The data directory.
+    #[arg(long, env = "PATHD_DATA_DIR", default_value = "./data", global = true)]
+    data_dir: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum DataAction {
+    /// Report every map: good, torn tail, deleted or damaged (exit 1 if any is damaged).
+    /// Changes nothing.
+    Check,
+    /// Make a damaged map servable by dropping what cannot be read; prints exactly which
+    /// acknowledged versions are dropped.
+    Repair {
+        /// The map to repair.
+        #[arg(long)]
+        map: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -32,6 +60,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Scen(args)) => scen_main(&args),
         Some(Command::Serve(config)) => serve_main(config),
+        Some(Command::Data(args)) => data_main(&args),
         None => serve_main(cli.serve),
     }
 }
@@ -57,6 +86,38 @@ fn scen_main(args: &ScenArgs) -> ExitCode {
             eprintln!("pathd scen: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+fn data_main(args: &DataArgs) -> ExitCode {
+    let dir = &args.data_dir;
+    match &args.action {
+        DataAction::Check => match local::check(dir) {
+            Ok((lines, ok)) => {
+                for l in lines {
+                    println!("{l}");
+                }
+                if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }
+            Err(e) => {
+                eprintln!("pathd data check: {}: {e}", dir.display());
+                ExitCode::from(2)
+            }
+        },
+        DataAction::Repair { map } => match local::repair(dir, map) {
+            Ok(said) => {
+                println!("{said}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("pathd data repair: {e}");
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

@@ -19,7 +19,8 @@ use crate::config::Config;
 use crate::dto::MapSummary;
 use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot};
 use crate::live::Hub;
-use crate::storage::Storage;
+use crate::maps::Maps;
+use crate::store::LocalStore;
 
 /// Where a map came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,9 +105,6 @@ pub struct Registry {
     maps: RwLock<HashMap<String, Arc<MapEntry>>>,
     /// Last version of each deleted name, so a re-created map continues past it.
     tombstones: Mutex<HashMap<String, u64>>,
-    /// One async mutex per name: writes to a map (replace, delete, later patches) are
-    /// serialized in arrival order, including their durable write, while reads never wait.
-    writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Builds HPA* abstractions of inserted big maps in the background.
     hpa: HpaBuilder,
 }
@@ -117,7 +115,6 @@ impl Registry {
         Registry {
             maps: RwLock::default(),
             tombstones: Mutex::default(),
-            writers: Mutex::default(),
             hpa: HpaBuilder::new(hpa),
         }
     }
@@ -201,17 +198,6 @@ impl Registry {
             .unwrap_or(0);
         current.max(deleted) + 1
     }
-
-    /// The write lock of `name` (hold the guard across the whole write, storage included).
-    pub fn writer(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
-        Arc::clone(
-            self.writers
-                .lock()
-                .expect("writer lock")
-                .entry(name.to_owned())
-                .or_default(),
-        )
-    }
 }
 
 /// The state every handler sees (cheap to clone).
@@ -222,9 +208,9 @@ pub struct AppState {
 
 struct Inner {
     config: Config,
-    registry: Registry,
+    /// The maps service: registry, write order, store.
+    maps: Maps,
     compute: Compute,
-    storage: Storage,
     metrics: PrometheusHandle,
     /// Set once the startup maps are loaded (`/readyz`).
     ready: AtomicBool,
@@ -239,15 +225,21 @@ impl AppState {
     /// [`crate::run`] (or [`crate::load_maps`]) afterwards.
     pub fn new(config: Config) -> io::Result<Self> {
         let metrics = crate::metrics::handle(); // first, so the pool's gauges are recorded
-        let storage = Storage::open(&config.data_dir)?;
+        let store = LocalStore::open(&config.data_dir, config.test_store_delay())?;
         let compute = Compute::new(config.worker_threads(), config.queue_depth);
         let shutdown = CancellationToken::new();
         let live = Hub::new(&config, compute.clone(), shutdown.clone());
+        let maps = Maps::new(
+            Arc::new(store),
+            compute.clone(),
+            live.clone(),
+            Registry::new(config.hpa_settings()),
+            config.max_maps,
+        );
         Ok(AppState {
             inner: Arc::new(Inner {
-                registry: Registry::new(config.hpa_settings()),
+                maps,
                 compute,
-                storage,
                 metrics,
                 ready: AtomicBool::new(false),
                 shutdown,
@@ -262,19 +254,19 @@ impl AppState {
         &self.inner.config
     }
 
-    /// The map registry.
+    /// The maps service (every map write goes through it).
+    pub fn maps(&self) -> &Maps {
+        &self.inner.maps
+    }
+
+    /// The map registry (read side of the maps service).
     pub fn registry(&self) -> &Registry {
-        &self.inner.registry
+        self.inner.maps.registry()
     }
 
     /// The search pool.
     pub fn compute(&self) -> &Compute {
         &self.inner.compute
-    }
-
-    /// The data directory.
-    pub fn storage(&self) -> &Storage {
-        &self.inner.storage
     }
 
     /// The Prometheus handle `/metrics` renders.

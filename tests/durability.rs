@@ -94,7 +94,7 @@ async fn maps_come_back_after_a_restart() {
 }
 
 #[tokio::test]
-async fn interrupted_writes_and_corrupt_files_are_skipped() {
+async fn interrupted_writes_are_skipped_and_corrupt_files_reported() {
     let dirs = Dirs::new();
     let config = dirs.config();
     let s = TestServer::start(dirs.share(), config.clone()).await;
@@ -114,12 +114,15 @@ async fn interrupted_writes_and_corrupt_files_are_skipped() {
     let s = TestServer::start(dirs.share(), config).await;
     let (_, v) = json(s.client.get(s.at("/v1/maps/good")).send().await.unwrap()).await;
     assert_eq!(v["version"], 1);
+    // A corrupt snapshot is not skipped quietly: the map is reported damaged, not served.
     expect_error(
         s.client.get(s.at("/v1/maps/bad")).send().await.unwrap(),
-        404,
-        "map_not_found",
+        503,
+        "map_damaged",
     )
     .await;
+    let (_, list) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
+    assert_eq!(list["damaged"][0]["name"], "bad");
     assert!(!tmp.exists(), "temp debris is removed at start");
     assert!(bad.exists(), "a corrupt file is left for inspection");
 }

@@ -177,7 +177,11 @@ async fn chaos(
             Some(Duration::from_micros(rng.random_range(200..8000)))
         };
         let url = s.at(&format!("/v1/maps/{name}"));
-        let op = if patch_only { 0 } else { rng.random_range(0..5) };
+        let op = if patch_only {
+            0
+        } else {
+            rng.random_range(0..5)
+        };
         let (req, wall) = match op {
             // PATCH one cell (p maps: a fresh cell to a wall).
             0..=2 => {
@@ -272,7 +276,11 @@ fn check_patch_only(name: &str, base: u64, acked: &Acked, got: &(u64, String)) {
     let mut seen = HashSet::new();
     for v in &acked.versions {
         assert!(seen.insert(*v), "{name}: version {v} acknowledged twice");
-        assert!(*v <= got.0, "{name}: acknowledged {v} but serving {}", got.0);
+        assert!(
+            *v <= got.0,
+            "{name}: acknowledged {v} but serving {}",
+            got.0
+        );
     }
 }
 
@@ -389,10 +397,17 @@ async fn acknowledged_writes_survive_client_timeouts_and_restarts() {
         // A mixed map may be deleted by an unacknowledged DELETE; if it is there, it is at
         // least as new as the newest acknowledged version.
         if let Some(got) = state(&client, &s, name).await {
-            assert!(got.0 >= max_acked, "{name}: v{} < acked v{max_acked}", got.0);
+            assert!(
+                got.0 >= max_acked,
+                "{name}: v{} < acked v{max_acked}",
+                got.0
+            );
         }
         // A new write gets a version never handed out before.
         let v = put(&client, &s, name).await;
-        assert!(v > max_acked, "{name}: version {v} reused (acked up to {max_acked})");
+        assert!(
+            v > max_acked,
+            "{name}: version {v} reused (acked up to {max_acked})"
+        );
     }
 }

@@ -49,7 +49,6 @@
 //! span (subscription id, map).
 
 pub mod feed;
-pub mod log;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

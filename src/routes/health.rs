@@ -27,6 +27,7 @@ async fn healthz(State(state): State<AppState>) -> Json<Health> {
     Json(Health {
         status: "ok",
         maps: state.registry().len(),
+        damaged_maps: damaged_names(&state),
     })
 }
 
@@ -37,6 +38,7 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
         Ok(Json(Health {
             status: "ready",
             maps: state.registry().len(),
+            damaged_maps: damaged_names(&state),
         }))
     } else {
         Err(ApiError::new(
@@ -45,6 +47,10 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
             "the startup maps are still loading",
         ))
     }
+}
+
+fn damaged_names(state: &AppState) -> Vec<String> {
+    state.maps().damaged().into_iter().map(|d| d.name).collect()
 }
 
 /// `GET /metrics` (operationId `metrics`): Prometheus text format.

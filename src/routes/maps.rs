@@ -14,7 +14,7 @@ use pathd_engine::movingai;
 use crate::auth::{AdminAuth, QueryAuth};
 use crate::dto::{MapList, UploadParams};
 use crate::error::{ApiError, Json};
-use crate::state::{AppState, MapEntry, MapSource};
+use crate::state::{AppState, MapEntry};
 use crate::upload;
 
 /// The routes of this module.
@@ -25,22 +25,13 @@ pub fn router() -> Router<AppState> {
     )
 }
 
-/// True for 1-64 characters of `[A-Za-z0-9_.-]` not starting with a dot.
-pub fn valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
+pub use crate::maps::valid_name;
 
-/// The current entry of `name`, or `404 map_not_found`.
+/// The current entry of `name`: `404 map_not_found`, or `503 map_damaged` when its durable
+/// data cannot be trusted.
 pub fn lookup(state: &AppState, name: &str) -> Result<Arc<MapEntry>, ApiError> {
     tracing::Span::current().record("map", name);
-    state
-        .registry()
-        .get(name)
-        .ok_or_else(|| ApiError::map_not_found(name))
+    Ok(state.maps().get(name)?)
 }
 
 /// `GET /v1/maps` (operationId `listMaps`).
@@ -51,7 +42,8 @@ async fn list_maps(_: QueryAuth, State(state): State<AppState>) -> Json<MapList>
         .iter()
         .map(|e| e.summary())
         .collect();
-    Json(MapList { maps })
+    let damaged = state.maps().damaged().into_iter().map(Into::into).collect();
+    Json(MapList { maps, damaged })
 }
 
 /// True when the client prefers a Moving AI text file to JSON.
@@ -110,65 +102,24 @@ async fn put_map(
 ) -> Result<Response, ApiError> {
     tracing::Span::current().record("map", &name);
     if !valid_name(&name) {
-        return Err(ApiError::invalid_request(
-            "map names are 1-64 characters of [A-Za-z0-9_.-], not starting with a dot",
-        ));
+        return Err(crate::maps::MapsError::InvalidName.into());
     }
     let Query(params) = params?;
     let kind = upload::classify(&headers)?;
     let body = body?;
     let max_cells = state.config().max_map_cells;
-    let n = name.clone();
-    let entry = state
+    let grid = state
         .compute()
-        .run(move |_| {
-            upload::build_grid(kind, &body, params.movement.as_deref(), max_cells)
-                .map(|g| MapEntry::new(n, 0, g, MapSource::Uploaded))
-        })
+        .run(move |_| upload::build_grid(kind, &body, params.movement.as_deref(), max_cells))
         .await??;
-
-    // Writes to one name happen one at a time, durable write included.
-    let writer = state.registry().writer(&name);
-    let _order = writer.lock().await;
-    let registry = state.registry();
-    let existed = registry.get(&name).is_some();
-    if !existed && registry.len() >= state.config().max_maps {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "too_many_maps",
-            format!(
-                "this server holds at most {} maps; delete one first",
-                state.config().max_maps
-            ),
-        ));
-    }
-    let entry = Arc::new(MapEntry {
-        version: registry.next_version(&name),
-        ..entry
-    });
-    let (storage, e) = (state.storage().clone(), Arc::clone(&entry));
-    tokio::task::spawn_blocking(move || {
-        storage.save(&e.name, e.version, &e.grid)?;
-        crate::live::log::remove(storage.dir(), &e.name) // patches of the old map
-    })
-    .await
-    .map_err(ApiError::internal)?
-    .map_err(ApiError::internal)?;
-    if let Some(old) = registry.insert(Arc::clone(&entry)) {
-        let (old, new) = (Arc::clone(&old.grid), Arc::clone(&entry.grid));
-        state
-            .live()
-            .on_replace(&name, old, new, entry.version)
-            .await;
-    }
-    tracing::info!(map = %name, version = entry.version, "map stored");
-
-    let status = if existed {
-        StatusCode::OK
-    } else {
+    // From here the write runs to completion even if this client goes away.
+    let out = state.maps().put(name.clone(), grid).await?;
+    let status = if out.created {
         StatusCode::CREATED
+    } else {
+        StatusCode::OK
     };
-    let mut resp = (status, Json(entry.summary())).into_response();
+    let mut resp = (status, Json(out.entry.summary())).into_response();
     if let Ok(loc) = HeaderValue::from_str(&format!("/v1/maps/{name}")) {
         resp.headers_mut().insert(header::LOCATION, loc);
     }
@@ -182,21 +133,7 @@ async fn delete_map(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    lookup(&state, &name)?; // also keeps invalid names away from the writer table
-    let writer = state.registry().writer(&name);
-    let _order = writer.lock().await;
-    let entry = lookup(&state, &name)?;
-    let storage = state.storage().clone();
-    let (n, v) = (name.clone(), entry.version);
-    tokio::task::spawn_blocking(move || {
-        storage.delete(&n, v)?;
-        crate::live::log::remove(storage.dir(), &n)
-    })
-    .await
-    .map_err(ApiError::internal)?
-    .map_err(ApiError::internal)?;
-    state.registry().remove(&name);
-    state.live().end_map(&name, "map_deleted");
-    tracing::info!(map = %name, version = v, "map deleted");
+    tracing::Span::current().record("map", &name);
+    state.maps().delete(name).await?;
     Ok(StatusCode::NO_CONTENT)
 }

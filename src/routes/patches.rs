@@ -1,28 +1,22 @@
 //! `PATCH /v1/maps/{name}`: change cells and rectangles of a map, durably and atomically,
 //! then hand the changed cells to the subscriptions they may concern.
 //!
-//! Order of one patch, under the map's writer lock (patches to a map apply one at a time, in
-//! arrival order; queries never take that lock and keep reading the old snapshot until the
-//! swap): check `if_version`; build the next grid on the search pool
-//! ([`pathd_engine::Grid::apply_patch`]); make it durable (append to the patch log, or
-//! rewrite the snapshot: see [`crate::live::log`]); swap the entry in; queue the changed
-//! cells for the subscriptions whose search they may touch; answer. Repairs run after the
-//! answer, on the pool.
-
-use std::sync::Arc;
+//! The handler validates the body and hands the patch to the maps service
+//! ([`crate::maps::Maps::patch`]), which applies it in the map's write order on a task no
+//! client can cancel: check `if_version`, build the next grid on the search pool, make it
+//! durable, swap it in, queue the changed cells for the subscriptions they may concern.
+//! Repairs run after the answer, on the pool.
 
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::patch;
-use pathd_engine::{Patch, PatchError, Point, Rect};
+use pathd_engine::{Patch, Point, Rect};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::AdminAuth;
 use crate::error::{ApiError, Json};
-use crate::live::log;
-use crate::routes::maps::lookup;
-use crate::state::{AppState, MapEntry, MapSource};
+use crate::state::AppState;
 
 /// The routes of this module.
 pub fn router() -> Router<AppState> {
@@ -134,83 +128,12 @@ async fn patch_map(
             ),
         ));
     }
-    lookup(&state, &name)?; // keeps unknown names away from the writer table
-    let writer = state.registry().writer(&name);
-    let _order = writer.lock().await;
-    let entry = lookup(&state, &name)?;
-    if let Some(v) = req.if_version
-        && v != entry.version
-    {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "version_conflict",
-            format!("the map is at version {}, not {v}", entry.version),
-        ));
-    }
-    let (prev, n, next) = (Arc::clone(&entry), name.clone(), entry.version + 1);
-    let applied = state
-        .compute()
-        .run_waiting(move |_| {
-            let out = prev.grid.apply_patch(&patch)?;
-            Ok::<_, PatchError>(out.map(|(g, changed)| {
-                let costs: Vec<(Point, u8)> = changed.iter().map(|&p| (p, g.cost(p))).collect();
-                let next_entry = MapEntry::new(n, next, g, MapSource::Uploaded);
-                // Only the clusters the patch touched are rebuilt (see crate::hpa).
-                next_entry
-                    .hpa
-                    .derive(&next_entry.name, &prev.hpa, &next_entry.grid, &changed);
-                (next_entry, changed, costs)
-            }))
-        })
-        .await?
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "patch_out_of_bounds",
-                e.to_string(),
-            )
-        })?;
-    let Some((new, changed, costs)) = applied else {
-        return Ok(Json(PatchResponse {
-            version: entry.version,
-            changed_cells: 0,
-            affected_subscriptions: 0,
-        }));
-    };
-    let new = Arc::new(new);
-    let (storage, e, snapshot_only) = (
-        state.storage().clone(),
-        Arc::clone(&new),
-        entry.source == MapSource::Bundled,
-    );
-    tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-        let dir = storage.dir();
-        let cells = e.grid.width() as u64 * e.grid.height() as u64;
-        // A bundled map has no snapshot in the data directory yet: write one. Otherwise
-        // append, and compact once the log outweighs a snapshot.
-        if snapshot_only || log::append(dir, &e.name, e.version, &costs)? > cells {
-            storage.save(&e.name, e.version, &e.grid)?;
-            log::remove(dir, &e.name)?;
-        }
-        Ok(())
-    })
-    .await
-    .map_err(ApiError::internal)?
-    .map_err(ApiError::internal)?;
-    state.registry().insert(Arc::clone(&new));
-    let changed_cells = changed.len() as u64;
-    let delivery = state.live().on_patch(
-        &name,
-        entry.grid.min_cost(),
-        Arc::clone(&new.grid),
-        new.version,
-        changed,
-    );
-    metrics::counter!("pathd_patches_total").increment(1);
-    tracing::info!(map = %name, version = new.version, changed_cells, affected = delivery.delivered, "map patched");
+    tracing::Span::current().record("map", &name);
+    // From here the write runs to completion even if this client goes away.
+    let out = state.maps().patch(name, patch, req.if_version).await?;
     Ok(Json(PatchResponse {
-        version: new.version,
-        changed_cells,
-        affected_subscriptions: delivery.delivered as u64,
+        version: out.version,
+        changed_cells: out.changed_cells,
+        affected_subscriptions: out.affected_subscriptions,
     }))
 }

@@ -99,8 +99,7 @@ async fn create(
     lookup(&state, &name)?;
     state.live().check_room(&name)?;
     // Under the writer lock no patch lands between the first search and registration.
-    let writer = state.registry().writer(&name);
-    let _order = writer.lock().await;
+    let _order = state.maps().write_order(&name).await;
     let entry = lookup(&state, &name)?;
     let grid = Arc::clone(&entry.grid);
     let expansions = query.limits.max_expansions;

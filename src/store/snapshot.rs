@@ -83,6 +83,11 @@ impl Storage {
         Ok(Storage { dir })
     }
 
+    /// The data directory as it is, without cleaning it (for read-only inspection).
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        Storage { dir: dir.into() }
+    }
+
     /// The directory.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -167,6 +172,16 @@ pub fn read_map(path: &Path, name: &str) -> Result<StoredMap, String> {
         return Err(format!("file holds map {:?}, not {name:?}", m.name));
     }
     Ok(m)
+}
+
+/// The version in a map file's header, if the header can be read (even when the rest of
+/// the file is damaged): what a repair needs so that versions never go backwards.
+pub fn peek_version(path: &Path) -> Option<u64> {
+    let bytes = fs::read(path).ok()?;
+    let body = bytes.strip_prefix(MAGIC)?;
+    let nl = body.iter().position(|&b| b == b'\n')?;
+    let header: Header = serde_json::from_slice(&body[..nl]).ok()?;
+    Some(header.version)
 }
 
 fn remove_if_exists(path: &Path) -> io::Result<()> {

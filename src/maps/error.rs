@@ -1,0 +1,60 @@
+//! What the maps service can answer instead of a result. HTTP status codes are the routes'
+//! business (`impl From<MapsError> for ApiError` in [`crate::error`]).
+
+use std::fmt;
+
+use crate::store::Damage;
+
+/// Why a maps-service call did not do what it was asked.
+#[derive(Debug)]
+pub enum MapsError {
+    /// No map of that name.
+    NotFound(String),
+    /// The name is not 1-64 characters of `[A-Za-z0-9_.-]` not starting with a dot.
+    InvalidName,
+    /// The map's durable data cannot be trusted; it is neither served nor written.
+    Damaged(Damage),
+    /// `if_version` did not match.
+    VersionConflict {
+        /// The map's version now.
+        current: u64,
+        /// The version the client expected.
+        expected: u64,
+    },
+    /// The server holds its maximum number of maps.
+    TooManyMaps(usize),
+    /// A patch writes outside the map.
+    PatchOutOfBounds(String),
+    /// The store refused or failed the write; nothing was acknowledged or changed.
+    Store(String),
+    /// Something that should not happen (a failed task); logged where it is mapped.
+    Internal(String),
+}
+
+impl fmt::Display for MapsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MapsError::NotFound(name) => write!(f, "no map named {name:?}"),
+            MapsError::InvalidName => write!(
+                f,
+                "map names are 1-64 characters of [A-Za-z0-9_.-], not starting with a dot"
+            ),
+            MapsError::Damaged(d) => write!(
+                f,
+                "map {:?} is damaged on disk and is not served: {}; see `pathd data check`",
+                d.name, d.reason
+            ),
+            MapsError::VersionConflict { current, expected } => {
+                write!(f, "the map is at version {current}, not {expected}")
+            }
+            MapsError::TooManyMaps(max) => {
+                write!(f, "this server holds at most {max} maps; delete one first")
+            }
+            MapsError::PatchOutOfBounds(m) => write!(f, "{m}"),
+            MapsError::Store(m) => write!(f, "the write could not be made durable: {m}"),
+            MapsError::Internal(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for MapsError {}

@@ -1,0 +1,520 @@
+//! The maps service: the one owner of every map write.
+//!
+//! It owns the registry of served snapshots, the per-map write order, the durable store
+//! ([`crate::store::MapStore`]), derived state (the HPA* abstraction is derived inside the
+//! write; components and JPS planes belong to the grid snapshot) and the events the live hub
+//! consumes. Handlers parse, call one method here, and map the result.
+//!
+//! **Writes are cancellation-safe by construction.** Every write (`put`, `patch`,
+//! `delete`) runs on a task of its own, spawned before the first `.await`, that no client
+//! can cancel: a handler whose client went away is dropped, the task is not, and it takes
+//! the write through order, pool work, the durable append, the swap of the served snapshot
+//! and the events to the end. So a version is never handed out twice, and the durable
+//! record and the served state never diverge: the only window between them is a process
+//! crash, after which recovery serves what is durable. The tasks are tracked; shutdown
+//! waits for them ([`Maps::drain`]).
+//!
+//! Order per map: a FIFO async mutex per name, taken by the write task. Reads never take
+//! it: they clone the current `Arc<MapEntry>` and go.
+
+mod error;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use pathd_engine::{Grid, Patch, PatchError, Point, movingai};
+use tokio::sync::{OwnedMutexGuard, watch};
+use tokio_util::task::TaskTracker;
+
+pub use error::MapsError;
+
+use crate::compute::Compute;
+use crate::live::Hub;
+use crate::state::{MapEntry, MapSource, Registry};
+use crate::store::{Damage, MapStore, Mutation, Recovered, StoreError};
+
+/// True for 1-64 characters of `[A-Za-z0-9_.-]` not starting with a dot.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// The maps service (cheap to clone).
+#[derive(Clone)]
+pub struct Maps {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// The served snapshots.
+    registry: Registry,
+    /// Where writes become durable.
+    store: Arc<dyn MapStore>,
+    /// CPU work of a write (applying a patch, deriving the abstraction) runs here.
+    compute: Compute,
+    /// Consumes map events (patched, replaced, deleted).
+    live: Hub,
+    /// One FIFO mutex per name: the write order of that map.
+    writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Maps whose durable data cannot be trusted: not served, not written.
+    damaged: RwLock<BTreeMap<String, Damage>>,
+    /// Every write task, so shutdown can wait for them.
+    writes: TaskTracker,
+    /// True once recovery is done: writes wait for it, so a write is never overtaken by
+    /// the loading of an older version of its map.
+    loaded: watch::Sender<bool>,
+    /// Maps held at most.
+    max_maps: usize,
+}
+
+/// What a `put` did.
+#[derive(Debug)]
+pub struct PutOutcome {
+    /// The new entry.
+    pub entry: Arc<MapEntry>,
+    /// True when the name was free (`201`), false when a map was replaced.
+    pub created: bool,
+}
+
+/// What a `patch` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PatchOutcome {
+    /// The map's version after the patch (unchanged for a no-op).
+    pub version: u64,
+    /// Cells whose cost changed.
+    pub changed_cells: u64,
+    /// Subscriptions the patch was handed to.
+    pub affected_subscriptions: u64,
+}
+
+/// What recovery at start did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct LoadReport {
+    /// Bundled maps loaded.
+    pub bundled: usize,
+    /// Uploaded (or patched) maps loaded from the store.
+    pub uploaded: usize,
+    /// Names hidden by a delete.
+    pub deleted: usize,
+    /// Bundled files skipped because they could not be read.
+    pub failed: usize,
+    /// Maps whose durable data is damaged (not served).
+    pub damaged: usize,
+}
+
+impl Maps {
+    /// A service over `store`, running its CPU work on `compute` and telling `live` about
+    /// changes.
+    pub fn new(
+        store: Arc<dyn MapStore>,
+        compute: Compute,
+        live: Hub,
+        registry: Registry,
+        max_maps: usize,
+    ) -> Self {
+        Maps {
+            inner: Arc::new(Inner {
+                registry,
+                store,
+                compute,
+                live,
+                writers: Mutex::default(),
+                damaged: RwLock::default(),
+                writes: TaskTracker::new(),
+                loaded: watch::Sender::new(false),
+                max_maps,
+            }),
+        }
+    }
+
+    /// The served snapshots.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The current entry of `name`.
+    pub fn get(&self, name: &str) -> Result<Arc<MapEntry>, MapsError> {
+        if let Some(d) = self.damage(name) {
+            return Err(MapsError::Damaged(d));
+        }
+        self.inner
+            .registry
+            .get(name)
+            .ok_or_else(|| MapsError::NotFound(name.to_owned()))
+    }
+
+    /// The damage report of `name`, if its data is damaged.
+    pub fn damage(&self, name: &str) -> Option<Damage> {
+        self.inner
+            .damaged
+            .read()
+            .expect("damaged lock")
+            .get(name)
+            .cloned()
+    }
+
+    /// Every damaged map, by name.
+    pub fn damaged(&self) -> Vec<Damage> {
+        self.inner
+            .damaged
+            .read()
+            .expect("damaged lock")
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    fn mark_damaged(&self, d: Damage) {
+        tracing::error!(map = %d.name, reason = %d.reason, "map damaged: not served until repaired (`pathd data check`)");
+        self.inner.registry.remove(&d.name);
+        let mut all = self.inner.damaged.write().expect("damaged lock");
+        all.insert(d.name.clone(), d);
+        metrics::gauge!("pathd_maps_damaged").set(all.len() as f64);
+    }
+
+    /// Holds `name`'s write order until the guard is dropped: no write of that map lands
+    /// meanwhile (subscriptions take it between their first search and registration).
+    pub async fn write_order(&self, name: &str) -> OwnedMutexGuard<()> {
+        let m = Arc::clone(
+            self.inner
+                .writers
+                .lock()
+                .expect("writers lock")
+                .entry(name.to_owned())
+                .or_default(),
+        );
+        m.lock_owned().await
+    }
+
+    /// Runs a write on its own tracked task (see the module docs) and waits for its answer;
+    /// dropping the returned future does not stop the write.
+    async fn spawn_write<T, F, Fut>(&self, f: F) -> Result<T, MapsError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Maps) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, MapsError>> + Send + 'static,
+    {
+        let me = self.clone();
+        let task = self.inner.writes.spawn(async move {
+            let mut loaded = me.inner.loaded.subscribe();
+            let _ = loaded.wait_for(|l| *l).await;
+            f(me).await
+        });
+        task.await
+            .map_err(|e| MapsError::Internal(format!("write task failed: {e}")))?
+    }
+
+    /// Makes a write durable off the runtime; on a damaged store, marks the map.
+    async fn persist(
+        &self,
+        name: &str,
+        version: u64,
+        m: impl FnOnce(&dyn MapStore) -> Result<(), StoreError> + Send + 'static,
+    ) -> Result<(), MapsError> {
+        let store = Arc::clone(&self.inner.store);
+        let r = tokio::task::spawn_blocking(move || m(store.as_ref()))
+            .await
+            .map_err(|e| MapsError::Internal(format!("store task failed: {e}")))?;
+        match r {
+            Ok(()) => Ok(()),
+            Err(StoreError::Damaged(d)) => {
+                self.mark_damaged(d.clone());
+                Err(MapsError::Store(d.reason))
+            }
+            Err(e) => {
+                tracing::error!(map = %name, version, error = %e, "write not made durable");
+                Err(MapsError::Store(e.to_string()))
+            }
+        }
+    }
+
+    /// Creates or replaces map `name` with `grid`.
+    pub async fn put(&self, name: String, grid: Grid) -> Result<PutOutcome, MapsError> {
+        if !valid_name(&name) {
+            return Err(MapsError::InvalidName);
+        }
+        self.spawn_write(move |me| async move {
+            let _order = me.write_order(&name).await;
+            if let Some(d) = me.damage(&name) {
+                return Err(MapsError::Damaged(d));
+            }
+            let registry = &me.inner.registry;
+            let old = registry.get(&name);
+            if old.is_none() && registry.len() >= me.inner.max_maps {
+                return Err(MapsError::TooManyMaps(me.inner.max_maps));
+            }
+            let version = registry.next_version(&name);
+            let entry = Arc::new(MapEntry::new(
+                name.clone(),
+                version,
+                grid,
+                MapSource::Uploaded,
+            ));
+            let e = Arc::clone(&entry);
+            me.persist(&name, version, move |s| {
+                s.append(&e.name, e.version, Mutation::Put(&e.grid))
+            })
+            .await?;
+            registry.insert(Arc::clone(&entry));
+            if let Some(old) = &old {
+                me.inner
+                    .live
+                    .on_replace(
+                        &name,
+                        Arc::clone(&old.grid),
+                        Arc::clone(&entry.grid),
+                        version,
+                    )
+                    .await;
+            }
+            tracing::info!(map = %name, version, "map stored");
+            Ok(PutOutcome {
+                entry,
+                created: old.is_none(),
+            })
+        })
+        .await
+    }
+
+    /// Applies `patch` to map `name` (only at `if_version`, when given).
+    pub async fn patch(
+        &self,
+        name: String,
+        patch: Patch,
+        if_version: Option<u64>,
+    ) -> Result<PatchOutcome, MapsError> {
+        self.get(&name)?; // keeps unknown names away from the writer table
+        self.spawn_write(move |me| async move {
+            let _order = me.write_order(&name).await;
+            let entry = me.get(&name)?;
+            if let Some(expected) = if_version
+                && expected != entry.version
+            {
+                return Err(MapsError::VersionConflict {
+                    current: entry.version,
+                    expected,
+                });
+            }
+            let (prev, n, next) = (Arc::clone(&entry), name.clone(), entry.version + 1);
+            let applied = me
+                .inner
+                .compute
+                .run_waiting(move |_| {
+                    let out = prev.grid.apply_patch(&patch)?;
+                    Ok::<_, PatchError>(out.map(|(g, changed)| {
+                        let costs: Vec<(Point, u8)> =
+                            changed.iter().map(|&p| (p, g.cost(p))).collect();
+                        let next_entry = MapEntry::new(n, next, g, MapSource::Uploaded);
+                        // Only the clusters the patch touched are rebuilt (see crate::hpa).
+                        next_entry.hpa.derive(
+                            &next_entry.name,
+                            &prev.hpa,
+                            &next_entry.grid,
+                            &changed,
+                        );
+                        (next_entry, changed, costs)
+                    }))
+                })
+                .await
+                .map_err(|e| MapsError::Internal(e.message))?
+                .map_err(|e| MapsError::PatchOutOfBounds(e.to_string()))?;
+            let Some((new, changed, costs)) = applied else {
+                return Ok(PatchOutcome {
+                    version: entry.version,
+                    changed_cells: 0,
+                    affected_subscriptions: 0,
+                });
+            };
+            let new = Arc::new(new);
+            let e = Arc::clone(&new);
+            me.persist(&name, new.version, move |s| {
+                s.append(
+                    &e.name,
+                    e.version,
+                    Mutation::Patch {
+                        cells: &costs,
+                        after: &e.grid,
+                    },
+                )
+            })
+            .await?;
+            me.inner.registry.insert(Arc::clone(&new));
+            let changed_cells = changed.len() as u64;
+            let delivery = me.inner.live.on_patch(
+                &name,
+                entry.grid.min_cost(),
+                Arc::clone(&new.grid),
+                new.version,
+                changed,
+            );
+            metrics::counter!("pathd_patches_total").increment(1);
+            tracing::info!(map = %name, version = new.version, changed_cells, affected = delivery.delivered, "map patched");
+            Ok(PatchOutcome {
+                version: new.version,
+                changed_cells,
+                affected_subscriptions: delivery.delivered as u64,
+            })
+        })
+        .await
+    }
+
+    /// Deletes map `name`; returns its last version. Queries already running on it finish
+    /// on their snapshot; its subscriptions end with `map_deleted`.
+    pub async fn delete(&self, name: String) -> Result<u64, MapsError> {
+        self.get(&name)?;
+        self.spawn_write(move |me| async move {
+            let _order = me.write_order(&name).await;
+            let entry = me.get(&name)?;
+            let version = entry.version;
+            let n = name.clone();
+            me.persist(&name, version, move |s| {
+                s.append(&n, version, Mutation::Delete)
+            })
+            .await?;
+            me.inner.registry.remove(&name);
+            me.inner.live.end_map(&name, "map_deleted");
+            tracing::info!(map = %name, version, "map deleted");
+            Ok(version)
+        })
+        .await
+    }
+
+    /// Waits until every write task has finished (shutdown; new writes are still taken
+    /// until the server stops accepting requests).
+    pub async fn drain(&self) {
+        self.inner.writes.close();
+        self.inner.writes.wait().await;
+    }
+
+    /// Loads the startup maps: everything the store holds, then the bundled `*.map` files
+    /// of `maps_dir` whose names the store knows nothing of (at version 1). A damaged name
+    /// is reported and stays offline, bundled file or not. Writes wait until this is done.
+    pub async fn recover(&self, maps_dir: &Path) -> LoadReport {
+        let mut report = LoadReport::default();
+        let store = Arc::clone(&self.inner.store);
+        let found = match tokio::task::spawn_blocking(move || store.recover()).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "cannot read the store; serving bundled maps only");
+                Vec::new()
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "store recovery failed");
+                Vec::new()
+            }
+        };
+        let registry = &self.inner.registry;
+        let mut seen = HashSet::new();
+        for r in found {
+            match r {
+                Recovered::Live {
+                    name,
+                    version,
+                    grid,
+                } => {
+                    seen.insert(name.clone());
+                    let entry = self
+                        .inner
+                        .compute
+                        .run_waiting(move |_| {
+                            MapEntry::new(name, version, grid, MapSource::Uploaded)
+                        })
+                        .await;
+                    match entry {
+                        Ok(e) => {
+                            registry.insert(Arc::new(e));
+                            report.uploaded += 1;
+                        }
+                        Err(e) => {
+                            tracing::error!(error = %e.message, "loading a stored map failed")
+                        }
+                    }
+                }
+                Recovered::Deleted { name, version } => {
+                    registry.note_deleted(&name, version);
+                    seen.insert(name);
+                    report.deleted += 1;
+                }
+                Recovered::Damaged(d) => {
+                    seen.insert(d.name.clone());
+                    // Versions continue past whatever was acknowledged before the damage.
+                    if let Some(v) = d.dropped.iter().copied().chain(d.last_good).max() {
+                        registry.note_deleted(&d.name, v);
+                    }
+                    self.mark_damaged(d);
+                    report.damaged += 1;
+                }
+            }
+        }
+        for (name, path) in bundled_files(maps_dir) {
+            if seen.contains(&name) {
+                continue;
+            }
+            let n = name.clone();
+            let p = path.clone();
+            let read = self
+                .inner
+                .compute
+                .run_waiting(move |_| {
+                    let text = fs::read_to_string(&p).map_err(|e| e.to_string())?;
+                    let grid = movingai::parse_map(&text).map_err(|e| e.to_string())?;
+                    Ok::<_, String>(MapEntry::new(n, 1, grid, MapSource::Bundled))
+                })
+                .await;
+            match read {
+                Ok(Ok(entry)) => {
+                    registry.insert(Arc::new(entry));
+                    report.bundled += 1;
+                }
+                Ok(Err(reason)) => skip(&mut report, &path, &reason),
+                Err(e) => skip(&mut report, &path, &e.message),
+            }
+        }
+        metrics::gauge!("pathd_maps_loaded").set(registry.len() as f64);
+        metrics::gauge!("pathd_maps_damaged").set(report.damaged as f64);
+        tracing::info!(
+            bundled = report.bundled,
+            uploaded = report.uploaded,
+            deleted = report.deleted,
+            failed = report.failed,
+            damaged = report.damaged,
+            "startup maps loaded"
+        );
+        self.inner.loaded.send_replace(true);
+        report
+    }
+}
+
+fn skip(report: &mut LoadReport, path: &Path, reason: &str) {
+    tracing::error!(path = %path.display(), %reason, "skipping unreadable map file");
+    report.failed += 1;
+}
+
+/// `*.map` files with a valid map name, sorted. A missing directory is no maps.
+fn bundled_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        tracing::warn!(dir = %dir.display(), "maps directory not found; no bundled maps");
+        return Vec::new();
+    };
+    let mut out: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("map"))
+        .filter_map(|p| {
+            let name = p.file_stem()?.to_str()?.to_owned();
+            if valid_name(&name) {
+                Some((name, p))
+            } else {
+                tracing::warn!(path = %p.display(), "skipping map file: not a valid map name");
+                None
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}

@@ -1,0 +1,547 @@
+//! The embedded store: the local data directory.
+//!
+//! Per map `<name>`: a snapshot `<name>.pmap` ([`super::snapshot`]), a patch log
+//! `<name>.plog` ([`super::log`]) of the patches after it, or a tombstone `<name>.deleted`.
+//! A patch appends a record (fsynced); once the log outweighs the snapshot, the snapshot is
+//! rewritten at the current version and the log removed. An upload rewrites the snapshot
+//! and removes the log; a delete writes the tombstone and removes both.
+//!
+//! Recovery is strict, as Redis treats its append-only file: a torn last record is cut off
+//! with a warning; a bad snapshot, a bad log header, a bad record with data after it, a
+//! version gap, or a record that does not fit its map makes the map
+//! [`Recovered::Damaged`], reported and never served as an older version (the bundled map
+//! of that name included). [`check`] and [`repair`] are the operator's tools (`pathd data`).
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pathd_engine::{Grid, Patch};
+use rand::Rng;
+
+use super::log::{self, Tail};
+use super::snapshot::{self, Storage};
+use super::{Damage, LogRecord, MapStore, Mutation, Recovered, StoreError};
+
+/// The data directory as a [`MapStore`].
+pub struct LocalStore {
+    files: Storage,
+    /// Per name: the last version durably recorded, whether a snapshot file exists, and the
+    /// log's length (for compaction and for undoing a failed append). Guarded by a plain
+    /// mutex: the maps service calls `append` for a name one at a time, so this only
+    /// protects the map itself.
+    names: Mutex<HashMap<String, NameState>>,
+    /// Test-only: sleep up to this long at each step of a write, so that fault-injection
+    /// tests can land client timeouts inside the durable write.
+    delay: Duration,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct NameState {
+    last: u64,
+    snapshot: bool,
+    log_len: u64,
+}
+
+impl LocalStore {
+    /// Opens (creating if needed) the data directory; `test_delay` is zero outside tests.
+    pub fn open(dir: impl Into<PathBuf>, test_delay: Duration) -> io::Result<Self> {
+        Ok(LocalStore {
+            files: Storage::open(dir)?,
+            names: Mutex::default(),
+            delay: test_delay,
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        self.files.dir()
+    }
+
+    fn pause(&self) {
+        if !self.delay.is_zero() {
+            let us = rand::rng().random_range(0..=self.delay.as_micros() as u64);
+            std::thread::sleep(Duration::from_micros(us));
+        }
+    }
+
+    fn state(&self, name: &str) -> NameState {
+        self.names
+            .lock()
+            .expect("store names lock")
+            .get(name)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn set_state(&self, name: &str, s: NameState) {
+        self.names
+            .lock()
+            .expect("store names lock")
+            .insert(name.to_owned(), s);
+    }
+
+    fn patch(
+        &self,
+        name: &str,
+        version: u64,
+        cells: &[(pathd_engine::Point, u8)],
+        after: &Grid,
+        mut st: NameState,
+    ) -> Result<NameState, StoreError> {
+        let map_bytes = after.width() as u64 * after.height() as u64;
+        // A map without a snapshot here (a bundled one) starts with one; a log that would
+        // outweigh the snapshot is compacted into one.
+        if !st.snapshot || st.log_len > map_bytes {
+            self.files.save(name, version, after)?;
+            self.pause();
+            log::remove(self.dir(), name)?;
+            return Ok(NameState {
+                last: version,
+                snapshot: true,
+                log_len: 0,
+            });
+        }
+        match log::append(self.dir(), name, version, cells) {
+            Ok(len) => {
+                st.last = version;
+                st.log_len = len;
+                Ok(st)
+            }
+            Err(e) => {
+                // Undo a partial append, so that the next record does not land behind
+                // garbage; if even that fails, the log is no longer trusted.
+                match log::truncate(self.dir(), name, st.log_len) {
+                    Ok(()) => Err(StoreError::Io(e)),
+                    Err(e2) => Err(StoreError::Damaged(Damage {
+                        name: name.to_owned(),
+                        reason: format!(
+                            "a failed append ({e}) could not be undone ({e2}); run `pathd data check`"
+                        ),
+                        last_good: Some(st.last),
+                        dropped: Vec::new(),
+                    })),
+                }
+            }
+        }
+    }
+}
+
+impl MapStore for LocalStore {
+    fn recover(&self) -> Result<Vec<Recovered>, StoreError> {
+        let found = inspect(self.dir(), true)?;
+        let mut names = self.names.lock().expect("store names lock");
+        names.clear();
+        for r in &found {
+            let (name, st) = match &r.outcome {
+                Recovered::Live { name, version, .. } => (
+                    name,
+                    NameState {
+                        last: *version,
+                        snapshot: true,
+                        log_len: r.log_len,
+                    },
+                ),
+                Recovered::Deleted { name, version } => (
+                    name,
+                    NameState {
+                        last: *version,
+                        ..NameState::default()
+                    },
+                ),
+                Recovered::Damaged(d) => (
+                    &d.name,
+                    NameState {
+                        last: d
+                            .dropped
+                            .iter()
+                            .copied()
+                            .chain(d.last_good)
+                            .max()
+                            .unwrap_or(0),
+                        ..NameState::default()
+                    },
+                ),
+            };
+            names.insert(name.clone(), st);
+        }
+        Ok(found.into_iter().map(|r| r.outcome).collect())
+    }
+
+    fn append(&self, name: &str, version: u64, mutation: Mutation<'_>) -> Result<(), StoreError> {
+        let st = self.state(name);
+        let fresh_enough = match mutation {
+            Mutation::Delete => version >= st.last,
+            _ => version > st.last,
+        };
+        if !fresh_enough {
+            return Err(StoreError::Conflict {
+                name: name.to_owned(),
+                last: st.last,
+                offered: version,
+            });
+        }
+        self.pause();
+        let next = match mutation {
+            Mutation::Put(grid) => {
+                self.files.save(name, version, grid)?;
+                self.pause();
+                log::remove(self.dir(), name)?; // the old map's patches
+                NameState {
+                    last: version,
+                    snapshot: true,
+                    log_len: 0,
+                }
+            }
+            Mutation::Patch { cells, after } => self.patch(name, version, cells, after, st)?,
+            Mutation::Delete => {
+                self.files.delete(name, version)?;
+                self.pause();
+                log::remove(self.dir(), name)?;
+                NameState {
+                    last: version,
+                    ..NameState::default()
+                }
+            }
+        };
+        self.pause();
+        self.set_state(name, next);
+        Ok(())
+    }
+
+    fn replay(&self, name: &str, after: u64) -> Result<Vec<LogRecord>, StoreError> {
+        let Some(scan) = log::read(self.dir(), name)? else {
+            return Ok(Vec::new());
+        };
+        Ok(scan
+            .records
+            .into_iter()
+            .filter(|r| r.version > after)
+            .map(|r| LogRecord {
+                version: r.version,
+                cells: r.cells,
+            })
+            .collect())
+    }
+}
+
+/// One name as the data directory holds it.
+#[derive(Debug)]
+pub struct Inspected {
+    /// What recovery makes of it.
+    pub outcome: Recovered,
+    /// Patches replayed from the log.
+    pub replayed: usize,
+    /// Bytes of torn tail found (cut off when inspecting with `fix_torn`).
+    pub torn_bytes: u64,
+    /// The log's good length.
+    pub log_len: u64,
+}
+
+/// Reads every map of `dir` as recovery does; cuts torn tails only when `fix_torn`.
+pub fn inspect(dir: &Path, fix_torn: bool) -> io::Result<Vec<Inspected>> {
+    let files = if fix_torn {
+        Storage::open(dir)?
+    } else {
+        Storage::at(dir)
+    };
+    let scan = files.scan()?;
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (path, reason) in &scan.failures {
+        // An unreadable tombstone: the name's state is unknown.
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("?")
+            .to_owned();
+        seen.insert(name.clone());
+        out.push(Inspected {
+            outcome: Recovered::Damaged(Damage {
+                name,
+                reason: format!("unreadable tombstone: {reason}"),
+                last_good: None,
+                dropped: Vec::new(),
+            }),
+            replayed: 0,
+            torn_bytes: 0,
+            log_len: 0,
+        });
+    }
+    for (name, path) in &scan.maps {
+        seen.insert(name.clone());
+        let tomb = scan.tombstones.get(name).copied();
+        out.push(inspect_map(dir, name, path, tomb, fix_torn)?);
+    }
+    for (name, &version) in &scan.tombstones {
+        if seen.insert(name.clone()) {
+            // A log left beside a tombstone is older than the delete (the delete removes
+            // it after writing the tombstone); anything newer would be damage.
+            let mut outcome = Recovered::Deleted {
+                name: name.clone(),
+                version,
+            };
+            if let Some(s) = log::read(dir, name)? {
+                let newer: Vec<u64> = s
+                    .records
+                    .iter()
+                    .map(|r| r.version)
+                    .filter(|&v| v > version)
+                    .collect();
+                if newer.is_empty() {
+                    if fix_torn {
+                        log::remove(dir, name)?;
+                    }
+                } else {
+                    outcome = Recovered::Damaged(Damage {
+                        name: name.clone(),
+                        reason: "patches logged after the map was deleted".into(),
+                        last_good: Some(version),
+                        dropped: newer,
+                    });
+                }
+            }
+            out.push(Inspected {
+                outcome,
+                replayed: 0,
+                torn_bytes: 0,
+                log_len: 0,
+            });
+        }
+    }
+    out.sort_by(|a, b| name_of(&a.outcome).cmp(name_of(&b.outcome)));
+    Ok(out)
+}
+
+/// The name a recovery outcome is about.
+pub fn name_of(r: &Recovered) -> &str {
+    match r {
+        Recovered::Live { name, .. } | Recovered::Deleted { name, .. } => name,
+        Recovered::Damaged(d) => &d.name,
+    }
+}
+
+fn inspect_map(
+    dir: &Path,
+    name: &str,
+    path: &Path,
+    tomb: Option<u64>,
+    fix_torn: bool,
+) -> io::Result<Inspected> {
+    let damaged = |reason: String, last_good: Option<u64>, dropped: Vec<u64>| Inspected {
+        outcome: Recovered::Damaged(Damage {
+            name: name.to_owned(),
+            reason,
+            last_good,
+            dropped,
+        }),
+        replayed: 0,
+        torn_bytes: 0,
+        log_len: 0,
+    };
+    let log_scan = log::read(dir, name)?;
+    let m = match snapshot::read_map(path, name) {
+        Ok(m) => m,
+        Err(reason) => {
+            let dropped = log_scan
+                .map(|s| s.records.iter().map(|r| r.version).collect())
+                .unwrap_or_default();
+            return Ok(damaged(format!("snapshot: {reason}"), None, dropped));
+        }
+    };
+    if tomb.is_some_and(|t| t >= m.version) {
+        if fix_torn {
+            log::remove(dir, name)?;
+        }
+        return Ok(Inspected {
+            outcome: Recovered::Deleted {
+                name: name.to_owned(),
+                version: tomb.unwrap_or(m.version),
+            },
+            replayed: 0,
+            torn_bytes: 0,
+            log_len: 0,
+        });
+    }
+    let (mut grid, mut version) = (m.grid, m.version);
+    let Some(scan) = log_scan else {
+        return Ok(Inspected {
+            outcome: Recovered::Live {
+                name: name.to_owned(),
+                version,
+                grid,
+            },
+            replayed: 0,
+            torn_bytes: 0,
+            log_len: 0,
+        });
+    };
+    let mut replayed = 0;
+    let mut good_len = if scan.records.is_empty() && scan.tail == Tail::Clean {
+        0
+    } else {
+        log::MAGIC_LEN as u64
+    };
+    for (i, r) in scan.records.iter().enumerate() {
+        good_len = r.offset + r.len;
+        if r.version <= version {
+            continue; // older than the snapshot: left by a compaction or an upload
+        }
+        let later = || -> Vec<u64> {
+            let mut v: Vec<u64> = scan.records[i..].iter().map(|r| r.version).collect();
+            if let Tail::Corrupt { later, .. } = &scan.tail {
+                v.extend(later);
+            }
+            v
+        };
+        if r.version != version + 1 {
+            return Ok(damaged(
+                format!(
+                    "patch log skips from version {version} to {} at byte {}",
+                    r.version, r.offset
+                ),
+                Some(version),
+                later(),
+            ));
+        }
+        let patch = Patch {
+            cells: r.cells.clone(),
+            rects: Vec::new(),
+        };
+        match grid.apply_patch(&patch) {
+            Ok(Some((next, _))) => grid = next,
+            Ok(None) => {}
+            Err(e) => {
+                return Ok(damaged(
+                    format!("patch log record {} does not fit the map: {e}", r.version),
+                    Some(version),
+                    later(),
+                ));
+            }
+        }
+        version = r.version;
+        replayed += 1;
+    }
+    let mut torn_bytes = 0;
+    match &scan.tail {
+        Tail::Clean => {}
+        Tail::Torn { at, bytes } => {
+            torn_bytes = *bytes;
+            tracing::warn!(map = %name, bytes, "cutting a torn tail off the patch log");
+            if fix_torn {
+                log::truncate(dir, name, *at)?;
+            }
+            good_len = *at;
+        }
+        Tail::Corrupt { reason, later, .. } => {
+            return Ok(damaged(
+                format!("patch log: {reason}"),
+                Some(version),
+                later.clone(),
+            ));
+        }
+    }
+    Ok(Inspected {
+        outcome: Recovered::Live {
+            name: name.to_owned(),
+            version,
+            grid,
+        },
+        replayed,
+        torn_bytes,
+        log_len: good_len,
+    })
+}
+
+/// `pathd data check`: one line per map of `dir`; changes nothing. Returns the lines and
+/// whether every map is good.
+pub fn check(dir: &Path) -> io::Result<(Vec<String>, bool)> {
+    let mut lines = Vec::new();
+    let mut ok = true;
+    for r in inspect(dir, false)? {
+        lines.push(match &r.outcome {
+            Recovered::Live { name, version, .. } => {
+                let torn = if r.torn_bytes > 0 {
+                    format!(
+                        ", torn tail of {} bytes (an unacknowledged write; cut at start)",
+                        r.torn_bytes
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "ok       {name} version {version} ({} logged patches{torn})",
+                    r.replayed
+                )
+            }
+            Recovered::Deleted { name, version } => {
+                format!("deleted  {name} (last version {version})")
+            }
+            Recovered::Damaged(d) => {
+                ok = false;
+                format!("DAMAGED  {d}")
+            }
+        });
+    }
+    Ok((lines, ok))
+}
+
+/// `pathd data repair --map NAME`: makes a damaged map servable again by dropping what
+/// cannot be read, and says exactly what was dropped. With a good snapshot the log is cut
+/// to its last good record (a bad log header: the whole log); with a bad snapshot the map
+/// is deleted, its tombstone carrying the newest version known so that versions never go
+/// backwards. Run it while the server is stopped.
+pub fn repair(dir: &Path, name: &str) -> io::Result<String> {
+    let found = inspect(dir, false)?;
+    let Some(r) = found.into_iter().find(|r| name_of(&r.outcome) == name) else {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no map named {name:?} in {}", dir.display()),
+        ));
+    };
+    let Recovered::Damaged(d) = r.outcome else {
+        return Ok(format!("{name} is not damaged; nothing to do"));
+    };
+    let dropped = if d.dropped.is_empty() {
+        "no readable acknowledged versions".to_owned()
+    } else {
+        format!("acknowledged versions {:?}", d.dropped)
+    };
+    let files = Storage::open(dir)?;
+    match d.last_good {
+        Some(good) if d.reason.starts_with("patches logged after") => {
+            log::remove(dir, name)?;
+            Ok(format!(
+                "{name}: removed the log left after its deletion at version {good}; dropped {dropped}"
+            ))
+        }
+        Some(good) => {
+            // Cut the log right after the record that produced `good`.
+            let cut = match log::read(dir, name)? {
+                Some(s) => s
+                    .records
+                    .iter()
+                    .take_while(|r| r.version <= good)
+                    .last()
+                    .map_or(0, |r| r.offset + r.len),
+                None => 0,
+            };
+            log::truncate(dir, name, cut)?;
+            Ok(format!(
+                "{name}: cut the patch log after version {good}; the map is served at version {good}; dropped {dropped}"
+            ))
+        }
+        None => {
+            let last = d.dropped.iter().copied().max().unwrap_or(0);
+            let header = snapshot::peek_version(&dir.join(format!("{name}.pmap")));
+            let version = last.max(header.unwrap_or(0)).max(1);
+            files.delete(name, version)?;
+            log::remove(dir, name)?;
+            Ok(format!(
+                "{name}: the snapshot cannot be read; deleted the map (tombstone at version {version}, so a new upload continues past it); dropped {dropped}"
+            ))
+        }
+    }
+}

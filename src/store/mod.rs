@@ -1,0 +1,167 @@
+//! Durable maps: the [`MapStore`] trait and its embedded implementation, the local data
+//! directory ([`LocalStore`]).
+//!
+//! A store holds, per map name, a totally ordered sequence of mutations (upload, patch,
+//! delete), each tagged with the map version it produced, plus snapshots that let recovery
+//! skip most of the sequence. That shape is what a replicated store (a NATS JetStream stream
+//! per map, say) provides too: [`MapStore::append`] is the compare-and-set on the version
+//! (JetStream's expected last subject sequence), [`MapStore::recover`] is bootstrapping from
+//! snapshot plus tail, and [`MapStore::replay`] reads the sequence from a position.
+//!
+//! The maps service ([`crate::maps`]) is the only caller, and calls `append` for a map only
+//! under that map's write order, so the store sees each map's mutations one at a time and in
+//! version order. Every method blocks (file I/O, fsync): callers run them off the async
+//! runtime.
+
+pub mod local;
+pub mod log;
+pub mod snapshot;
+
+use std::fmt;
+
+use pathd_engine::{Grid, Point};
+
+pub use local::LocalStore;
+
+/// One mutation of a map, as it is made durable.
+#[derive(Clone, Copy, Debug)]
+pub enum Mutation<'a> {
+    /// The map was created or replaced by this grid.
+    Put(&'a Grid),
+    /// These cells changed to these costs; `after` is the whole map afterwards (a store
+    /// may snapshot it instead of logging the cells).
+    Patch {
+        /// The changed cells with their new costs.
+        cells: &'a [(Point, u8)],
+        /// The map after the patch.
+        after: &'a Grid,
+    },
+    /// The map was deleted; its name's next map continues past this version.
+    Delete,
+}
+
+/// A logged patch: the version it produced and the cells it changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogRecord {
+    /// The map version after the patch.
+    pub version: u64,
+    /// Changed cells and their new costs.
+    pub cells: Vec<(Point, u8)>,
+}
+
+/// What recovery found for one name.
+#[derive(Debug)]
+pub enum Recovered {
+    /// A map to serve.
+    Live {
+        /// Its name.
+        name: String,
+        /// Its version.
+        version: u64,
+        /// Its cells.
+        grid: Grid,
+    },
+    /// A deleted map: the name is free, its next version continues past `version`.
+    Deleted {
+        /// Its name.
+        name: String,
+        /// Its last version.
+        version: u64,
+    },
+    /// Data that cannot be trusted: never served as an older version (see [`Damage`]).
+    Damaged(Damage),
+}
+
+/// Why a map's durable data cannot be served, and what repairing it would drop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// The map's name.
+    pub name: String,
+    /// What is wrong, for people.
+    pub reason: String,
+    /// The newest version that could be rebuilt from the good data, if any.
+    pub last_good: Option<u64>,
+    /// Versions after `last_good` that were acknowledged and would be dropped by a repair,
+    /// as far as they can be read (a corrupt record's own version may be unreadable).
+    pub dropped: Vec<u64>,
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.reason)?;
+        match self.last_good {
+            Some(v) => write!(f, "; last good version {v}")?,
+            None => write!(f, "; no good version")?,
+        }
+        if !self.dropped.is_empty() {
+            write!(
+                f,
+                "; a repair drops acknowledged versions {:?}",
+                self.dropped
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Debug)]
+pub enum StoreError {
+    /// The version does not follow the store's last version of the map (compare-and-set).
+    Conflict {
+        /// The map.
+        name: String,
+        /// The store's last version.
+        last: u64,
+        /// The version offered.
+        offered: u64,
+    },
+    /// The store could not be written or read; nothing was recorded (the store undid any
+    /// partial write).
+    Io(std::io::Error),
+    /// A failed write could not be undone: the map's durable data is no longer trusted.
+    Damaged(Damage),
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Conflict {
+                name,
+                last,
+                offered,
+            } => write!(
+                f,
+                "store conflict on {name:?}: last version {last}, offered {offered}"
+            ),
+            StoreError::Io(e) => write!(f, "store I/O error: {e}"),
+            StoreError::Damaged(d) => write!(f, "store damaged: {d}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<std::io::Error> for StoreError {
+    fn from(e: std::io::Error) -> Self {
+        StoreError::Io(e)
+    }
+}
+
+/// Durable, per-map ordered mutations with snapshots (see the module docs).
+pub trait MapStore: Send + Sync + 'static {
+    /// Reads back every map: the newest snapshot of each plus the mutations after it. Cuts
+    /// a torn tail (the last record of a write that was never acknowledged); reports
+    /// anything else that does not read back as [`Recovered::Damaged`].
+    fn recover(&self) -> Result<Vec<Recovered>, StoreError>;
+
+    /// Durably records `mutation` as `version` of `name`. Compare-and-set: `version` must
+    /// be newer than every version the store holds for `name` (a `Delete` may carry the
+    /// current one), else [`StoreError::Conflict`] and nothing is written. On `Ok` the
+    /// mutation survives a crash.
+    fn append(&self, name: &str, version: u64, mutation: Mutation<'_>) -> Result<(), StoreError>;
+
+    /// The logged patches of `name` after version `after`, in order (from the last
+    /// snapshot on: older ones were compacted away).
+    fn replay(&self, name: &str, after: u64) -> Result<Vec<LogRecord>, StoreError>;
+}
