@@ -488,11 +488,33 @@ pub fn check(dir: &Path) -> io::Result<(Vec<String>, bool)> {
     Ok((lines, ok))
 }
 
+/// The map `name` as of version `upto`: its snapshot plus the logged patches up to `upto`.
+fn rebuild(dir: &Path, name: &str, upto: u64) -> io::Result<Grid> {
+    let m =
+        snapshot::read_map(&dir.join(format!("{name}.pmap")), name).map_err(io::Error::other)?;
+    let mut grid = m.grid;
+    if let Some(scan) = log::read(dir, name)? {
+        for r in scan.records {
+            if r.version > m.version && r.version <= upto {
+                let patch = Patch {
+                    cells: r.cells,
+                    rects: Vec::new(),
+                };
+                if let Ok(Some((next, _))) = grid.apply_patch(&patch) {
+                    grid = next;
+                }
+            }
+        }
+    }
+    Ok(grid)
+}
+
 /// `pathd data repair --map NAME`: makes a damaged map servable again by dropping what
-/// cannot be read, and says exactly what was dropped. With a good snapshot the log is cut
-/// to its last good record (a bad log header: the whole log); with a bad snapshot the map
-/// is deleted, its tombstone carrying the newest version known so that versions never go
-/// backwards. Run it while the server is stopped.
+/// cannot be read, and says exactly what was dropped. With a good snapshot the map keeps
+/// its last good state (a bad log header: the snapshot's), rewritten as a snapshot under a
+/// version newer than every acknowledged one; with a bad snapshot the map is deleted, its
+/// tombstone carrying the newest version known. Either way versions never go backwards or
+/// get reused. Run it while the server is stopped.
 pub fn repair(dir: &Path, name: &str) -> io::Result<String> {
     let found = inspect(dir, false)?;
     let Some(r) = found.into_iter().find(|r| name_of(&r.outcome) == name) else {
@@ -518,19 +540,14 @@ pub fn repair(dir: &Path, name: &str) -> io::Result<String> {
             ))
         }
         Some(good) => {
-            // Cut the log right after the record that produced `good`.
-            let cut = match log::read(dir, name)? {
-                Some(s) => s
-                    .records
-                    .iter()
-                    .take_while(|r| r.version <= good)
-                    .last()
-                    .map_or(0, |r| r.offset + r.len),
-                None => 0,
-            };
-            log::truncate(dir, name, cut)?;
+            // Keep the state at `good`, under a version past everything ever acknowledged:
+            // versions never go backwards and never name two different maps.
+            let grid = rebuild(dir, name, good)?;
+            let version = d.dropped.iter().copied().max().map_or(good, |v| v + 1);
+            files.save(name, version, &grid)?;
+            log::remove(dir, name)?;
             Ok(format!(
-                "{name}: cut the patch log after version {good}; the map is served at version {good}; dropped {dropped}"
+                "{name}: kept the map as of version {good} and dropped {dropped}; it is served as version {version}"
             ))
         }
         None => {

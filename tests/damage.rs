@@ -1,0 +1,234 @@
+//! Damaged data is never served silently: a bad record in the middle of a patch log, a bad
+//! log header and a bad snapshot (of a patched bundled map) each mark the map `damaged`:
+//! not served as an older version, writes refused with `503 map_damaged`, reported by the
+//! map list, `/readyz` and `/metrics`, and by `pathd data check`; `pathd data repair`
+//! drops only on request, saying which acknowledged versions go. (On the code before the
+//! maps service, the first case served version 3 and deleted 17 acknowledged patches with a
+//! warning, the second deleted the whole log, the third served the bundled version 1.)
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{Dirs, TestServer, expect_error, json};
+use serde_json::{Value, json};
+
+async fn patch(s: &TestServer, map: &str, x: u32) -> reqwest::Response {
+    s.client
+        .patch(s.at(&format!("/v1/maps/{map}")))
+        .json(&json!({"cells": [{"x": x, "y": 0, "cost": 0}]}))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Uploads `m` (64x64, version 1) and applies `n` one-cell patches (versions 2..=n+1).
+async fn patched_map(s: &TestServer, n: u32) {
+    let map = json!({"width": 64, "height": 64, "costs": vec![1; 64 * 64]});
+    assert_eq!(s.put_json("m", &map).await.status(), 201);
+    for x in 0..n {
+        assert_eq!(patch(s, "m", x).await.status(), 200);
+    }
+}
+
+fn pathd_data(data: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pathd"))
+        .arg("data")
+        .args(args)
+        .arg("--data-dir")
+        .arg(data)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// Everything a damaged map must look like from outside.
+async fn assert_damaged(s: &TestServer, name: &str) -> Value {
+    for resp in [
+        s.client
+            .get(s.at(&format!("/v1/maps/{name}")))
+            .send()
+            .await
+            .unwrap(),
+        s.path(name, &json!({"start": [0, 1], "goal": [5, 5]}))
+            .await,
+        patch(s, name, 63).await,
+        s.put_json(
+            name,
+            &json!({"width": 2, "height": 1, "costs": [1, 1], "movement": "octile"}),
+        )
+        .await,
+        s.client
+            .delete(s.at(&format!("/v1/maps/{name}")))
+            .send()
+            .await
+            .unwrap(),
+    ] {
+        expect_error(resp, 503, "map_damaged").await;
+    }
+    let (_, ready) = json(s.client.get(s.at("/readyz")).send().await.unwrap()).await;
+    assert_eq!(ready["damaged_maps"], json!([name]), "{ready}");
+    let metrics = s
+        .client
+        .get(s.at("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.lines().any(|l| l == "pathd_maps_damaged 1"),
+        "{metrics}"
+    );
+    let (_, list) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
+    assert!(
+        list["maps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["name"] != name),
+        "a damaged map is not listed as served: {list}"
+    );
+    assert_eq!(list["damaged"][0]["name"], name);
+    list["damaged"][0].clone()
+}
+
+#[tokio::test]
+async fn a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged() {
+    let dirs = Dirs::new();
+    let config = dirs.config();
+    let s = TestServer::start(dirs.share(), config.clone()).await;
+    patched_map(&s, 20).await; // versions 2..=21 in the log
+    s.stop().await.unwrap();
+
+    // Flip one bit inside record 3 (version 4): header line, then 33 bytes per record.
+    let log = dirs.data.join("m.plog");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let len_before = bytes.len();
+    bytes[13 + 2 * 33 + 20] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+
+    let s = TestServer::start(dirs.share(), config.clone()).await;
+    let d = assert_damaged(&s, "m").await;
+    assert_eq!(d["last_good_version"], 3, "{d}");
+    assert_eq!(
+        d["dropped_versions"],
+        json!((5..=21).collect::<Vec<u64>>()),
+        "{d}"
+    );
+    s.stop().await.unwrap();
+    assert_eq!(
+        std::fs::metadata(&log).unwrap().len() as usize,
+        len_before,
+        "nothing is cut without asking"
+    );
+
+    let (code, out) = pathd_data(&dirs.data, &["check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("DAMAGED") && out.contains("m:"), "{out}");
+    let (code, out) = pathd_data(&dirs.data, &["repair", "--map", "m"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("version 3") && out.contains("version 22"),
+        "{out}"
+    );
+    assert!(out.contains("[5, 6, 7"), "says which versions go: {out}");
+    let (code, out) = pathd_data(&dirs.data, &["check"]);
+    assert_eq!(code, 0, "{out}");
+
+    let s = TestServer::start(dirs.share(), config).await;
+    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+    // Version 3's cells (two walls) under a version past everything ever acknowledged.
+    assert_eq!(
+        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
+        (Some(22), Some(2))
+    );
+    let (status, v) = json(patch(&s, "m", 40).await).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["version"], 23, "{v}");
+}
+
+#[tokio::test]
+async fn a_bad_log_header_marks_the_map_damaged() {
+    let dirs = Dirs::new();
+    let config = dirs.config();
+    let s = TestServer::start(dirs.share(), config.clone()).await;
+    patched_map(&s, 3).await;
+    s.stop().await.unwrap();
+    let log = dirs.data.join("m.plog");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[2] = b'X';
+    std::fs::write(&log, &bytes).unwrap();
+
+    let s = TestServer::start(dirs.share(), config.clone()).await;
+    let d = assert_damaged(&s, "m").await;
+    assert_eq!(d["dropped_versions"], json!([2, 3, 4]), "{d}");
+    s.stop().await.unwrap();
+    assert!(log.exists(), "the log is kept for inspection");
+
+    let (code, out) = pathd_data(&dirs.data, &["repair", "--map", "m"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("[2, 3, 4]"), "{out}");
+    let s = TestServer::start(dirs.share(), config).await;
+    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+    assert_eq!(
+        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
+        (Some(5), Some(0))
+    );
+}
+
+#[tokio::test]
+async fn a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle() {
+    let dirs = Dirs::new();
+    dirs.bundle("arena2");
+    let config = dirs.config();
+    let s = TestServer::start(dirs.share(), config.clone()).await;
+    for x in [3, 4] {
+        let r = s
+            .client
+            .patch(s.at("/v1/maps/arena2"))
+            .json(&json!({"cells": [{"x": x, "y": 5, "cost": 7}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    s.stop().await.unwrap();
+    let snap = dirs.data.join("arena2.pmap");
+    let mut bytes = std::fs::read(&snap).unwrap();
+    let i = bytes.len() / 2;
+    bytes[i] ^= 0x10;
+    std::fs::write(&snap, &bytes).unwrap();
+
+    let s = TestServer::start(dirs.share(), config.clone()).await;
+    let d = assert_damaged(&s, "arena2").await;
+    assert!(d["reason"].as_str().unwrap().contains("snapshot"), "{d}");
+    s.stop().await.unwrap();
+
+    let (code, out) = pathd_data(&dirs.data, &["repair", "--map", "arena2"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("deleted"), "{out}");
+    let s = TestServer::start(dirs.share(), config).await;
+    // The repair deleted it for good (the bundled file does not come back at version 1)...
+    expect_error(
+        s.client.get(s.at("/v1/maps/arena2")).send().await.unwrap(),
+        404,
+        "map_not_found",
+    )
+    .await;
+    // ...and a new upload continues past every version ever acknowledged.
+    let r = s
+        .put_json(
+            "arena2",
+            &json!({"width": 2, "height": 1, "costs": [1, 1], "movement": "octile"}),
+        )
+        .await;
+    let (status, v) = json(r).await;
+    assert_eq!(status, 201, "{v}");
+    assert!(v["version"].as_u64().unwrap() > 3, "{v}");
+}
