@@ -98,7 +98,6 @@ async fn assert_damaged(s: &TestServer, name: &str) -> Value {
     list["damaged"][0].clone()
 }
 
-#[tokio::test]
 async fn a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged() {
     let dirs = Dirs::new();
     let config = dirs.config();
@@ -153,7 +152,6 @@ async fn a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged() {
     assert_eq!(v["version"], 23, "{v}");
 }
 
-#[tokio::test]
 async fn a_bad_log_header_marks_the_map_damaged() {
     let dirs = Dirs::new();
     let config = dirs.config();
@@ -182,7 +180,6 @@ async fn a_bad_log_header_marks_the_map_damaged() {
     );
 }
 
-#[tokio::test]
 async fn a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle() {
     let dirs = Dirs::new();
     dirs.bundle("arena2");
@@ -231,4 +228,13 @@ async fn a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle() {
     let (status, v) = json(r).await;
     assert_eq!(status, 201, "{v}");
     assert!(v["version"].as_u64().unwrap() > 3, "{v}");
+}
+
+/// One test, so the process-wide metrics (`pathd_maps_damaged`) belong to one server at a
+/// time.
+#[tokio::test]
+async fn damaged_data_is_reported_never_served_and_repaired_on_request() {
+    a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged().await;
+    a_bad_log_header_marks_the_map_damaged().await;
+    a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle().await;
 }

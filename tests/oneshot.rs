@@ -28,7 +28,10 @@ async fn readiness_follows_loading() {
     let (st, body) = get(&state, "/healthz").await;
     assert_eq!(
         (st, body.as_str()),
-        (StatusCode::OK, r#"{"status":"ok","maps":0}"#)
+        (
+            StatusCode::OK,
+            r#"{"status":"ok","maps":0,"damaged_maps":[]}"#
+        )
     );
     let (st, body) = get(&state, "/readyz").await;
     assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE);
@@ -38,7 +41,10 @@ async fn readiness_follows_loading() {
     let (st, body) = get(&state, "/readyz").await;
     assert_eq!(
         (st, body.as_str()),
-        (StatusCode::OK, r#"{"status":"ready","maps":0}"#)
+        (
+            StatusCode::OK,
+            r#"{"status":"ready","maps":0,"damaged_maps":[]}"#
+        )
     );
 }
 
