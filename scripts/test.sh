@@ -2,12 +2,14 @@
 # The whole test suite: the README's test command, also run by .ci/run.
 #   1. every Rust test (engine unit/integration/doc tests incl. the Moving AI benchmarks,
 #      server tests over real HTTP);
-#   2. schemathesis against the running server and openapi.yaml;
-#   3. the container: build the image with buildah, run it, query it.
-# Set PATHD_SKIP_CONTAINER=1 to skip step 3 on a machine without buildah.
+#   2. the README's curl session, executed against a fresh server (scripts/readme-test.sh);
+#   3. schemathesis against the running server and openapi.yaml;
+#   4. the container: build the image with buildah, run it, query it.
+# Set PATHD_SKIP_CONTAINER=1 to skip step 4 on a machine without buildah.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --locked
+./scripts/readme-test.sh
 ./scripts/schemathesis.sh
 if [ "${PATHD_SKIP_CONTAINER:-0}" != 1 ]; then
   ./scripts/container-test.sh

@@ -6,8 +6,8 @@
 //!   query token is configured; open otherwise.
 
 use axum::extract::FromRequestParts;
-use axum::http::header;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -20,8 +20,8 @@ pub struct AdminAuth;
 #[derive(Debug, Clone, Copy)]
 pub struct QueryAuth;
 
-fn bearer(parts: &Parts) -> Option<&str> {
-    let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")
@@ -29,7 +29,7 @@ fn bearer(parts: &Parts) -> Option<&str> {
 }
 
 /// Compares without an early exit, so the time taken does not reveal a matching prefix.
-fn same(a: &str, b: &str) -> bool {
+pub(crate) fn same(a: &str, b: &str) -> bool {
     a.len() == b.len()
         && a.bytes()
             .zip(b.bytes())
@@ -38,11 +38,17 @@ fn same(a: &str, b: &str) -> bool {
 }
 
 fn matches(parts: &Parts, tokens: &[Option<&String>]) -> bool {
-    let given = bearer(parts);
+    let given = bearer(&parts.headers);
     tokens
         .iter()
         .flatten()
         .any(|t| given.is_some_and(|g| same(g, t)))
+}
+
+/// Whether `headers` carry the configured admin token (false when none is configured).
+pub fn carries_admin_token(headers: &HeaderMap, state: &AppState) -> bool {
+    let admin = state.config().admin_token.as_ref();
+    admin.is_some_and(|t| bearer(headers).is_some_and(|g| same(g, t)))
 }
 
 impl FromRequestParts<AppState> for AdminAuth {

@@ -109,7 +109,7 @@ pub struct PathRequest {
     pub goal: [u32; 2],
     /// Algorithm wire name (default `astar`).
     pub algorithm: Option<String>,
-    /// Weight of `weighted_astar` (default 1.5).
+    /// Weight of `weighted_astar` (default 1.5); `1..=100` for every algorithm.
     pub weight: Option<f64>,
     /// Expansion budget (capped by the server's maximum).
     pub max_expansions: Option<u64>,
@@ -148,6 +148,8 @@ impl PathRequest {
                 ))
             })?,
         };
+        let weight = self.weight.unwrap_or(DEFAULT_WEIGHT);
+        pathd_engine::query::check_weight(weight)?;
         let timeout = self
             .timeout_ms
             .unwrap_or(config.max_timeout_ms)
@@ -160,7 +162,7 @@ impl PathRequest {
             start: point(self.start),
             goal: point(self.goal),
             algorithm,
-            weight: self.weight.unwrap_or(DEFAULT_WEIGHT),
+            weight,
             limits: Limits {
                 max_expansions: Some(expansions),
                 deadline: None,

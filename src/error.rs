@@ -4,9 +4,11 @@
 //! `code` (listed in `openapi.yaml`). Details of 5xx errors go to the log, never to the
 //! client.
 
-use axum::extract::rejection::{BytesRejection, JsonRejection, QueryRejection};
-use axum::extract::{FromRequest, Request};
+use axum::extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use pathd_engine::QueryError;
 use serde::Serialize;
@@ -92,6 +94,11 @@ impl ApiError {
             "unauthorized",
             "a valid `Authorization: Bearer <token>` header is required",
         )
+    }
+
+    /// `403 forbidden`: authenticated, but not allowed to change this resource.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
     }
 
     /// `413 payload_too_large`.
@@ -233,6 +240,12 @@ impl From<BytesRejection> for ApiError {
     }
 }
 
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> Self {
+        from_rejection(r.status(), r.body_text())
+    }
+}
+
 impl From<QueryRejection> for ApiError {
     fn from(r: QueryRejection) -> Self {
         from_rejection(r.status(), r.body_text())
@@ -260,4 +273,86 @@ impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
         axum::Json(self.0).into_response()
     }
+}
+
+/// `axum::extract::Path`, but a rejection (e.g. a parameter that is not valid UTF-8 once
+/// percent-decoded, like `/v1/maps/%ff`) answers with [`ApiError`]'s shape:
+/// `400 invalid_request`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Path<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Path<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(v) =
+            axum::extract::Path::<T>::from_request_parts(parts, state).await?;
+        Ok(Path(v))
+    }
+}
+
+/// The stable code for an error status whose handler did not give one.
+fn code_for(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::UNAUTHORIZED => "unauthorized",
+        StatusCode::FORBIDDEN => "forbidden",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::NOT_ACCEPTABLE => "not_acceptable",
+        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        s if s.is_server_error() => "internal",
+        _ => "invalid_request",
+    }
+}
+
+/// Middleware: any 4xx/5xx answer that is not JSON (an extractor rejection such as
+/// axum's own `Path`, which answers `text/plain`) is rewritten into the
+/// `{"error": {"code", "message"}}` shape, keeping its status and headers. Handlers should
+/// still use this module's extractors; this is the net under them.
+pub async fn json_errors(req: Request, next: Next) -> Response {
+    let resp = next.run(req).await;
+    let status = resp.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return resp;
+    }
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/json"));
+    if is_json {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let text = axum::body::to_bytes(body, 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let code = code_for(status);
+    let err = if status.is_server_error() {
+        ApiError::internal(if text.is_empty() {
+            status.as_str()
+        } else {
+            &text
+        })
+    } else {
+        let message = if text.is_empty() {
+            status.canonical_reason().unwrap_or("error").to_owned()
+        } else {
+            text
+        };
+        ApiError::new(status, code, message)
+    };
+    let mut out = ApiError { status, ..err }.into_response();
+    let mut headers = parts.headers;
+    headers.remove(header::CONTENT_TYPE);
+    headers.remove(header::CONTENT_LENGTH);
+    headers.extend(std::mem::take(out.headers_mut()));
+    *out.headers_mut() = headers;
+    out
 }

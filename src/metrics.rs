@@ -4,7 +4,9 @@
 //! every server in the process (tests start many) shares it; per-server counters that tests
 //! assert on live in [`crate::compute::PoolStats`] instead.
 //!
-//! Exported series: `pathd_http_requests_total{method,route,status}`,
+//! Every metric has a `# HELP` line (registered in `describe`). Exported series:
+//! `pathd_http_requests_total{method,route,status}` (`method` is a standard method or
+//! `other`, `route` the matched template or `unmatched`),
 //! `pathd_http_request_duration_seconds{route}` (histogram), `pathd_queries_total{algorithm,
 //! status}`, `pathd_query_duration_seconds{algorithm}` (histogram of search time),
 //! `pathd_query_expansions` (histogram), `pathd_expansions_total`, `pathd_pool_threads`,
@@ -15,6 +17,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -43,6 +46,7 @@ pub fn handle() -> PrometheusHandle {
                 .expect("bucket lists are not empty")
                 .build_recorder();
             let handle = recorder.handle();
+            metrics::with_local_recorder(&recorder, describe);
             // Fails only if another recorder was installed first (an embedding program's);
             // then our series go there and `/metrics` shows what this recorder has.
             let _ = metrics::set_global_recorder(recorder);
@@ -51,8 +55,115 @@ pub fn handle() -> PrometheusHandle {
         .clone()
 }
 
+/// Registers the `# HELP` text of every metric this crate exports. A new metric needs a
+/// line here (`tests/holes.rs` checks that every family `/metrics` prints has one).
+fn describe() {
+    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(
+        "pathd_http_requests_total",
+        "HTTP requests answered, by method (standard methods, else `other`), route template \
+         (`unmatched` for none) and status"
+    );
+    describe_histogram!(
+        "pathd_http_request_duration_seconds",
+        Unit::Seconds,
+        "HTTP request duration by route template"
+    );
+    describe_counter!(
+        "pathd_queries_total",
+        "Path searches run, by algorithm and outcome status"
+    );
+    describe_histogram!(
+        "pathd_query_duration_seconds",
+        Unit::Seconds,
+        "Search time of path queries by algorithm"
+    );
+    describe_histogram!(
+        "pathd_query_expansions",
+        Unit::Count,
+        "Nodes expanded per path search"
+    );
+    describe_counter!(
+        "pathd_expansions_total",
+        Unit::Count,
+        "Nodes expanded by all path searches"
+    );
+    describe_gauge!("pathd_pool_threads", "Search worker threads");
+    describe_gauge!("pathd_pool_busy", "Search workers running a job now");
+    describe_gauge!(
+        "pathd_pool_queue_depth",
+        "Jobs waiting for a search worker now"
+    );
+    describe_counter!(
+        "pathd_pool_rejected_total",
+        "Jobs refused with 503 overloaded because the queue was full"
+    );
+    describe_counter!(
+        "pathd_searches_cancelled_total",
+        "Searches stopped because their client went away"
+    );
+    describe_gauge!("pathd_maps_loaded", "Maps held in memory");
+    describe_histogram!(
+        "pathd_hpa_build_seconds",
+        Unit::Seconds,
+        "Time to build a map's HPA* abstraction"
+    );
+    describe_histogram!(
+        "pathd_hpa_update_seconds",
+        Unit::Seconds,
+        "Time to update a map's HPA* abstraction after a patch"
+    );
+    describe_gauge!(
+        "pathd_hpa_memory_bytes",
+        Unit::Bytes,
+        "Memory of a map's HPA* abstraction, by map"
+    );
+    describe_gauge!("pathd_subscriptions", "Live subscriptions");
+    describe_counter!(
+        "pathd_repairs_total",
+        "Subscription repairs (one per update or move), by change"
+    );
+    describe_histogram!(
+        "pathd_repair_duration_seconds",
+        Unit::Seconds,
+        "Time of one subscription repair"
+    );
+    describe_counter!(
+        "pathd_subscription_events_total",
+        "Subscription events published"
+    );
+    describe_counter!(
+        "pathd_sse_events_sent_total",
+        "Server-Sent Event frames written to subscription streams"
+    );
+    describe_counter!("pathd_patches_total", "Map patches applied");
+    describe_counter!(
+        "pathd_patch_deliveries_total",
+        "Subscriptions patches were queued for"
+    );
+}
+
+/// The `method` label: the standard methods by name, anything else `other` (so invented
+/// methods cannot create series).
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
 /// Middleware: one span per request (method, route, map, algorithm, status, expansions,
-/// elapsed), a log line at the end, and the request counters.
+/// elapsed), a log line at the end, and the request counters. Labels are bounded: the
+/// route is the matched template (never the raw path), the method a standard one or
+/// `other`.
 pub async fn observe(req: Request, next: Next) -> Response {
     let route = req
         .extensions()
@@ -84,7 +195,7 @@ pub async fn observe(req: Request, next: Next) -> Response {
     });
     metrics::counter!(
         "pathd_http_requests_total",
-        "method" => method.to_string(),
+        "method" => method_label(&method),
         "route" => route.clone(),
         "status" => status.to_string()
     )

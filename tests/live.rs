@@ -248,10 +248,17 @@ async fn moving_the_agent_continues_the_search_from_there() {
     assert_eq!(s.put_json("h", &halves()).await.status(), 201);
     let sub = subscribe(&s, "h", SUB).await;
     let id = sub["id"].as_str().unwrap();
+    let secret = sub["secret"].as_str().unwrap();
     let url = s.at(&format!("/v1/subscriptions/{id}"));
     let mut stream = Sse::open(&s.client, &events_url(&s, id), None).await;
     assert_eq!(stream.expect().await.seq(), 1);
-    let mv = |p: [u32; 2]| s.client.patch(&url).json(&json!({"position": p})).send();
+    let mv = |p: [u32; 2]| {
+        s.client
+            .patch(&url)
+            .header("x-subscription-secret", secret)
+            .json(&json!({"position": p}))
+            .send()
+    };
 
     // Along the path: no event, the rest of the path stays.
     let (status, v) = json(mv([10, 3]).await.unwrap()).await;
@@ -340,6 +347,7 @@ async fn deleting_the_subscription_or_the_map_ends_the_streams() {
     let a = subscribe(&s, "h", SUB).await;
     let b = subscribe(&s, "h", r#"{"start": [2, 12], "goal": [57, 18]}"#).await;
     let c = subscribe(&s, "h", SUB).await;
+    let a_secret = a["secret"].as_str().unwrap().to_owned();
     let (a, b, c) = (
         a["id"].as_str().unwrap(),
         b["id"].as_str().unwrap(),
@@ -354,6 +362,7 @@ async fn deleting_the_subscription_or_the_map_ends_the_streams() {
     let del = s
         .client
         .delete(s.at(&format!("/v1/subscriptions/{a}")))
+        .header("x-subscription-secret", &a_secret)
         .send()
         .await
         .unwrap();
@@ -371,6 +380,7 @@ async fn deleting_the_subscription_or_the_map_ends_the_streams() {
     let again = s
         .client
         .delete(s.at(&format!("/v1/subscriptions/{a}")))
+        .header("x-subscription-secret", &a_secret)
         .send()
         .await
         .unwrap();

@@ -298,6 +298,11 @@ async fn every_operation_matches_the_contract() {
         c.check("get", m, get("nope").send().await.unwrap()).await.0,
         404
     );
+    // A name that is not UTF-8 once decoded: a JSON 400, like every rejection.
+    assert_eq!(
+        c.check("get", m, get("%ff").send().await.unwrap()).await.0,
+        400
+    );
     assert_eq!(
         c.check("get", m, cl.get(s.at("/v1/maps/w")).send().await.unwrap())
             .await
@@ -497,6 +502,16 @@ async fn every_operation_matches_the_contract() {
 
     let del = |name: &str| cl.delete(s.at(&format!("/v1/maps/{name}")));
     assert_eq!(
+        c.check(
+            "delete",
+            m,
+            del("%ff").bearer_auth("admin").send().await.unwrap()
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
         c.check("delete", m, del("w").send().await.unwrap()).await.0,
         401
     );
@@ -561,6 +576,7 @@ async fn every_operation_matches_the_contract() {
         .await;
     assert_eq!(status, 201);
     let id = created["id"].as_str().unwrap().to_owned();
+    let secret = created["secret"].as_str().unwrap().to_owned();
     for (req, status) in [
         (sub("small", json!({"start": [2, 0], "goal": [4, 0]})), 400),
         (sub("nope", q.clone()), 404),
@@ -576,6 +592,7 @@ async fn every_operation_matches_the_contract() {
     for (req, status) in [
         (cl.get(at(&id)).bearer_auth("reader"), 200),
         (cl.get(at("nope")).bearer_auth("reader"), 404),
+        (cl.get(at("%ff")).bearer_auth("reader"), 400),
         (cl.get(at(&id)), 401),
     ] {
         assert_eq!(
@@ -586,6 +603,7 @@ async fn every_operation_matches_the_contract() {
     let mv = |id: &str, p: Value| {
         cl.patch(at(id))
             .bearer_auth("reader")
+            .header("x-subscription-secret", &secret)
             .json(&json!({"position": p}))
     };
     for (req, status) in [
@@ -593,6 +611,12 @@ async fn every_operation_matches_the_contract() {
         (mv(&id, json!([2, 0])), 400),
         (mv("nope", json!([1, 2])), 404),
         (cl.patch(at(&id)).json(&json!({"position": [1, 2]})), 401),
+        (
+            cl.patch(at(&id))
+                .bearer_auth("reader")
+                .json(&json!({"position": [1, 2]})),
+            403,
+        ),
     ] {
         assert_eq!(
             c.check("patch", one, req.send().await.unwrap()).await.0,
@@ -615,10 +639,17 @@ async fn every_operation_matches_the_contract() {
             status
         );
     }
+    let del = |id: &str| {
+        cl.delete(at(id))
+            .bearer_auth("reader")
+            .header("x-subscription-secret", &secret)
+    };
     for (req, status) in [
         (cl.delete(at(&id)), 401),
-        (cl.delete(at(&id)).bearer_auth("reader"), 204),
-        (cl.delete(at(&id)).bearer_auth("reader"), 404),
+        (cl.delete(at(&id)).bearer_auth("reader"), 403),
+        (cl.delete(at("%ff")).bearer_auth("reader"), 400),
+        (del(&id), 204),
+        (del(&id), 404),
     ] {
         assert_eq!(
             c.check("delete", one, req.send().await.unwrap()).await.0,

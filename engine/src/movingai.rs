@@ -57,7 +57,8 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 }
 
 /// Parses a Moving AI `.map` file. `type octile` gives [`Movement::Octile`]; `type cardinal`
-/// is accepted as an extension.
+/// is accepted as an extension. A header field (or `map`) given twice is an error naming
+/// the second line.
 ///
 /// ```
 /// use pathd_engine::movingai::parse_map;
@@ -69,6 +70,8 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 pub fn parse_map(text: &str) -> Result<Grid, ParseError> {
     let mut it = lines(text);
     let (mut movement, mut height, mut width) = (None, None, None);
+    // The line each header field was first seen on: a field given twice is an error.
+    let (mut type_at, mut height_at, mut width_at) = (0, 0, 0);
     let mut map_line = 0;
     for (n, line) in it.by_ref() {
         let line = line.trim();
@@ -83,6 +86,19 @@ pub fn parse_map(text: &str) -> Result<Grid, ParseError> {
             .split_once(char::is_whitespace)
             .map(|(k, v)| (k, v.trim()))
             .ok_or_else(|| err(n, format!("expected `key value` or `map`, found {line:?}")))?;
+        let first = match key {
+            "type" => &mut type_at,
+            "height" => &mut height_at,
+            "width" => &mut width_at,
+            _ => return Err(err(n, format!("unknown header field {key:?}"))),
+        };
+        if *first != 0 {
+            return Err(err(
+                n,
+                format!("duplicate `{key}` line (first given on line {})", *first),
+            ));
+        }
+        *first = n;
         match key {
             "type" => {
                 movement = Some(Movement::parse(value).ok_or_else(|| {
@@ -110,6 +126,12 @@ pub fn parse_map(text: &str) -> Result<Grid, ParseError> {
     let mut costs = Vec::with_capacity(w * h);
     let mut rows = 0usize;
     for (n, line) in it.by_ref() {
+        if line.trim() == "map" {
+            return Err(err(
+                n,
+                format!("duplicate `map` line (the header ended on line {map_line})"),
+            ));
+        }
         if rows == h {
             if !line.trim().is_empty() {
                 return Err(err(n, format!("extra row after the {height} declared")));

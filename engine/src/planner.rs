@@ -208,10 +208,7 @@ fn validate(grid: &Grid, q: &Query) -> Result<(), QueryError> {
     if !grid.is_passable(q.goal) {
         return Err(QueryError::GoalBlocked(q.goal));
     }
-    if q.algorithm == Algorithm::WeightedAStar && !(q.weight.is_finite() && q.weight >= 1.0) {
-        return Err(QueryError::InvalidWeight(q.weight));
-    }
-    Ok(())
+    crate::query::check_weight(q.weight)
 }
 
 fn trivial(p: Point, algorithm: Algorithm, smooth: bool) -> SearchResult {

@@ -10,6 +10,26 @@ use std::time::{Duration, Instant};
 
 use crate::grid::Point;
 
+/// Largest accepted [`Query::weight`]. Beyond it weighted A* degenerates into greedy
+/// best-first search (and very large weights overflow `f`), so it is refused.
+pub const MAX_WEIGHT: f64 = 100.0;
+
+/// Checks a query weight: a finite number in `1..=`[`MAX_WEIGHT`], whatever the algorithm.
+///
+/// ```
+/// use pathd_engine::query::{check_weight, MAX_WEIGHT};
+/// assert!(check_weight(1.0).is_ok() && check_weight(MAX_WEIGHT).is_ok());
+/// assert!(check_weight(0.0).is_err() && check_weight(1e307).is_err());
+/// assert!(check_weight(f64::NAN).is_err());
+/// ```
+pub fn check_weight(weight: f64) -> Result<(), QueryError> {
+    if weight.is_finite() && (1.0..=MAX_WEIGHT).contains(&weight) {
+        Ok(())
+    } else {
+        Err(QueryError::InvalidWeight(weight))
+    }
+}
+
 /// The search algorithms the engine offers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Algorithm {
@@ -87,7 +107,8 @@ pub struct Query {
     pub goal: Point,
     /// Which algorithm runs it.
     pub algorithm: Algorithm,
-    /// Weight for [`Algorithm::WeightedAStar`] (`>= 1`); ignored by the others.
+    /// Weight for [`Algorithm::WeightedAStar`] (`1..=`[`MAX_WEIGHT`]); ignored by the others,
+    /// but checked for every algorithm (see [`check_weight`]).
     pub weight: f64,
     /// Search limits.
     pub limits: Limits,
@@ -223,7 +244,7 @@ pub enum QueryError {
     StartBlocked(Point),
     /// The goal cell is blocked.
     GoalBlocked(Point),
-    /// The weight is not a finite number `>= 1`.
+    /// The weight is not a finite number in `1..=`[`MAX_WEIGHT`].
     InvalidWeight(f64),
     /// The algorithm does not apply to this map (e.g. JPS on a weighted map).
     NotApplicable {
@@ -243,7 +264,10 @@ impl fmt::Display for QueryError {
             QueryError::StartBlocked(p) => write!(f, "start {p} is a blocked cell"),
             QueryError::GoalBlocked(p) => write!(f, "goal {p} is a blocked cell"),
             QueryError::InvalidWeight(w) => {
-                write!(f, "weight {w} is invalid: it must be a finite number >= 1")
+                write!(
+                    f,
+                    "weight {w} is invalid: it must be a number from 1 to {MAX_WEIGHT}"
+                )
             }
             QueryError::NotApplicable { algorithm, reason } => {
                 write!(f, "algorithm {algorithm} does not apply: {reason}")

@@ -79,6 +79,37 @@ fn malformed_maps_name_the_line() {
 }
 
 #[test]
+fn duplicate_header_lines_are_rejected() {
+    let cases: &[(&str, usize, &str)] = &[
+        (
+            "type octile\nheight 5\nheight 1\nwidth 1\nmap\n.\n",
+            3,
+            "height",
+        ),
+        (
+            "type octile\nheight 1\nwidth 1\nwidth 1\nmap\n.\n",
+            4,
+            "width",
+        ),
+        (
+            "type octile\nheight 1\ntype cardinal\nwidth 1\nmap\n.\n",
+            3,
+            "type",
+        ),
+        ("type octile\nheight 1\nwidth 1\nmap\nmap\n", 5, "map"),
+    ];
+    for (text, line, word) in cases {
+        let e = parse_map(text).unwrap_err();
+        assert_eq!(e.line, *line, "{text:?}: {e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("duplicate") && msg.contains(word),
+            "{text:?}: {e}"
+        );
+    }
+}
+
+#[test]
 fn malformed_scenarios_name_the_line() {
     let e = parse_scen("version 1\n0 a.map 4 4 1 1 2 2 1.5\n0 a.map 4 4 1 1 2 2\n").unwrap_err();
     assert_eq!(e.line, 3);

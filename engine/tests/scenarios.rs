@@ -165,6 +165,23 @@ fn misuse_is_an_error() {
     );
     q.weight = f64::NAN;
     assert!(pathd_engine::find_path(&g, &q).is_err());
+    // The weight is bounded (1..=100) and checked whatever the algorithm.
+    for (algorithm, w) in [
+        (Algorithm::WeightedAStar, 100.5),
+        (Algorithm::WeightedAStar, 1e307),
+        (Algorithm::AStar, 0.0),
+        (Algorithm::Dijkstra, -2.0),
+    ] {
+        let mut q = Query::new(s, Point::new(0, 2)).with_algorithm(algorithm);
+        q.weight = w;
+        assert_eq!(
+            pathd_engine::find_path(&g, &q).unwrap_err(),
+            QueryError::InvalidWeight(w),
+            "{algorithm}"
+        );
+    }
+    q.weight = 100.0;
+    assert!(pathd_engine::find_path(&g, &q).is_ok());
 }
 
 #[test]

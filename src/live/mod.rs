@@ -103,8 +103,11 @@ struct Work {
 
 /// One subscription.
 pub struct Sub {
-    /// Its public id.
+    /// Its public id: 128 random bits in hex (unguessable, so ids cannot be enumerated).
     pub id: String,
+    /// 128 random bits in hex, handed out once on creation: moving or deleting the
+    /// subscription needs it (or the admin token). Compare with [`Sub::secret_matches`].
+    secret: String,
     /// The map it follows.
     pub map: String,
     /// Its goal.
@@ -127,7 +130,23 @@ pub struct Sub {
     position: AtomicU64,
 }
 
+/// 128 random bits from the thread-local CSPRNG, as 32 lowercase hex digits.
+fn random_hex128() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
 impl Sub {
+    /// The secret that authorizes moving and deleting this subscription (for the create
+    /// answer only; check a presented one with [`Sub::secret_matches`]).
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+
+    /// Whether `given` is this subscription's secret, compared in constant time.
+    pub fn secret_matches(&self, given: &str) -> bool {
+        crate::auth::same(given, &self.secret)
+    }
+
     /// The feed (lock briefly; never across an `.await`).
     pub fn feed(&self) -> std::sync::MutexGuard<'_, Feed> {
         self.feed.lock().expect("feed lock")
@@ -281,7 +300,6 @@ struct HubInner {
     wake: tokio::sync::Notify,
     /// The driver and the reaper start with the first subscription (inside the runtime).
     started: AtomicBool,
-    next_id: AtomicU64,
     repairs: AtomicU64,
     events: AtomicU64,
 }
@@ -310,7 +328,6 @@ impl Hub {
                 dirty: Mutex::default(),
                 wake: tokio::sync::Notify::new(),
                 started: AtomicBool::new(false),
-                next_id: AtomicU64::new(1),
                 repairs: AtomicU64::new(0),
                 events: AtomicU64::new(0),
             }),
@@ -375,12 +392,19 @@ impl Hub {
     ) -> Result<Arc<Sub>, ApiError> {
         self.start_tasks();
         self.check_room(map)?;
-        let n = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let id = format!("sub-{n}");
+        let id = {
+            let subs = self.inner.subs.lock().expect("subs lock");
+            let mut id = random_hex128();
+            while subs.contains_key(&id) {
+                id = random_hex128();
+            }
+            id
+        };
         let first = Event::of(&id, &search, version, "initial");
         let interest = search.interest();
         let sub = Arc::new(Sub {
             id: id.clone(),
+            secret: random_hex128(),
             map: map.to_owned(),
             goal: search.goal(),
             work: Mutex::new(Work {

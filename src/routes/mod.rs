@@ -11,7 +11,9 @@ use axum::Router;
 
 use crate::state::AppState;
 
-/// Every route of the API.
+/// Every route of the API. Error answers that are not JSON (extractor rejections such as
+/// axum's `Path` on `/v1/maps/%ff`) are rewritten into the error shape by
+/// [`crate::error::json_errors`].
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(maps::router())
@@ -19,4 +21,5 @@ pub fn router() -> Router<AppState> {
         .merge(patches::router())
         .merge(subscriptions::router())
         .merge(health::router())
+        .layer(axum::middleware::from_fn(crate::error::json_errors))
 }

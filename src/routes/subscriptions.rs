@@ -2,13 +2,18 @@
 //! with `GET` or followed as a Server-Sent Events stream.
 //!
 //! Subscriptions live in memory only: they do not survive a restart (clients resubscribe).
+//!
+//! Ids are 128 random bits. Reading a subscription (and its stream) needs only query
+//! access and its id; moving or deleting it also needs its secret, handed out once in the
+//! create answer and presented in the [`SECRET_HEADER`] header (or the admin token):
+//! `403 forbidden` otherwise.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -19,12 +24,15 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::QueryAuth;
+use crate::auth::{QueryAuth, carries_admin_token};
 use crate::dto::PathRequest;
-use crate::error::{ApiError, Json};
+use crate::error::{ApiError, Json, Path};
 use crate::live::{Next, StreamGuard, Sub};
 use crate::routes::maps::lookup;
 use crate::state::AppState;
+
+/// The header that carries a subscription's secret on `PATCH` and `DELETE`.
+pub const SECRET_HEADER: &str = "x-subscription-secret";
 
 /// The routes of this module.
 pub fn router() -> Router<AppState> {
@@ -58,6 +66,28 @@ pub struct SubscriptionBody {
     pub position: [u32; 2],
     /// The goal.
     pub goal: [u32; 2],
+    /// The secret that authorizes moves and deletion: only in the create answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+/// `Ok` when the request may change `sub`: it presents the subscription's secret in
+/// [`SECRET_HEADER`] (compared in constant time) or carries the admin token.
+fn may_change(state: &AppState, headers: &HeaderMap, sub: &Sub) -> Result<(), ApiError> {
+    let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
+    if given.is_some_and(|g| sub.secret_matches(g.trim())) || carries_admin_token(headers, state) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(format!(
+            "moving or deleting a subscription needs its secret (from the create answer) in \
+             `X-Subscription-Secret`, or the admin token; {}",
+            if given.is_some() {
+                "the secret given is wrong"
+            } else {
+                "none was given"
+            }
+        )))
+    }
 }
 
 fn body(sub: &Sub) -> SubscriptionBody {
@@ -74,11 +104,13 @@ fn body(sub: &Sub) -> SubscriptionBody {
         seq: cur.seq,
         position: [p.x, p.y],
         goal: [sub.goal.x, sub.goal.y],
+        secret: None,
     }
 }
 
 /// `POST /v1/maps/{name}/subscriptions` (operationId `createSubscription`): runs the first
-/// search (D* Lite, optimal; `algorithm` may be omitted, `astar` or `auto`) and answers `201`.
+/// search (D* Lite, optimal; `algorithm` may be omitted, `astar` or `auto`) and answers `201`
+/// with the subscription's `secret` (the only time it is shown).
 async fn create(
     _: QueryAuth,
     State(state): State<AppState>,
@@ -126,7 +158,11 @@ async fn create(
         .register(&name, Arc::clone(&entry.grid), entry.version, search)?;
     drop(_order);
     tracing::info!(map = %name, subscription = %sub.id, "subscription created");
-    let mut resp = (StatusCode::CREATED, Json(body(&sub))).into_response();
+    let created = SubscriptionBody {
+        secret: Some(sub.secret().to_owned()),
+        ..body(&sub)
+    };
+    let mut resp = (StatusCode::CREATED, Json(created)).into_response();
     if let Ok(loc) = HeaderValue::from_str(&format!("/v1/subscriptions/{}", sub.id)) {
         resp.headers_mut().insert(header::LOCATION, loc);
     }
@@ -153,26 +189,33 @@ pub struct MoveRequest {
 
 /// `PATCH /v1/subscriptions/{id}` (operationId `moveSubscription`): the agent moved; the
 /// search continues from there (`400 start_blocked` / `out_of_bounds`, state unchanged).
+/// Needs the secret (or the admin token): `403 forbidden`, checked before the body.
 async fn move_agent(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
-    Json(req): Json<MoveRequest>,
+    headers: HeaderMap,
+    req: Result<Json<MoveRequest>, ApiError>,
 ) -> Result<Json<SubscriptionBody>, ApiError> {
     let sub = state.live().get(&id)?;
+    may_change(&state, &headers, &sub)?;
+    let Json(req) = req?;
     let to = Point::new(req.position[0], req.position[1]);
     state.live().move_to(&sub, to).await?;
     Ok(Json(body(&sub)))
 }
 
 /// `DELETE /v1/subscriptions/{id}` (operationId `deleteSubscription`): `204`; open streams
-/// get a final `deleted` event and end.
+/// get a final `deleted` event and end. Needs the secret (or the admin token): `403
+/// forbidden`.
 async fn remove(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    state.live().get(&id)?;
+    let sub = state.live().get(&id)?;
+    may_change(&state, &headers, &sub)?;
     if state.live().remove(&id, "deleted") {
         Ok(StatusCode::NO_CONTENT)
     } else {
