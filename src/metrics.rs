@@ -103,6 +103,10 @@ fn describe() {
         "Searches stopped because their client went away"
     );
     describe_gauge!("pathd_maps_loaded", "Maps held in memory");
+    describe_gauge!(
+        "pathd_maps_damaged",
+        "Maps whose durable data is damaged and which are not served (pathd data check)"
+    );
     describe_histogram!(
         "pathd_hpa_build_seconds",
         Unit::Seconds,

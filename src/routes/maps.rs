@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -13,7 +13,7 @@ use pathd_engine::movingai;
 
 use crate::auth::{AdminAuth, QueryAuth};
 use crate::dto::{MapList, UploadParams};
-use crate::error::{ApiError, Json};
+use crate::error::{ApiError, Json, Path};
 use crate::state::{AppState, MapEntry};
 use crate::upload;
 

@@ -8,14 +8,14 @@
 //! Repairs run after the answer, on the pool.
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::patch;
 use pathd_engine::{Patch, Point, Rect};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::AdminAuth;
-use crate::error::{ApiError, Json};
+use crate::error::{ApiError, Json, Path};
 use crate::state::AppState;
 
 /// The routes of this module.
