@@ -122,6 +122,30 @@ pub struct Config {
     /// How long shutdown waits for in-flight requests before closing them, in milliseconds.
     #[arg(long, env = "PATHD_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
+
+    /// How long a client may take to send a request's headers, from its first byte, in
+    /// milliseconds; then the connection is closed. Stops slow-header (slowloris) clients
+    /// from holding a connection slot.
+    #[arg(long, env = "PATHD_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+
+    /// How long a client may take to send a request's whole body, from the end of its
+    /// headers, in milliseconds; then it gets `408 body_timeout` and the connection closes.
+    /// A total bound, not a per-chunk one, so a trickling client cannot stretch it.
+    #[arg(long, env = "PATHD_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub body_timeout_ms: u64,
+
+    /// How long a connection may sit with no request (before its first one, or between
+    /// keep-alive requests), in milliseconds; then it is closed.
+    #[arg(long, env = "PATHD_IDLE_TIMEOUT_MS", default_value_t = 60_000)]
+    pub idle_timeout_ms: u64,
+
+    /// Most open client connections. Beyond it a new connection gets a short
+    /// `503 too_many_connections` answer and is closed. Keep it well below the process's
+    /// open-file limit (`ulimit -n`), which maps, data files and the listener share.
+    #[arg(long, env = "PATHD_MAX_CONNECTIONS", default_value_t = 1024,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
 }
 
 impl Config {
