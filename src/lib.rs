@@ -12,6 +12,7 @@
 //! outcome to a response.
 
 pub mod auth;
+pub mod body;
 pub mod compute;
 pub mod config;
 pub mod dto;
