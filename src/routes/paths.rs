@@ -71,8 +71,9 @@ async fn find_path(
 }
 
 /// `POST /v1/maps/{name}/paths` (operationId `findPaths`): every query on the same
-/// snapshot, spread over the pool, answered in order; a query's own error (e.g.
-/// `out_of_bounds`) is its item, not the batch's.
+/// snapshot, each a job of the pool's fair queue (so a batch shares the workers with other
+/// requests instead of holding them; each query keeps its own limits), answered in order;
+/// a query's own error (e.g. `out_of_bounds`) is its item, not the batch's.
 async fn find_paths(
     _: QueryAuth,
     State(state): State<AppState>,
