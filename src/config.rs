@@ -123,6 +123,16 @@ pub struct Config {
     #[arg(long, env = "PATHD_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
 
+    /// Connection limits (timeouts and cap; see [`crate::serve`]). Boxed: `Config` is
+    /// carried in a command enum, which must not grow much bigger than its siblings.
+    #[command(flatten)]
+    pub connections: Box<ConnectionLimits>,
+}
+
+/// How long clients may take and how many connections are served at once (the flags of
+/// `pathd serve` that [`crate::serve`] applies).
+#[derive(Clone, Debug, Args)]
+pub struct ConnectionLimits {
     /// How long a client may take to send a request's headers, from its first byte, in
     /// milliseconds; then the connection is closed. Stops slow-header (slowloris) clients
     /// from holding a connection slot.

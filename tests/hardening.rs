@@ -244,7 +244,7 @@ async fn read_until_closed(stream: &mut (impl AsyncReadExt + Unpin)) -> Vec<u8> 
 
 #[tokio::test]
 async fn an_idle_connection_is_closed() {
-    let s = server_with(|c| c.idle_timeout_ms = 200).await;
+    let s = server_with(|c| c.connections.idle_timeout_ms = 200).await;
     let addr = s.url.trim_start_matches("http://").to_owned();
     // Never sends a byte.
     let mut idle = TcpStream::connect(&addr).await.unwrap();
@@ -264,7 +264,7 @@ async fn an_idle_connection_is_closed() {
 
 #[tokio::test]
 async fn a_slow_header_connection_is_closed() {
-    let s = server_with(|c| c.header_timeout_ms = 300).await;
+    let s = server_with(|c| c.connections.header_timeout_ms = 300).await;
     let addr = s.url.trim_start_matches("http://").to_owned();
     let stream = TcpStream::connect(&addr).await.unwrap();
     let (mut rd, mut wr) = stream.into_split();
@@ -284,7 +284,7 @@ async fn a_slow_header_connection_is_closed() {
 
 #[tokio::test]
 async fn a_slow_body_gets_408() {
-    let s = server_with(|c| c.body_timeout_ms = 300).await;
+    let s = server_with(|c| c.connections.body_timeout_ms = 300).await;
     assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
     let addr = s.url.trim_start_matches("http://").to_owned();
     let stream = TcpStream::connect(&addr).await.unwrap();
@@ -312,7 +312,7 @@ async fn a_slow_body_gets_408() {
 
 #[tokio::test]
 async fn connections_beyond_the_cap_get_503() {
-    let s = server_with(|c| c.max_connections = 3).await;
+    let s = server_with(|c| c.connections.max_connections = 3).await;
     let addr = s.url.trim_start_matches("http://").to_owned();
     let mut held = Vec::new();
     for _ in 0..3 {
@@ -358,5 +358,22 @@ async fn connections_beyond_the_cap_get_503() {
         tries += 1;
         assert!(tries < 600, "no slot freed: {resp:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[test]
+fn serve_help_names_the_connection_flags() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pathd"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for env in [
+        "PATHD_HEADER_TIMEOUT_MS",
+        "PATHD_BODY_TIMEOUT_MS",
+        "PATHD_IDLE_TIMEOUT_MS",
+        "PATHD_MAX_CONNECTIONS",
+    ] {
+        assert!(help.contains(env), "{env} missing from --help");
     }
 }
