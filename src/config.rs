@@ -151,8 +151,9 @@ pub struct ConnectionLimits {
     pub idle_timeout_ms: u64,
 
     /// Most open client connections. Beyond it a new connection gets a short
-    /// `503 too_many_connections` answer and is closed. Keep it well below the process's
-    /// open-file limit (`ulimit -n`), which maps, data files and the listener share.
+    /// `503 too_many_connections` answer and is closed. Lowered at start to fit the
+    /// process's open-file limit (`ulimit -n`) minus a reserve for maps, data files, the
+    /// listener and the `503` answers, since past that limit nothing can be accepted.
     #[arg(long, env = "PATHD_MAX_CONNECTIONS", default_value_t = 1024,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,

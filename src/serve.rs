@@ -30,7 +30,10 @@
 //! `Connection: close`) by a minimal HTTP/1 exchange bounded to a second, then closed, so
 //! load balancers and clients get a clear answer instead of a hang in the accept backlog.
 //! At most [`MAX_REJECTING`] such answers are in progress at once; beyond that a connection
-//! is closed at once.
+//! is closed at once. The cap is lowered to fit the open-file limit (see [`effective_cap`]).
+//!
+//! Metrics: `pathd_connections_open` (gauge), `pathd_connections_rejected_total`,
+//! `pathd_connections_timed_out_total{phase="idle"|"header"}`, `pathd_accept_errors_total`.
 //!
 //! Accept errors (e.g. `EMFILE`, out of file descriptors) back off exponentially from
 //! 5 ms to 500 ms instead of spinning, and log once per streak.
@@ -108,7 +111,8 @@ pub async fn serve(
     limits: Limits,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
-    let slots = Arc::new(Semaphore::new(limits.max_connections as usize));
+    let cap = effective_cap(limits.max_connections);
+    let slots = Arc::new(Semaphore::new(cap as usize));
     let rejecting = Arc::new(Semaphore::new(MAX_REJECTING));
     let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
     let mut backoff = Duration::ZERO;
@@ -135,11 +139,36 @@ pub async fn serve(
     }
     drop(listener);
     // Every connection holds a slot until it has closed.
-    let _all = slots
-        .acquire_many(limits.max_connections)
-        .await
-        .map_err(io::Error::other)?;
+    let _all = slots.acquire_many(cap).await.map_err(io::Error::other)?;
     Ok(())
+}
+
+/// File descriptors kept out of the connection cap's reach: the listener, map and data
+/// files being read or written, logs, and the `503` answers in progress.
+const FD_RESERVE: u64 = 64 + MAX_REJECTING as u64;
+
+/// The connection cap applied: `configured`, lowered (with a warning) when connections
+/// plus [`FD_RESERVE`] would not fit the process's open-file limit, because past that
+/// limit `accept` itself fails and nobody gets an answer, not even `/healthz`.
+pub fn effective_cap(configured: u32) -> u32 {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Resource, getrlimit};
+        if let Some(limit) = getrlimit(Resource::Nofile).current {
+            let room = limit.saturating_sub(FD_RESERVE).max(1);
+            if u64::from(configured) > room {
+                let cap = u32::try_from(room).unwrap_or(u32::MAX);
+                tracing::warn!(
+                    configured,
+                    cap,
+                    open_file_limit = limit,
+                    "max connections lowered to fit the open-file limit"
+                );
+                return cap;
+            }
+        }
+    }
+    configured
 }
 
 /// The next connection; accept errors back off (see module docs).
@@ -213,6 +242,8 @@ async fn connection(
     let watchdog = watchdog(watch_rx, limits);
     tokio::pin!(watchdog);
     let mut draining = false;
+    let open = metrics::gauge!("pathd_connections_open");
+    open.increment(1.0);
     loop {
         tokio::select! {
             done = conn.as_mut() => {
@@ -233,6 +264,7 @@ async fn connection(
             }
         }
     }
+    open.decrement(1.0);
     drop(slot);
 }
 
@@ -466,5 +498,21 @@ impl hyper::body::Body for BusyBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_fits_the_open_file_limit() {
+        assert_eq!(effective_cap(3), 3);
+        let cap = effective_cap(u32::MAX);
+        assert!(cap >= 1);
+        #[cfg(unix)]
+        if let Some(limit) = rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
+            assert!(u64::from(cap) + FD_RESERVE <= limit.max(FD_RESERVE + 1));
+        }
     }
 }
