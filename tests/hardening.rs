@@ -131,6 +131,38 @@ async fn over_long_batch_is_refused_at_the_first_extra_query() {
     expect_error(resp, 400, "invalid_request").await;
 }
 
+/// The body limit still applies to bodies parsed off the runtime.
+#[tokio::test]
+async fn parsed_off_the_runtime_bodies_keep_the_body_limit() {
+    let s = server_with(|c| c.max_body_bytes = 1000).await;
+    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    for route in ["/v1/maps/small/path", "/v1/maps/small/paths"] {
+        let resp = s
+            .client
+            .post(s.at(route))
+            .header("content-type", "application/json")
+            .body(
+                big_batch(2, 0)
+                    .into_iter()
+                    .chain([b' '; 2000])
+                    .collect::<Vec<u8>>(),
+            )
+            .send()
+            .await
+            .unwrap();
+        expect_error(resp, 413, "payload_too_large").await;
+        let resp = s
+            .client
+            .post(s.at(route))
+            .header("content-type", "text/plain")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        expect_error(resp, 415, "unsupported_media_type").await;
+    }
+}
+
 /// Four clients post big batch bodies at once; `/healthz` still answers meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_answers_while_big_bodies_are_parsed() {
