@@ -145,7 +145,7 @@ pub async fn serve(
 
 /// File descriptors kept out of the connection cap's reach: the listener, map and data
 /// files being read or written, logs, and the `503` answers in progress.
-const FD_RESERVE: u64 = 64 + MAX_REJECTING as u64;
+pub const FD_RESERVE: u64 = 64 + MAX_REJECTING as u64;
 
 /// The connection cap applied: `configured`, lowered (with a warning) when connections
 /// plus [`FD_RESERVE`] would not fit the process's open-file limit, because past that
