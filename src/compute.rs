@@ -1,20 +1,41 @@
-//! The one place CPU work starts: a fixed pool of search threads behind a bounded queue.
+//! The one place CPU work starts: a fixed pool of search threads behind a bounded, fair
+//! queue.
 //!
 //! Why a dedicated pool instead of `spawn_blocking`: the engine keeps its search scratch
 //! memory in a thread-local (about 24 bytes per cell of the largest map seen), so the number
 //! of threads that ever search must be fixed, not tokio's up-to-512 blocking threads.
 //!
-//! Admission is a semaphore of `threads + queue_depth` permits taken without waiting: when
-//! none is left the caller gets `503 overloaded` at once. A job holds its permit until it
-//! finishes on the worker, even if the client has gone, so the bound is real.
+//! Fairness: every request (a single query, a batch, an upload, a repair) gets its own
+//! queue of jobs, and a batch puts each of its queries in as a separate job. The workers
+//! serve the requests round-robin, one job per turn: a worker takes the next job of the
+//! request at the front of the ring and, if that request has more, moves it to the back.
+//! So a query that arrives behind a 200-query batch waits for about one job of that batch
+//! (plus the jobs already running), not for the whole batch, and several batches share the
+//! workers evenly. Jobs are not preempted: a job runs to its own limits.
 //!
-//! Cancellation: each job gets an `AtomicBool` that a drop guard sets when the awaiting
+//! Budget: each query of a batch keeps its own limits (`max_expansions` and `timeout_ms`,
+//! capped by the server's maxima; the clock starts when the query starts on a worker), so a
+//! batch costs at most `--max-batch` times the per-query limits. No batch-wide budget is
+//! needed for the others' sake, since fairness already keeps a big batch from holding the
+//! pool; the batch's own client is the one that waits for it.
+//!
+//! Admission is a semaphore of `threads + queue_depth` permits, one per *request*, taken
+//! without waiting: when none is left the caller gets `503 overloaded` at once. A request
+//! holds its permit until its last job has finished on a worker (or been skipped), even if
+//! the client has gone, so the bound is real.
+//!
+//! Cancellation: each request gets an `AtomicBool` that a drop guard sets when the awaiting
 //! future is dropped (axum drops a handler's future when the client disconnects). The engine
-//! checks it inside its loop (`Limits::cancel`); a job still queued is skipped.
+//! checks it inside its loop (`Limits::cancel`); the request's jobs still queued are
+//! skipped when their turn comes.
+//!
+//! Panics: every job runs under `catch_unwind`; a panicking job answers `500 internal` to
+//! its request and the worker carries on.
 
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
@@ -25,22 +46,94 @@ pub type Cancel = Arc<AtomicBool>;
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
+/// What a job sends back: its value, or the panic it raised.
+type Answer<T> = oneshot::Receiver<std::thread::Result<T>>;
+
 /// Handle to the search pool (cheap to clone).
 #[derive(Clone)]
 pub struct Compute {
     inner: Arc<Inner>,
 }
 
+/// Owned by the handles: dropping the last one lets the workers finish what is queued and
+/// exit.
 struct Inner {
-    /// Jobs go to the workers through this channel; the workers share the receiver.
-    tx: mpsc::Sender<Job>,
-    /// `threads + queue_depth` permits: admission without waiting (see module docs).
+    shared: Arc<Shared>,
+    /// `threads + queue_depth` permits, one per request (see module docs).
     admission: Arc<Semaphore>,
     threads: usize,
+}
+
+/// What the workers and the queued jobs share.
+struct Shared {
+    sched: Mutex<Sched>,
+    /// Signalled when a request is queued or the pool closes.
+    ready: Condvar,
     queued: AtomicUsize,
     running: AtomicUsize,
     rejected: AtomicU64,
     cancelled: AtomicU64,
+}
+
+/// The round-robin ring of requests with jobs waiting.
+#[derive(Default)]
+struct Sched {
+    ring: VecDeque<VecDeque<Job>>,
+    closed: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Sched> {
+        // Jobs never run under the lock, so a poisoned lock still holds a sound ring.
+        self.sched.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues one request's jobs (at the back of the ring).
+    fn enqueue(&self, jobs: VecDeque<Job>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let n = jobs.len();
+        self.queued.fetch_add(n, Ordering::Relaxed);
+        publish(self);
+        self.lock().ring.push_back(jobs);
+        if n == 1 {
+            self.ready.notify_one();
+        } else {
+            self.ready.notify_all();
+        }
+    }
+
+    /// The next job in round-robin order; `None` once the pool is closed and drained.
+    fn next_job(&self) -> Option<Job> {
+        let mut sched = self.lock();
+        loop {
+            if let Some(mut request) = sched.ring.pop_front() {
+                let job = request.pop_front();
+                if !request.is_empty() {
+                    sched.ring.push_back(request);
+                }
+                match job {
+                    Some(job) => return Some(job),
+                    None => continue, // never queued empty; skip defensively
+                }
+            }
+            if sched.closed {
+                return None;
+            }
+            sched = self
+                .ready
+                .wait(sched)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.ready.notify_all();
+    }
 }
 
 /// A snapshot of the pool's counters.
@@ -48,11 +141,11 @@ struct Inner {
 pub struct PoolStats {
     /// Worker threads.
     pub threads: usize,
-    /// Jobs admitted and waiting for a worker.
+    /// Jobs admitted and waiting for a worker (a batch counts one per query).
     pub queued: usize,
     /// Jobs running now.
     pub running: usize,
-    /// Jobs refused with `503 overloaded` since start.
+    /// Requests refused with `503 overloaded` since start.
     pub rejected: u64,
     /// Searches stopped because their client went away since start.
     pub cancelled: u64,
@@ -81,26 +174,24 @@ pub struct Hold {
 }
 
 impl Compute {
-    /// Starts `threads` workers (at least 1) with room for `queue_depth` waiting jobs.
+    /// Starts `threads` workers (at least 1) with room for `queue_depth` waiting requests.
     pub fn new(threads: usize, queue_depth: usize) -> Self {
         let threads = threads.max(1);
-        let (tx, rx) = mpsc::channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
+        let shared = Arc::new(Shared {
+            sched: Mutex::new(Sched::default()),
+            ready: Condvar::new(),
+            queued: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            rejected: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+        });
         for i in 0..threads {
-            let rx = Arc::clone(&rx);
+            let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name(format!("pathd-worker-{i}"))
                 .spawn(move || {
-                    loop {
-                        // The lock is held only while waiting for the next job.
-                        let job = match rx.lock() {
-                            Ok(guard) => guard.recv(),
-                            Err(_) => return,
-                        };
-                        match job {
-                            Ok(job) => job(),
-                            Err(_) => return, // every sender dropped: the pool is gone
-                        }
+                    while let Some(job) = shared.next_job() {
+                        job();
                     }
                 })
                 .expect("spawn search worker");
@@ -108,26 +199,22 @@ impl Compute {
         metrics::gauge!("pathd_pool_threads").set(threads as f64);
         Compute {
             inner: Arc::new(Inner {
-                tx,
+                shared,
                 admission: Arc::new(Semaphore::new(threads + queue_depth)),
                 threads,
-                queued: AtomicUsize::new(0),
-                running: AtomicUsize::new(0),
-                rejected: AtomicU64::new(0),
-                cancelled: AtomicU64::new(0),
             }),
         }
     }
 
     /// The pool's counters now.
     pub fn stats(&self) -> PoolStats {
-        let i = &self.inner;
+        let s = &self.inner.shared;
         PoolStats {
-            threads: i.threads,
-            queued: i.queued.load(Ordering::Relaxed),
-            running: i.running.load(Ordering::Relaxed),
-            rejected: i.rejected.load(Ordering::Relaxed),
-            cancelled: i.cancelled.load(Ordering::Relaxed),
+            threads: self.inner.threads,
+            queued: s.queued.load(Ordering::Relaxed),
+            running: s.running.load(Ordering::Relaxed),
+            rejected: s.rejected.load(Ordering::Relaxed),
+            cancelled: s.cancelled.load(Ordering::Relaxed),
         }
     }
 
@@ -138,7 +225,7 @@ impl Compute {
 
     /// Counts a search that stopped because its client went away.
     pub fn note_cancelled(&self) {
-        self.inner.cancelled.fetch_add(1, Ordering::Relaxed);
+        self.inner.shared.cancelled.fetch_add(1, Ordering::Relaxed);
         metrics::counter!("pathd_searches_cancelled_total").increment(1);
     }
 
@@ -146,7 +233,7 @@ impl Compute {
         Arc::clone(&self.inner.admission)
             .try_acquire_owned()
             .map_err(|_| {
-                self.inner.rejected.fetch_add(1, Ordering::Relaxed);
+                self.inner.shared.rejected.fetch_add(1, Ordering::Relaxed);
                 metrics::counter!("pathd_pool_rejected_total").increment(1);
                 ApiError::overloaded()
             })
@@ -176,8 +263,10 @@ impl Compute {
         self.run_admitted(permit, f).await
     }
 
-    /// Runs `f` over `items` spread across up to `threads` workers (as many as there is
-    /// room for, at least one, else `503`), answering in input order.
+    /// Runs `f` over `items`, one job per item, as one request of the fair queue (one
+    /// admission permit, else `503`): the workers interleave its jobs with other
+    /// requests' (see module docs) and run them in parallel when nothing else waits.
+    /// Answers in input order.
     pub async fn run_batch<I, T, F>(&self, items: Vec<I>, f: F) -> Result<Vec<T>, ApiError>
     where
         I: Send + 'static,
@@ -187,29 +276,27 @@ impl Compute {
         if items.is_empty() {
             return Ok(Vec::new());
         }
-        let want = items.len().min(self.inner.threads);
-        let mut permits = vec![self.try_admit()?];
-        while permits.len() < want {
-            match Arc::clone(&self.inner.admission).try_acquire_owned() {
-                Ok(p) => permits.push(p),
-                Err(_) => break,
-            }
-        }
-        let chunk = items.len().div_ceil(permits.len());
+        let permit = Arc::new(self.try_admit()?);
         let f = Arc::new(f);
         let cancel: Cancel = Arc::new(AtomicBool::new(false));
         let guard = CancelOnDrop(Some(Arc::clone(&cancel)));
-        let mut items = items.into_iter();
-        let mut receivers = Vec::with_capacity(permits.len());
-        for permit in permits {
-            let part: Vec<I> = items.by_ref().take(chunk).collect();
-            let f = Arc::clone(&f);
-            let job = move |c: &Cancel| part.into_iter().map(|i| f(i, c)).collect::<Vec<T>>();
-            receivers.push(self.submit(permit, Arc::clone(&cancel), job));
-        }
-        let mut out = Vec::new();
+        let mut receivers = Vec::with_capacity(items.len());
+        let jobs = items
+            .into_iter()
+            .map(|item| {
+                let f = Arc::clone(&f);
+                let (job, rx) = self.job(Arc::clone(&permit), Arc::clone(&cancel), move |c| {
+                    f(item, c)
+                });
+                receivers.push(rx);
+                job
+            })
+            .collect();
+        drop(permit); // the jobs hold it now
+        self.inner.shared.enqueue(jobs);
+        let mut out = Vec::with_capacity(receivers.len());
         for rx in receivers {
-            out.extend(Self::receive(rx).await?);
+            out.push(Self::receive(rx).await?);
         }
         guard.disarm();
         Ok(out)
@@ -226,10 +313,12 @@ impl Compute {
             let (rel_tx, rel_rx) = oneshot::channel::<()>();
             let (go_tx, go_rx) = oneshot::channel::<()>();
             let cancel = Arc::new(AtomicBool::new(false));
-            drop(self.submit(permit, cancel, move |_| {
+            let (job, rx) = self.job(Arc::new(permit), cancel, move |_| {
                 let _ = go_tx.send(());
                 let _ = rel_rx.blocking_recv();
-            }));
+            });
+            drop(rx);
+            self.inner.shared.enqueue(VecDeque::from([job]));
             release.push(rel_tx);
             started.push(go_rx);
         }
@@ -246,54 +335,49 @@ impl Compute {
     {
         let cancel: Cancel = Arc::new(AtomicBool::new(false));
         let guard = CancelOnDrop(Some(Arc::clone(&cancel)));
-        let rx = self.submit(permit, cancel, f);
+        let (job, rx) = self.job(Arc::new(permit), cancel, f);
+        self.inner.shared.enqueue(VecDeque::from([job]));
         let out = Self::receive(rx).await;
         guard.disarm();
         out
     }
 
-    /// Queues `f` for a worker; the answer (or the panic) comes back on the receiver.
-    fn submit<T, F>(
-        &self,
-        permit: OwnedSemaphorePermit,
-        cancel: Cancel,
-        f: F,
-    ) -> oneshot::Receiver<std::thread::Result<T>>
+    /// Wraps `f` as a job of a request holding `permit`; the answer (or the panic) comes
+    /// back on the receiver. The caller queues the job.
+    fn job<T, F>(&self, permit: Arc<OwnedSemaphorePermit>, cancel: Cancel, f: F) -> (Job, Answer<T>)
     where
         T: Send + 'static,
         F: FnOnce(&Cancel) -> T + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
-        let inner = Arc::clone(&self.inner);
-        inner.queued.fetch_add(1, Ordering::Relaxed);
-        publish(&inner);
-        let job_inner = Arc::clone(&inner);
+        let shared = Arc::clone(&self.inner.shared);
         let job: Job = Box::new(move || {
-            let inner = job_inner;
-            inner.queued.fetch_sub(1, Ordering::Relaxed);
-            inner.running.fetch_add(1, Ordering::Relaxed);
-            publish(&inner);
+            shared.queued.fetch_sub(1, Ordering::Relaxed);
             // A job whose client left while it waited is skipped; dropping `tx` tells the
             // (already gone) receiver nothing was computed.
-            let out = (!cancel.load(Ordering::Relaxed))
-                .then(|| catch_unwind(AssertUnwindSafe(|| f(&cancel))));
-            inner.running.fetch_sub(1, Ordering::Relaxed);
-            publish(&inner);
+            let out = if cancel.load(Ordering::Relaxed) {
+                publish(&shared);
+                None
+            } else {
+                shared.running.fetch_add(1, Ordering::Relaxed);
+                publish(&shared);
+                let out = catch_unwind(AssertUnwindSafe(|| f(&cancel)));
+                shared.running.fetch_sub(1, Ordering::Relaxed);
+                publish(&shared);
+                Some(out)
+            };
             // Free the slot before answering: a client that has its answer may send the
-            // next request at once and must find the slot free.
+            // next request at once and must find the slot free. (A batch's permit is freed
+            // with its last job.)
             drop(permit);
             if let Some(out) = out {
                 let _ = tx.send(out);
             }
         });
-        if self.inner.tx.send(job).is_err() {
-            // Workers are gone (cannot happen while `inner` lives); the receiver reports it.
-            inner.queued.fetch_sub(1, Ordering::Relaxed);
-        }
-        rx
+        (job, rx)
     }
 
-    async fn receive<T>(rx: oneshot::Receiver<std::thread::Result<T>>) -> Result<T, ApiError> {
+    async fn receive<T>(rx: Answer<T>) -> Result<T, ApiError> {
         match rx.await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(panic)) => {
@@ -309,9 +393,9 @@ impl Compute {
     }
 }
 
-fn publish(inner: &Inner) {
-    metrics::gauge!("pathd_pool_queue_depth").set(inner.queued.load(Ordering::Relaxed) as f64);
-    metrics::gauge!("pathd_pool_busy").set(inner.running.load(Ordering::Relaxed) as f64);
+fn publish(shared: &Shared) {
+    metrics::gauge!("pathd_pool_queue_depth").set(shared.queued.load(Ordering::Relaxed) as f64);
+    metrics::gauge!("pathd_pool_busy").set(shared.running.load(Ordering::Relaxed) as f64);
 }
 
 #[cfg(test)]

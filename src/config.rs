@@ -45,7 +45,8 @@ pub struct Config {
     #[arg(long, env = "PATHD_POOL_THREADS", default_value_t = 0)]
     pub pool_threads: usize,
 
-    /// Jobs that may wait for a worker beyond the running ones; past that, `503 overloaded`.
+    /// Requests (a batch counts once) that may wait for a worker beyond the running ones;
+    /// past that, `503 overloaded`.
     #[arg(long, env = "PATHD_QUEUE_DEPTH", default_value_t = 64)]
     pub queue_depth: usize,
 
@@ -133,6 +134,41 @@ pub struct Config {
         hide = true
     )]
     pub test_store_delay_us: u64,
+
+    /// Connection limits (timeouts and cap; see [`crate::serve`]). Boxed: `Config` is
+    /// carried in a command enum, which must not grow much bigger than its siblings.
+    #[command(flatten)]
+    pub connections: Box<ConnectionLimits>,
+}
+
+/// How long clients may take and how many connections are served at once (the flags of
+/// `pathd serve` that [`crate::serve`] applies).
+#[derive(Clone, Debug, Args)]
+pub struct ConnectionLimits {
+    /// How long a client may take to send a request's headers, from its first byte, in
+    /// milliseconds; then the connection is closed. Stops slow-header (slowloris) clients
+    /// from holding a connection slot.
+    #[arg(long, env = "PATHD_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+
+    /// How long a client may take to send a request's whole body, from the end of its
+    /// headers, in milliseconds; then it gets `408 body_timeout` and the connection closes.
+    /// A total bound, not a per-chunk one, so a trickling client cannot stretch it.
+    #[arg(long, env = "PATHD_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub body_timeout_ms: u64,
+
+    /// How long a connection may sit with no request (before its first one, or between
+    /// keep-alive requests), in milliseconds; then it is closed.
+    #[arg(long, env = "PATHD_IDLE_TIMEOUT_MS", default_value_t = 60_000)]
+    pub idle_timeout_ms: u64,
+
+    /// Most open client connections. Beyond it a new connection gets a short
+    /// `503 too_many_connections` answer and is closed. Lowered at start to fit the
+    /// process's open-file limit (`ulimit -n`) minus a reserve for maps, data files, the
+    /// listener and the `503` answers, since past that limit nothing can be accepted.
+    #[arg(long, env = "PATHD_MAX_CONNECTIONS", default_value_t = 1024,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
 }
 
 impl Config {

@@ -131,6 +131,32 @@ impl ApiError {
         }
     }
 
+    /// `408 body_timeout`: the request body did not arrive within `limit` (see
+    /// [`crate::serve`]).
+    pub fn body_timeout(limit: std::time::Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!(
+                "the request body did not arrive within {} ms",
+                limit.as_millis()
+            ),
+        )
+    }
+
+    /// `503 too_many_connections` with `Retry-After: 1` and `Connection: close`: the
+    /// server is at its connection cap (see [`crate::serve`]).
+    pub fn too_many_connections() -> Self {
+        ApiError {
+            retry_after: Some(1),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too_many_connections",
+                "the server has as many connections open as it serves; retry shortly",
+            )
+        }
+    }
+
     /// `500 internal`: logs `detail` and answers a generic message.
     pub fn internal(detail: impl std::fmt::Display) -> Self {
         tracing::error!(error = %detail, "internal error");

@@ -12,6 +12,7 @@
 //! outcome to a response.
 
 pub mod auth;
+pub mod body;
 pub mod compute;
 pub mod config;
 pub mod dto;
@@ -23,6 +24,7 @@ pub mod maps;
 pub mod metrics;
 pub mod routes;
 pub mod scen;
+pub mod serve;
 pub mod state;
 pub mod store;
 pub mod upload;
@@ -64,6 +66,10 @@ pub fn app(state: AppState) -> Router {
 /// Serves [`app`] on `listener` until `shutdown` completes, loading the startup maps in
 /// the background (`/readyz` answers `503` until they are in).
 ///
+/// Connections are served by [`serve::serve`]: idle, slow-header and slow-body clients are
+/// timed out and the number of connections is capped (`--header-timeout-ms`,
+/// `--body-timeout-ms`, `--idle-timeout-ms`, `--max-connections`).
+///
 /// Shutdown is graceful: no new connections are accepted, in-flight requests get up to
 /// `shutdown_grace_ms` to finish, and then `run` returns even if some have not (their
 /// connections close when the runtime ends).
@@ -86,16 +92,19 @@ pub async fn run(
             }
         })
     };
-    let began = token.clone();
-    let signal = async move {
-        shutdown.await;
-        tracing::info!("shutdown requested; draining in-flight requests");
-        began.cancel();
+    let signal = {
+        let began = token.clone();
+        tokio::spawn(async move {
+            shutdown.await;
+            tracing::info!("shutdown requested; draining in-flight requests");
+            began.cancel();
+        })
     };
     let grace = state.config().shutdown_grace();
-    let server = axum::serve(listener, app(state.clone())).with_graceful_shutdown(signal);
+    let limits = serve::Limits::from_config(state.config());
+    let server = serve::serve(listener, app(state.clone()), limits, token.clone());
     let result = tokio::select! {
-        r = server.into_future() => r,
+        r = server => r,
         _ = async { token.cancelled().await; tokio::time::sleep(grace).await } => {
             tracing::warn!(?grace, "drain bound reached; closing remaining connections");
             Ok(())
@@ -103,6 +112,7 @@ pub async fn run(
     };
     loader.abort();
     upkeep.abort();
+    signal.abort();
     // Writes whose clients went away may still be running: they finish, durably.
     state.maps().drain().await;
     tracing::info!("server stopped");

@@ -103,6 +103,19 @@ fn describe() {
         "Searches stopped because their client went away"
     );
     describe_gauge!("pathd_maps_loaded", "Maps held in memory");
+    describe_gauge!("pathd_connections_open", "Open client connections");
+    describe_counter!(
+        "pathd_connections_rejected_total",
+        "Connections refused beyond --max-connections (503 too_many_connections)"
+    );
+    describe_counter!(
+        "pathd_connections_timed_out_total",
+        "Connections closed by the idle or header timeout, by phase"
+    );
+    describe_counter!(
+        "pathd_accept_errors_total",
+        "Failed accepts (e.g. too many open files), retried with backoff"
+    );
     describe_gauge!(
         "pathd_maps_damaged",
         "Maps whose durable data is damaged and which are not served (pathd data check)"

@@ -15,6 +15,7 @@ use pathd_engine::{Patch, Point, Rect};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::AdminAuth;
+use crate::body::BlockingJson;
 use crate::error::{ApiError, Json, Path};
 use crate::state::AppState;
 
@@ -114,7 +115,7 @@ async fn patch_map(
     _: AdminAuth,
     State(state): State<AppState>,
     Path(name): Path<String>,
-    Json(req): Json<PatchRequest>,
+    BlockingJson(req): BlockingJson<PatchRequest>,
 ) -> Result<Json<PatchResponse>, ApiError> {
     let patch = req.to_patch()?;
     let limit = state.config().max_patch_cells;

@@ -5,11 +5,11 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::routing::post;
 use pathd_engine::{LimitKind, Query, QueryError, SearchResult};
 
 use crate::auth::QueryAuth;
+use crate::body::{BlockingJson, JsonBytes, decode_off_runtime};
 use crate::compute::{Cancel, Compute};
 use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathRequest, PathResponse};
 use crate::error::{ApiError, Json};
@@ -53,7 +53,7 @@ async fn find_path(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(name): Path<String>,
-    Json(req): Json<PathRequest>,
+    BlockingJson(req): BlockingJson<PathRequest>,
 ) -> Result<Json<PathResponse>, ApiError> {
     let entry = lookup(&state, &name)?;
     let debug = req.debug.unwrap_or(false);
@@ -71,26 +71,19 @@ async fn find_path(
 }
 
 /// `POST /v1/maps/{name}/paths` (operationId `findPaths`): every query on the same
-/// snapshot, spread over the pool, answered in order; a query's own error (e.g.
-/// `out_of_bounds`) is its item, not the batch's.
+/// snapshot, each a job of the pool's fair queue (so a batch shares the workers with other
+/// requests instead of holding them; each query keeps its own limits), answered in order;
+/// a query's own error (e.g. `out_of_bounds`) is its item, not the batch's.
 async fn find_paths(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(name): Path<String>,
-    Json(req): Json<BatchRequest>,
+    JsonBytes(body): JsonBytes,
 ) -> Result<Json<BatchResponse>, ApiError> {
-    let entry = lookup(&state, &name)?;
+    // Parsed off the runtime, and cut at the first query past the limit (`413`).
     let max = state.config().max_batch;
-    if req.queries.len() > max {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_many_queries",
-            format!(
-                "a batch holds at most {max} queries; this one has {}",
-                req.queries.len()
-            ),
-        ));
-    }
+    let req = decode_off_runtime(body, move |de| BatchRequest::from_json(de, max)).await?;
+    let entry = lookup(&state, &name)?;
     let items: Vec<_> = req
         .queries
         .iter()
