@@ -163,13 +163,19 @@ mod tests {
             P { x: 2 }
         );
         let e = extract(None, r#"{"x": 1}"#).await.unwrap_err();
-        assert_eq!((e.status.as_u16(), e.code), (415, "unsupported_media_type"));
+        assert_eq!(
+            (e.status.as_u16(), e.code.as_str()),
+            (415, "unsupported_media_type")
+        );
         let e = extract(Some("text/json"), r#"{"x": 1}"#).await.unwrap_err();
         assert_eq!(e.code, "unsupported_media_type");
         let e = extract(Some("application/json"), r#"{"x": "a"}"#)
             .await
             .unwrap_err();
-        assert_eq!((e.status.as_u16(), e.code), (400, "invalid_request"));
+        assert_eq!(
+            (e.status.as_u16(), e.code.as_str()),
+            (400, "invalid_request")
+        );
         assert!(e.message.contains("x:"), "{}", e.message);
         let e = extract(Some("application/json"), r#"{"x": 1} trailing"#)
             .await

@@ -409,7 +409,7 @@ mod tests {
         assert_eq!(c.run(|_| 2 + 2).await.unwrap(), 4);
         let hold = c.hold(1).await.unwrap();
         let e = c.run(|_| ()).await.unwrap_err();
-        assert_eq!((e.code, e.retry_after), ("overloaded", Some(1)));
+        assert_eq!((e.code.as_str(), e.retry_after), ("overloaded", Some(1)));
         assert_eq!(c.stats().rejected, 1);
         drop(hold);
         // The held worker frees its permit as soon as it sees the release.

@@ -7,7 +7,7 @@ use pathd_engine::{Algorithm, LimitKind, Limits, Point, Query, SearchResult};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, ErrorCode};
 
 /// A map's summary (`MapSummary` in `openapi.yaml`).
 #[derive(Clone, Debug, Serialize)]
@@ -263,7 +263,7 @@ impl BatchRequest {
             Ok(batch) => Ok(batch),
             Err(_) if over.get() => Err(ApiError::new(
                 axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-                "too_many_queries",
+                ErrorCode::TooManyQueries,
                 format!("a batch holds at most {max} queries; this one has more"),
             )),
             Err(e) => Err(crate::body::parse_error(&serde_path_to_error::Error::new(

@@ -14,13 +14,91 @@ use pathd_engine::QueryError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+/// Declares [`ErrorCode`]: one variant per stable code, its wire string, and the list of
+/// all of them (which a test holds against `openapi.yaml`).
+macro_rules! error_codes {
+    ($($variant:ident => $code:literal),* $(,)?) => {
+        /// Every stable error code of the API (the `code` of an error body).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $(
+                #[doc = concat!("`", $code, "`")]
+                $variant,
+            )*
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &[ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            /// The wire string.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $code,)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    InvalidRequest => "invalid_request",
+    InvalidMap => "invalid_map",
+    OutOfBounds => "out_of_bounds",
+    StartBlocked => "start_blocked",
+    GoalBlocked => "goal_blocked",
+    NotApplicable => "not_applicable",
+    Unauthorized => "unauthorized",
+    Forbidden => "forbidden",
+    MapNotFound => "map_not_found",
+    NotFound => "not_found",
+    MethodNotAllowed => "method_not_allowed",
+    NotAcceptable => "not_acceptable",
+    TooManyMaps => "too_many_maps",
+    PayloadTooLarge => "payload_too_large",
+    MapTooLarge => "map_too_large",
+    TooManyQueries => "too_many_queries",
+    UnsupportedMediaType => "unsupported_media_type",
+    Internal => "internal",
+    Overloaded => "overloaded",
+    NotReady => "not_ready",
+    InvalidPatch => "invalid_patch",
+    PatchOutOfBounds => "patch_out_of_bounds",
+    PatchTooLarge => "patch_too_large",
+    VersionConflict => "version_conflict",
+    SubscriptionNotFound => "subscription_not_found",
+    TooManySubscriptions => "too_many_subscriptions",
+    MapDamaged => "map_damaged",
+    StoreUnavailable => "store_unavailable",
+    BodyTimeout => "body_timeout",
+    TooManyConnections => "too_many_connections",
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An error answer: HTTP status, stable code, human message.
 #[derive(Debug)]
 pub struct ApiError {
     /// HTTP status.
     pub status: StatusCode,
     /// Stable machine-readable code.
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// Human-readable message (for 5xx, a generic text; the detail is logged).
     pub message: String,
     /// Seconds for a `Retry-After` header (overload).
@@ -38,14 +116,14 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize)]
 pub struct ErrorDetail {
     /// Stable machine-readable code.
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// Human-readable message.
     pub message: String,
 }
 
 impl ApiError {
     /// An error with this status, code and message.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
             code,
@@ -56,33 +134,33 @@ impl ApiError {
 
     /// `400 invalid_request`.
     pub fn invalid_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidRequest, message)
     }
 
     /// `400 invalid_map`.
     pub fn invalid_map(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_map", message)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidMap, message)
     }
 
     /// `404 map_not_found`.
     pub fn map_not_found(name: &str) -> Self {
         Self::new(
             StatusCode::NOT_FOUND,
-            "map_not_found",
+            ErrorCode::MapNotFound,
             format!("no map named {name:?}"),
         )
     }
 
     /// `404 not_found` (no such route).
     pub fn not_found() -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+        Self::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, "no such route")
     }
 
     /// `405 method_not_allowed`.
     pub fn method_not_allowed() -> Self {
         Self::new(
             StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
+            ErrorCode::MethodNotAllowed,
             "this route does not take that method",
         )
     }
@@ -91,21 +169,21 @@ impl ApiError {
     pub fn unauthorized() -> Self {
         Self::new(
             StatusCode::UNAUTHORIZED,
-            "unauthorized",
+            ErrorCode::Unauthorized,
             "a valid `Authorization: Bearer <token>` header is required",
         )
     }
 
     /// `403 forbidden`: authenticated, but not allowed to change this resource.
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+        Self::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, message)
     }
 
     /// `413 payload_too_large`.
     pub fn payload_too_large(limit: usize) -> Self {
         Self::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             format!("the request body exceeds the limit of {limit} bytes"),
         )
     }
@@ -114,7 +192,7 @@ impl ApiError {
     pub fn unsupported_media_type(message: impl Into<String>) -> Self {
         Self::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            ErrorCode::UnsupportedMediaType,
             message,
         )
     }
@@ -125,7 +203,7 @@ impl ApiError {
             retry_after: Some(1),
             ..Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "overloaded",
+                ErrorCode::Overloaded,
                 "every search worker is busy and the queue is full; retry shortly",
             )
         }
@@ -136,7 +214,7 @@ impl ApiError {
     pub fn body_timeout(limit: std::time::Duration) -> Self {
         Self::new(
             StatusCode::REQUEST_TIMEOUT,
-            "body_timeout",
+            ErrorCode::BodyTimeout,
             format!(
                 "the request body did not arrive within {} ms",
                 limit.as_millis()
@@ -151,7 +229,7 @@ impl ApiError {
             retry_after: Some(1),
             ..Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "too_many_connections",
+                ErrorCode::TooManyConnections,
                 "the server has as many connections open as it serves; retry shortly",
             )
         }
@@ -162,7 +240,7 @@ impl ApiError {
         tracing::error!(error = %detail, "internal error");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             "internal server error",
         )
     }
@@ -196,11 +274,11 @@ impl IntoResponse for ApiError {
 impl From<QueryError> for ApiError {
     fn from(e: QueryError) -> Self {
         let code = match e {
-            QueryError::OutOfBounds { .. } => "out_of_bounds",
-            QueryError::StartBlocked(_) => "start_blocked",
-            QueryError::GoalBlocked(_) => "goal_blocked",
-            QueryError::InvalidWeight(_) => "invalid_request",
-            QueryError::NotApplicable { .. } => "not_applicable",
+            QueryError::OutOfBounds { .. } => ErrorCode::OutOfBounds,
+            QueryError::StartBlocked(_) => ErrorCode::StartBlocked,
+            QueryError::GoalBlocked(_) => ErrorCode::GoalBlocked,
+            QueryError::InvalidWeight(_) => ErrorCode::InvalidRequest,
+            QueryError::NotApplicable { .. } => ErrorCode::NotApplicable,
         };
         ApiError::new(StatusCode::BAD_REQUEST, code, e.to_string())
     }
@@ -211,23 +289,29 @@ impl From<crate::maps::MapsError> for ApiError {
         use crate::maps::MapsError as E;
         let message = e.to_string();
         match e {
-            E::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, "map_not_found", message),
+            E::NotFound(_) => ApiError::new(StatusCode::NOT_FOUND, ErrorCode::MapNotFound, message),
             E::InvalidName => ApiError::invalid_request(message),
-            E::Damaged(_) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "map_damaged", message),
+            E::Damaged(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::MapDamaged,
+                message,
+            ),
             E::VersionConflict { .. } => {
-                ApiError::new(StatusCode::CONFLICT, "version_conflict", message)
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::VersionConflict, message)
             }
-            E::TooManyMaps(_) => ApiError::new(StatusCode::CONFLICT, "too_many_maps", message),
+            E::TooManyMaps(_) => {
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::TooManyMaps, message)
+            }
             E::PatchOutOfBounds(_) => ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "patch_out_of_bounds",
+                ErrorCode::PatchOutOfBounds,
                 message,
             ),
             E::Store(_) => ApiError {
                 retry_after: Some(1),
                 ..ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    "store_unavailable",
+                    ErrorCode::StoreUnavailable,
                     "the write could not be made durable and was not applied; retry shortly",
                 )
             },
@@ -239,9 +323,11 @@ impl From<crate::maps::MapsError> for ApiError {
 /// Maps a body/extractor rejection status to our codes (413 and 415 keep their meaning).
 fn from_rejection(status: StatusCode, text: String) -> ApiError {
     match status {
-        StatusCode::PAYLOAD_TOO_LARGE => {
-            ApiError::new(status, "payload_too_large", "the request body is too large")
-        }
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            status,
+            ErrorCode::PayloadTooLarge,
+            "the request body is too large",
+        ),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::unsupported_media_type(text),
         s if s.is_server_error() => ApiError::internal(text),
         _ => ApiError::invalid_request(text),
@@ -322,17 +408,17 @@ where
 }
 
 /// The stable code for an error status whose handler did not give one.
-fn code_for(status: StatusCode) -> &'static str {
+fn code_for(status: StatusCode) -> ErrorCode {
     match status {
-        StatusCode::UNAUTHORIZED => "unauthorized",
-        StatusCode::FORBIDDEN => "forbidden",
-        StatusCode::NOT_FOUND => "not_found",
-        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
-        StatusCode::NOT_ACCEPTABLE => "not_acceptable",
-        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
-        s if s.is_server_error() => "internal",
-        _ => "invalid_request",
+        StatusCode::UNAUTHORIZED => ErrorCode::Unauthorized,
+        StatusCode::FORBIDDEN => ErrorCode::Forbidden,
+        StatusCode::NOT_FOUND => ErrorCode::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+        StatusCode::NOT_ACCEPTABLE => ErrorCode::NotAcceptable,
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::UnsupportedMediaType,
+        s if s.is_server_error() => ErrorCode::Internal,
+        _ => ErrorCode::InvalidRequest,
     }
 }
 

@@ -5,7 +5,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use pathd_engine::{Grid, MAX_DIM, Movement, movingai};
 
 use crate::dto::MapUpload;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// The body formats `PUT /v1/maps/{name}` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +49,7 @@ fn movement(name: &str) -> Result<Movement, ApiError> {
 fn too_large(width: u64, height: u64, max_cells: u64) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
-        "map_too_large",
+        ErrorCode::MapTooLarge,
         format!(
             "a {width}x{height} map has {} cells; this server takes at most {max_cells}",
             width * height

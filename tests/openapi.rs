@@ -690,3 +690,26 @@ async fn not_ready_matches_the_contract() {
         "{body}"
     );
 }
+
+/// Error codes are one enum in the server; the contract lists exactly those.
+#[test]
+fn error_codes_are_the_enum_of_the_contract() {
+    let spec = Contract::load();
+    let listed: BTreeSet<String> = spec.spec["components"]["schemas"]["Error"]["properties"]
+        ["error"]["properties"]["code"]["enum"]
+        .as_array()
+        .expect("the Error schema lists its codes")
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    let server: BTreeSet<String> = pathd::error::ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
+    assert_eq!(listed, server);
+    assert_eq!(
+        server.len(),
+        pathd::error::ErrorCode::ALL.len(),
+        "codes are distinct"
+    );
+}

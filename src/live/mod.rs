@@ -62,7 +62,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 pub use feed::{Event, Feed, Next};
 
 /// Side of an index bucket in cells.
@@ -651,7 +651,7 @@ impl Hub {
 fn not_found(id: &str) -> ApiError {
     ApiError::new(
         axum::http::StatusCode::NOT_FOUND,
-        "subscription_not_found",
+        ErrorCode::SubscriptionNotFound,
         format!("no subscription {id:?}"),
     )
 }
@@ -659,7 +659,7 @@ fn not_found(id: &str) -> ApiError {
 fn too_many(message: String) -> ApiError {
     ApiError::new(
         axum::http::StatusCode::TOO_MANY_REQUESTS,
-        "too_many_subscriptions",
+        ErrorCode::TooManySubscriptions,
         message,
     )
 }

@@ -7,7 +7,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 
 use crate::dto::Health;
-use crate::error::{ApiError, Json};
+use crate::error::{ApiError, ErrorCode, Json};
 use crate::state::AppState;
 
 /// The OpenAPI document, compiled in so the binary serves the contract it was built with.
@@ -43,7 +43,7 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
     } else {
         Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "not_ready",
+            ErrorCode::NotReady,
             "the startup maps are still loading",
         ))
     }

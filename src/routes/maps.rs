@@ -13,7 +13,7 @@ use pathd_engine::movingai;
 
 use crate::auth::{AdminAuth, QueryAuth};
 use crate::dto::{MapList, UploadParams};
-use crate::error::{ApiError, Json, Path};
+use crate::error::{ApiError, ErrorCode, Json, Path};
 use crate::state::{AppState, MapEntry};
 use crate::upload;
 
@@ -79,7 +79,7 @@ async fn get_map(
         .map_err(|_| {
             ApiError::new(
                 StatusCode::NOT_ACCEPTABLE,
-                "not_acceptable",
+                ErrorCode::NotAcceptable,
                 "this map has weighted cells, which a Moving AI file cannot hold; ask for JSON",
             )
         })?;

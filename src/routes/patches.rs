@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::AdminAuth;
 use crate::body::BlockingJson;
-use crate::error::{ApiError, Json, Path};
+use crate::error::{ApiError, ErrorCode, Json, Path};
 use crate::state::AppState;
 
 /// The routes of this module.
@@ -79,7 +79,7 @@ pub struct PatchResponse {
 }
 
 fn invalid(message: String) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "invalid_patch", message)
+    ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidPatch, message)
 }
 
 fn cost(c: u32, what: &str) -> Result<u8, ApiError> {
@@ -122,7 +122,7 @@ async fn patch_map(
     if patch.area() > limit {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "patch_too_large",
+            ErrorCode::PatchTooLarge,
             format!(
                 "a patch writes at most {limit} cells (cells plus rectangle areas); this one writes {}",
                 patch.area()
