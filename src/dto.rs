@@ -119,7 +119,7 @@ pub struct PathRequest {
     pub partial: Option<bool>,
     /// Return the expanded cells (capped by the server).
     pub debug: Option<bool>,
-    /// String-pull the path into any-angle waypoints (`waypoints`, `smoothed_length`).
+    /// String-pull the path into any-angle waypoints (`waypoints`, `waypoints_cost`; `cost` is then theirs).
     pub smooth: Option<bool>,
 }
 
@@ -187,8 +187,11 @@ pub struct PathResponse {
     pub status: &'static str,
     /// Cells from start to goal (or to the closest cell, for `partial`).
     pub path: Vec<[u32; 2]>,
-    /// Cost of `path`.
+    /// Cost of the answer to follow: the polyline through `waypoints` for any-angle answers
+    /// (Theta*, `smooth`), else the cell path.
     pub cost: f64,
+    /// Cost of the cell `path`, step by step.
+    pub path_cost: f64,
     /// Nodes expanded.
     pub expanded: u64,
     /// Nodes generated.
@@ -209,9 +212,10 @@ pub struct PathResponse {
     /// smoothed corners with `smooth`, Theta*'s vertices, JPS's jump points.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waypoints: Option<Vec<[u32; 2]>>,
-    /// Length (cost) of the polyline through `waypoints`, for `smooth` and Theta*.
+    /// Cost of the polyline through `waypoints`, for any-angle answers (Theta*, `smooth`):
+    /// then equal to `cost`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub smoothed_length: Option<f64>,
+    pub waypoints_cost: Option<f64>,
 }
 
 impl PathResponse {
@@ -220,7 +224,9 @@ impl PathResponse {
         PathResponse {
             status: r.status.as_str(),
             path: r.path.into_iter().map(pair).collect(),
-            cost: r.cost,
+            // Any-angle answers are followed along their waypoints, so that is their cost.
+            cost: r.smoothed_length.unwrap_or(r.cost),
+            path_cost: r.cost,
             expanded: r.stats.expanded,
             generated: r.stats.generated,
             algorithm: r.algorithm.as_str(),
@@ -233,7 +239,7 @@ impl PathResponse {
             }),
             expanded_cells: debug.then(|| r.expanded_cells.into_iter().map(pair).collect()),
             waypoints: r.waypoints.map(|w| w.into_iter().map(pair).collect()),
-            smoothed_length: r.smoothed_length,
+            waypoints_cost: r.smoothed_length,
         }
     }
 }

@@ -72,6 +72,7 @@ error_codes! {
     StoreUnavailable => "store_unavailable",
     BodyTimeout => "body_timeout",
     TooManyConnections => "too_many_connections",
+    AbstractionBuilding => "abstraction_building",
 }
 
 impl Serialize for ErrorCode {

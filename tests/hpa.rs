@@ -205,3 +205,15 @@ async fn small_maps_have_no_abstraction() {
     .await;
     assert_eq!(a["algorithm"], "jps");
 }
+
+/// `hpa` on a map too small for an abstraction says it never will have one, and why.
+#[tokio::test]
+async fn hpa_on_a_small_map_says_why_there_is_no_abstraction() {
+    let s = TestServer::new().await;
+    assert_eq!(s.put_text("small", common::SMALL_MAP).await.status(), 201);
+    let q = json!({"start": [0, 0], "goal": [4, 0], "algorithm": "hpa"});
+    let v = expect_error(s.path("small", &q).await, 400, "not_applicable").await;
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("below --hpa-min-cells"), "{msg}");
+    assert!(!msg.contains("yet"), "{msg}");
+}

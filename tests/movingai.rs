@@ -124,3 +124,56 @@ async fn sampled_rows_are_optimal_and_legal() {
         "the sample includes the unreachable rows"
     );
 }
+
+fn points(v: &Value) -> Vec<Point> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
+        .collect()
+}
+
+/// Any-angle answers say which geometry each number belongs to: on every sampled row,
+/// Theta*'s and smoothed JPS's `cost` is the length of the polyline through `waypoints`
+/// (the answer to follow; every Moving AI cell costs 1, so length is Euclidean),
+/// `waypoints_cost` equals it, and `path_cost` is the cell path's step sum.
+#[tokio::test]
+async fn any_angle_costs_are_the_length_of_the_waypoints() {
+    let s = TestServer::new().await;
+    let mut checked = 0;
+    for map in ["arena2", "den520d"] {
+        let text = std::fs::read_to_string(bench(&format!("maps/{map}.map"))).unwrap();
+        assert_eq!(s.put_text(map, &text).await.status(), 201);
+        let (grid, rows) = sampled(map);
+        for (i, row) in rows.iter().filter(|r| !r.unreachable()).enumerate() {
+            let body = if i % 2 == 0 {
+                json!({"start": [row.start.x, row.start.y], "goal": [row.goal.x, row.goal.y],
+                       "algorithm": "theta"})
+            } else {
+                json!({"start": [row.start.x, row.start.y], "goal": [row.goal.x, row.goal.y],
+                       "algorithm": "jps", "smooth": true})
+            };
+            let (st, v) = json(s.path(map, &body).await).await;
+            assert_eq!((st, v["status"].as_str()), (200, Some("found")), "{v}");
+            let w = points(&v["waypoints"]);
+            let length: f64 = w
+                .windows(2)
+                .map(|s| {
+                    let (dx, dy) = (s[0].x as f64 - s[1].x as f64, s[0].y as f64 - s[1].y as f64);
+                    (dx * dx + dy * dy).sqrt()
+                })
+                .sum();
+            let cost = v["cost"].as_f64().unwrap();
+            assert!((cost - length).abs() < 1e-6, "{map} {body}: {v}");
+            assert_eq!(v["waypoints_cost"].as_f64(), Some(cost), "{v}");
+            let steps = grid.path_cost(&points(&v["path"])).unwrap();
+            assert!(
+                (steps - v["path_cost"].as_f64().unwrap()).abs() < 1e-6,
+                "{v}"
+            );
+            assert!(cost <= steps + 1e-9, "{v}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}

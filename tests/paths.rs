@@ -345,7 +345,8 @@ async fn jps_theta_and_smoothing() {
     let start_goal = json!({"start": [0, 0], "goal": [4, 0]});
     let (_, a) = json(s.path("small", &start_goal).await).await;
     let optimum = a["cost"].as_f64().unwrap();
-    assert!(a.get("waypoints").is_none() && a.get("smoothed_length").is_none());
+    assert!(a.get("waypoints").is_none() && a.get("waypoints_cost").is_none());
+    assert_eq!(a["path_cost"], a["cost"]);
 
     let (st, j) = json(
         s.path(
@@ -370,7 +371,11 @@ async fn jps_theta_and_smoothing() {
             (w[0], *w.last().unwrap()),
             (Point::new(0, 0), Point::new(4, 0))
         );
-        let len = v["smoothed_length"].as_f64().unwrap();
+        let len = v["waypoints_cost"].as_f64().unwrap();
+        // The answer to follow is the polyline: `cost` is its length; `path_cost` is the
+        // cell path's.
+        assert_eq!(v["cost"].as_f64(), Some(len), "{v}");
+        assert_eq!(grid.path_cost(&points(&v["path"])), v["path_cost"].as_f64());
         assert!(len <= optimum + 1e-9, "{v}");
         // The polyline is never shorter than the straight line from start to goal.
         assert!(len >= 4.0 - 1e-9, "{v}");

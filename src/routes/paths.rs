@@ -5,14 +5,15 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::routing::post;
-use pathd_engine::{LimitKind, Query, QueryError, SearchResult};
+use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult};
 
 use crate::auth::QueryAuth;
 use crate::body::{BlockingJson, JsonBytes, decode_off_runtime};
 use crate::compute::{Cancel, Compute};
 use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathRequest, PathResponse};
-use crate::error::{ApiError, Json};
+use crate::error::{ApiError, ErrorCode, Json};
 use crate::metrics::record_query;
 use crate::routes::maps::lookup;
 use crate::state::{AppState, MapEntry};
@@ -48,6 +49,42 @@ fn search(
     Ok(r)
 }
 
+/// `hpa` needs the map's abstraction: say why there is none (the map is too small to get
+/// one, so it never will: `400 not_applicable`; or it is being built: `503
+/// abstraction_building` with `Retry-After`).
+fn check_hpa(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), ApiError> {
+    if query.algorithm != Algorithm::Hpa || entry.hpa.get().is_some() {
+        return Ok(());
+    }
+    let settings = state.registry().hpa_settings();
+    if settings.wants(&entry.grid) {
+        return Err(ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::AbstractionBuilding,
+                "this map's HPA* abstraction is being built in the background; retry shortly, \
+                 or use astar, jps or auto meanwhile",
+            )
+        });
+    }
+    let cells = entry.grid.width() as u64 * entry.grid.height() as u64;
+    let why = if settings.min_cells == 0 {
+        "this server builds no HPA* abstractions (--hpa-min-cells 0)".to_owned()
+    } else {
+        format!(
+            "this map has {cells} cells, below --hpa-min-cells ({}), so it gets no HPA* \
+             abstraction (plain search is fast enough at this size)",
+            settings.min_cells
+        )
+    };
+    Err(ApiError::new(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::NotApplicable,
+        format!("{why}; use astar, jps or auto"),
+    ))
+}
+
 /// `POST /v1/maps/{name}/path` (operationId `findPath`).
 async fn find_path(
     _: QueryAuth,
@@ -58,6 +95,7 @@ async fn find_path(
     let entry = lookup(&state, &name)?;
     let debug = req.debug.unwrap_or(false);
     let (query, timeout) = req.to_query(state.config())?;
+    check_hpa(&state, &entry, &query)?;
     let snapshot = Arc::clone(&entry);
     let compute = state.compute().clone();
     let r = state
@@ -87,9 +125,10 @@ async fn find_paths(
     let items: Vec<_> = req
         .queries
         .iter()
-        .map(|q| {
-            q.to_query(state.config())
-                .map(|(query, timeout)| (query, timeout, q.debug.unwrap_or(false)))
+        .map(|q| -> Result<_, ApiError> {
+            let (query, timeout) = q.to_query(state.config())?;
+            check_hpa(&state, &entry, &query)?;
+            Ok((query, timeout, q.debug.unwrap_or(false)))
         })
         .collect();
     let snapshot = Arc::clone(&entry);
