@@ -121,6 +121,9 @@ pub struct PathRequest {
     pub debug: Option<bool>,
     /// String-pull the path into any-angle waypoints (`waypoints`, `smoothed_length`).
     pub smooth: Option<bool>,
+    /// Return the search's events (`trace`, capped by the server's `--max-debug-cells`
+    /// expansions).
+    pub trace: Option<bool>,
 }
 
 /// Default weight of `weighted_astar`.
@@ -210,6 +213,9 @@ pub struct PathResponse {
     /// Length (cost) of the polyline through `waypoints`, for `smooth` and Theta*.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub smoothed_length: Option<f64>,
+    /// The search's events, when `trace` was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::routes::trace::SearchTrace>,
 }
 
 impl PathResponse {
@@ -232,6 +238,7 @@ impl PathResponse {
             expanded_cells: debug.then(|| r.expanded_cells.into_iter().map(pair).collect()),
             waypoints: r.waypoints.map(|w| w.into_iter().map(pair).collect()),
             smoothed_length: r.smoothed_length,
+            trace: None,
         }
     }
 }

@@ -1,11 +1,14 @@
 //! HTTP routes. Each module owns its router; each handler's doc names its `openapi.yaml`
 //! operation.
 
+pub mod cells;
 pub mod health;
 pub mod maps;
 pub mod patches;
 pub mod paths;
 pub mod subscriptions;
+pub mod trace;
+pub mod ui;
 
 use axum::Router;
 
@@ -19,4 +22,6 @@ pub fn router() -> Router<AppState> {
         .merge(patches::router())
         .merge(subscriptions::router())
         .merge(health::router())
+        .merge(cells::router())
+        .merge(ui::router())
 }
