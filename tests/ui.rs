@@ -54,7 +54,10 @@ async fn page_and_assets_are_served_with_their_types() {
         if ct == "text/html" {
             assert!(body.contains("<canvas"), "the page draws on a canvas");
             assert!(body.contains("/ui/app.js"));
-            assert!(!body.contains("http://") && !body.contains("https://"), "no CDN");
+            assert!(
+                !body.contains("http://") && !body.contains("https://"),
+                "no CDN"
+            );
         }
         // Revalidation answers 304 without a body.
         let r = s
@@ -124,11 +127,47 @@ async fn cells_round_trip_costs_and_version() {
     assert_eq!(&raw[..], &want[..]);
 
     expect_error(
-        s.client.get(s.at("/v1/maps/nope/cells")).send().await.unwrap(),
+        s.client
+            .get(s.at("/v1/maps/nope/cells"))
+            .send()
+            .await
+            .unwrap(),
         404,
         "map_not_found",
     )
     .await;
+}
+
+/// Follows the parents of the last expansion of each node from `end` back to the start.
+fn replay_chain(answer: &Value, end: [u64; 2]) -> Vec<[u64; 2]> {
+    let pt = |v: &Value| [v[0].as_u64().unwrap(), v[1].as_u64().unwrap()];
+    let mut parent = HashMap::new();
+    for e in answer["trace"]["events"].as_array().unwrap() {
+        if e["type"] == "expand" {
+            parent.insert(pt(&e["node"]), pt(&e["parent"]));
+        }
+    }
+    let mut chain = vec![end];
+    let mut cur = end;
+    while *parent
+        .get(&cur)
+        .unwrap_or_else(|| panic!("{cur:?} was not expanded (chain {chain:?})"))
+        != cur
+    {
+        cur = parent[&cur];
+        chain.push(cur);
+        assert!(chain.len() <= parent.len(), "parent cycle");
+    }
+    chain.reverse();
+    chain
+}
+
+fn points(v: &Value) -> Vec<[u64; 2]> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| [p[0].as_u64().unwrap(), p[1].as_u64().unwrap()])
+        .collect()
 }
 
 /// Checks a trace against its answer: expansions equal `expanded` (unless truncated),
@@ -173,7 +212,12 @@ fn check_trace(answer: &Value, weight: f64) -> Vec<[u64; 2]> {
         // The goal is the last expansion, with the answer's cost.
         let goal = pt(answer["path"].as_array().unwrap().last().unwrap());
         assert_eq!(*expanded.last().unwrap(), goal);
-        let cost = answer["cost"].as_f64().unwrap();
+        // Theta*'s g is the any-angle length; the others' the cell path's cost.
+        let cost = if answer["algorithm"] == "theta" {
+            answer["smoothed_length"].as_f64().unwrap()
+        } else {
+            answer["cost"].as_f64().unwrap()
+        };
         assert!((g_of[&goal] - cost).abs() < 1e-6);
     }
     expanded
@@ -184,7 +228,7 @@ async fn traces_replay_the_search() {
     let dirs = Dirs::new();
     dirs.bundle("arena2");
     let mut config = dirs.config();
-    config.max_debug_cells = 500;
+    config.max_debug_cells = 3000;
     let s = TestServer::start(dirs, config).await;
     assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
 
@@ -203,9 +247,18 @@ async fn traces_replay_the_search() {
     assert_eq!(&expanded[..expanded.len() - 1], &debug[..]);
 
     // Without `trace`, no trace.
-    let (_, plain) = json(s.path("small", &json!({"start": [0, 0], "goal": [4, 0]})).await).await;
+    let (_, plain) = json(
+        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
+            .await,
+    )
+    .await;
     assert!(plain.get("trace").is_none());
     assert_eq!(plain["cost"], a["cost"]);
+
+    // Replaying A*'s trace gives the answer's path (parents of the final expansions) and
+    // closed set (the debug cells plus the goal).
+    let path = points(&a["path"]);
+    assert_eq!(replay_chain(&a, *path.last().unwrap()), path);
 
     // Weighted A* and Dijkstra on arena2.
     let base = json!({"start": [30, 100], "goal": [150, 150], "trace": true});
@@ -219,7 +272,10 @@ async fn traces_replay_the_search() {
     d["algorithm"] = json!("dijkstra");
     let (_, dj) = json(s.path("arena2", &d).await).await;
     check_trace(&dj, 0.0);
-    assert!(dj["trace"]["truncated"].as_bool().unwrap(), "500-expansion cap");
+    assert_eq!(
+        dj["trace"]["truncated"].as_bool().unwrap(),
+        dj["expanded"].as_u64().unwrap() > 3000
+    );
 
     // JPS and Theta*: traced, parents are jump points / line-of-sight parents.
     for algo in ["jps", "theta", "astar"] {
@@ -229,6 +285,20 @@ async fn traces_replay_the_search() {
         assert_eq!(status, 200, "{r}");
         assert_eq!(r["status"], "found");
         check_trace(&r, 1.0);
+        // The parent chain is the cell path (A*), the jump points (JPS) or the any-angle
+        // corners (Theta*).
+        let path = points(&r["path"]);
+        let chain = replay_chain(&r, *path.last().unwrap());
+        match algo {
+            "astar" => assert_eq!(chain, path),
+            _ => assert_eq!(chain, points(&r["waypoints"]), "{algo}"),
+        }
+        // Tracing does not change the search.
+        q["trace"] = json!(false);
+        let (_, plain) = json(s.path("arena2", &q).await).await;
+        for k in ["path", "cost", "expanded", "generated", "waypoints"] {
+            assert_eq!(plain[k], r[k], "{algo} {k}");
+        }
     }
 
     // Batches trace each item; subscriptions refuse it.
@@ -254,4 +324,26 @@ async fn traces_replay_the_search() {
         "invalid_request",
     )
     .await;
+}
+
+#[tokio::test]
+async fn traces_are_capped_by_max_debug_cells() {
+    let dirs = Dirs::new();
+    dirs.bundle("arena2");
+    let mut config = dirs.config();
+    config.max_debug_cells = 50;
+    let s = TestServer::start(dirs, config).await;
+    for algo in ["astar", "dijkstra", "weighted_astar", "jps", "theta"] {
+        let q = json!({"start": [30, 100], "goal": [150, 150], "trace": true, "algorithm": algo});
+        let (status, r) = json(s.path("arena2", &q).await).await;
+        assert_eq!(status, 200, "{r}");
+        let t = &r["trace"];
+        assert_eq!(t["cap"], 50);
+        let exp = r["expanded"].as_u64().unwrap();
+        assert_eq!(t["truncated"].as_bool().unwrap(), exp > 50, "{algo}");
+        assert_eq!(t["expansions"].as_u64().unwrap(), exp.min(50), "{algo}");
+        let w = if algo == "weighted_astar" { 1.5 } else { 1.0 };
+        let w = if algo == "dijkstra" { 0.0 } else { w };
+        check_trace(&r, w);
+    }
 }

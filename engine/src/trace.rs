@@ -19,8 +19,8 @@
 //! Untraced searches pay nothing: the core is instantiated with a no-op tracer whose hooks
 //! compile away, and checks once per search whether a trace is wanted.
 
-use crate::grid::{Grid, Point};
 use crate::Abstraction;
+use crate::grid::{Grid, Point};
 use crate::query::{Query, QueryError, SearchResult};
 use crate::search::trace::{RawKind, Recorder, put, take};
 

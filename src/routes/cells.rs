@@ -65,7 +65,11 @@ async fn get_cells(
         .compute()
         .run(move |_| {
             let costs = grid.costs();
-            if raw { costs } else { base64(&costs).into_bytes() }
+            if raw {
+                costs
+            } else {
+                base64(&costs).into_bytes()
+            }
         })
         .await?;
     let version = entry.version.to_string();

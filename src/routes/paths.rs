@@ -120,7 +120,12 @@ async fn find_paths(
         .iter()
         .map(|q| {
             q.to_query(state.config()).map(|(query, timeout)| {
-                (query, timeout, q.debug.unwrap_or(false), trace_cap(q, &state))
+                (
+                    query,
+                    timeout,
+                    q.debug.unwrap_or(false),
+                    trace_cap(q, &state),
+                )
             })
         })
         .collect();
