@@ -649,6 +649,37 @@ async fn every_operation_matches_the_contract() {
         );
     }
 
+    let ph = "/v1/maps/{name}/posthoc";
+    let posthoc = |name: &str, body: Value| {
+        cl.post(s.at(&format!("/v1/maps/{name}/posthoc")))
+            .bearer_auth("reader")
+            .json(&body)
+    };
+    for (req, status) in [
+        (
+            posthoc("small", json!({"start": [0, 0], "goal": [4, 0]})),
+            200,
+        ),
+        (
+            posthoc("small", json!({"start": [2, 0], "goal": [4, 0]})),
+            400,
+        ),
+        (
+            posthoc("nope", json!({"start": [0, 0], "goal": [4, 0]})),
+            404,
+        ),
+        (
+            cl.post(s.at("/v1/maps/small/posthoc"))
+                .json(&json!({"start": [0, 0], "goal": [4, 0]})),
+            401,
+        ),
+    ] {
+        assert_eq!(
+            c.check("post", ph, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+
     assert_eq!(c.seen, c.operation_ids(), "every operation is exercised");
 }
 

@@ -347,3 +347,55 @@ async fn traces_are_capped_by_max_debug_cells() {
         check_trace(&r, w);
     }
 }
+
+#[tokio::test]
+async fn posthoc_traces_carry_the_format_fields() {
+    let s = TestServer::new().await;
+    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    let q = json!({"start": [0, 0], "goal": [4, 0]});
+    let (status, doc) = json(
+        s.client
+            .post(s.at("/v1/maps/small/posthoc"))
+            .json(&q)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{doc}");
+    assert!(doc["version"].is_string());
+    assert!(doc["render"]["views"]["main"].is_object());
+    let events = doc["events"].as_array().unwrap();
+    let width = 5;
+    let id = |x: u64, y: u64| y * width + x;
+    assert_eq!(events[0]["type"], "source");
+    assert_eq!(events[0]["id"], id(0, 0));
+    assert_eq!(events[1]["type"], "destination");
+    assert_eq!(events[1]["id"], id(4, 0));
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "end");
+    assert_eq!(last["id"], id(4, 0));
+    let (_, answer) = json(s.path("small", &q).await).await;
+    assert_eq!(last["g"], answer["cost"]);
+    let mut seen = std::collections::HashSet::new();
+    let mut expanding = 0;
+    for e in &events[2..] {
+        let t = e["type"].as_str().unwrap();
+        assert!(
+            ["generating", "updating", "expanding", "closing", "end"].contains(&t),
+            "{e}"
+        );
+        let (x, y) = (e["x"].as_u64().unwrap(), e["y"].as_u64().unwrap());
+        assert_eq!(e["id"].as_u64().unwrap(), id(x, y));
+        assert!(e["g"].is_number() && e["f"].is_number());
+        // Every parent was generated before its child.
+        match e["pId"].as_u64() {
+            None => assert_eq!(e["id"], id(0, 0)),
+            Some(p) => assert!(seen.contains(&p), "{e}"),
+        }
+        seen.insert(e["id"].as_u64().unwrap());
+        expanding += u64::from(t == "expanding");
+    }
+    assert_eq!(expanding, answer["expanded"].as_u64().unwrap());
+    assert_eq!(doc["pathd"]["cost"], answer["cost"]);
+}

@@ -6,6 +6,7 @@ pub mod health;
 pub mod maps;
 pub mod patches;
 pub mod paths;
+pub mod posthoc;
 pub mod subscriptions;
 pub mod trace;
 pub mod ui;
@@ -23,5 +24,6 @@ pub fn router() -> Router<AppState> {
         .merge(subscriptions::router())
         .merge(health::router())
         .merge(cells::router())
+        .merge(posthoc::router())
         .merge(ui::router())
 }
