@@ -8,6 +8,7 @@
 #   PATHD_BIN=/path/to/pathd scripts/browser-test.sh
 #   PROFILE=release scripts/browser-test.sh
 #   SCREENSHOT_DIR=/tmp/shots scripts/browser-test.sh   # keep the screenshots
+#   UPDATE_SCREENSHOTS=1 scripts/browser-test.sh        # refresh the README's docs/ui/*.png
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -69,6 +70,13 @@ SHOTS="${SCREENSHOT_DIR:-$TMP/shots}"
 mkdir -p "$SHOTS"
 status=0
 PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 tests/browser/test_ui.py || status=$?
+if [ "$status" = 0 ] && [ "${UPDATE_SCREENSHOTS:-0}" = 1 ]; then
+    mkdir -p docs/ui
+    for shot in query trace-step compare subscription; do
+        cp "$SHOTS/$shot.png" "docs/ui/$shot.png"
+    done
+    echo "updated docs/ui/*.png"
+fi
 if [ -z "${SCREENSHOT_DIR:-}" ]; then
     echo "screenshots were in $SHOTS (set SCREENSHOT_DIR to keep them)"
 fi

@@ -5,10 +5,12 @@
 #   2. schemathesis against the running server and openapi.yaml;
 #   3. the container: build the image with buildah, run it, query it.
 # Set PATHD_SKIP_CONTAINER=1 to skip step 3 on a machine without buildah.
+# After step 2 the visualiser's browser test runs (PATHD_SKIP_BROWSER=1 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --locked
 ./scripts/schemathesis.sh
+if [ "${PATHD_SKIP_BROWSER:-0}" != 1 ]; then ./scripts/browser-test.sh; fi
 if [ "${PATHD_SKIP_CONTAINER:-0}" != 1 ]; then
   ./scripts/container-test.sh
 fi

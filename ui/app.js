@@ -155,6 +155,9 @@ async function selectMap(name) {
   S.start = S.goal = null;
   for (const p of S.panes) clearPaneResult(p);
   clearResults();
+  $('pane-a-title').textContent = $('algo-a').value;
+  $('pane-b-title').textContent = $('algo-b').value || 'B';
+  resetPlayer(false);
   updatePoints();
   if (!name) { S.costs = null; S.mapCanvas = null; S.dirty = true; return; }
   location.hash = encodeURIComponent(name);
@@ -484,6 +487,29 @@ async function runQuery() {
   resetPlayer(true);
 }
 
+// Downloads the query's search trace as a Posthoc document (open it in Posthoc with the
+// map's .map file).
+async function downloadPosthoc() {
+  if (!S.name || !S.start || !S.goal) { say('set a start and a goal first'); return; }
+  try {
+    const body = requestBody($('algo-a').value);
+    delete body.trace;
+    delete body.debug;
+    const text = await (await api('POST', `/v1/maps/${encodeURIComponent(S.name)}/posthoc`, { json: body })).text();
+    const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = `${S.name}-${body.algorithm}-${S.start.join('_')}-${S.goal.join('_')}.trace.json`;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    say(`Posthoc trace saved as ${a.download}`, 'ok');
+  } catch (e) {
+    sayError('Posthoc trace failed', e);
+  }
+}
+
 function layoutPanes(algos) {
   const changed = $('pane-b').hidden !== (algos.length < 2);
   $('pane-b').hidden = algos.length < 2;
@@ -608,6 +634,10 @@ async function followEvents(sub) {
       if (S.sub !== sub) return;
       sub.path = ev.path;
       showSubEvent(ev);
+      if (ev.reason !== 'initial') {
+        say(`subscription ${sub.id}: ${ev.reason} at map version ${ev.map_version}: ${ev.status}, cost ${fmt(ev.cost)}`,
+          ev.status === 'found' ? 'ok' : 'error');
+      }
       S.dirty = true;
       if (ev.map_version > S.version && sub.map === S.name) {
         reloadCells(true).catch((e) => sayError('reload failed', e));
@@ -893,6 +923,7 @@ function init() {
   });
   $('fit').addEventListener('click', fit);
   $('run').addEventListener('click', runQuery);
+  $('posthoc').addEventListener('click', downloadPosthoc);
   $('clear-points').addEventListener('click', () => { S.start = S.goal = null; updatePoints(); });
   $('play').addEventListener('click', () => {
     if (!S.playing && S.step >= S.total) seek(0);

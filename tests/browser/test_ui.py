@@ -349,6 +349,40 @@ def main():
             status, _ = http("GET", "/v1/maps/tiny-test")
             assert status == 200
 
+        @test("posthoc_download")
+        def _():
+            page.select_option("#map-select", MAP)
+            wait_for("arena2", lambda: ui.js("S.W") == 281)
+            ui.click_cell(START)
+            ui.click_cell(GOAL)
+            wait_for("result", lambda: ui.text("#res-a-status").startswith("found"))
+            with page.expect_download() as info:
+                page.click("#posthoc")
+            doc = json.loads(open(info.value.path()).read())
+            types = [e["type"] for e in doc["events"]]
+            assert types[:2] == ["source", "destination"] and types[-1] == "end", types[:3]
+            assert doc["pathd"]["cost"] == ui.js("S.panes[0].result.cost")
+
+        @test("a_1024x1024_weighted_map_draws_within_a_second")
+        def _():
+            n = 1024
+            costs = [1 + ((x * 7 + y * 13) % 9 == 0) * ((x + y) % 200) for y in range(n) for x in range(n)]
+            for i in range(0, n * n, 97):
+                costs[i] = 0
+            status, _ = http("PUT", "/v1/maps/big1024", {"width": n, "height": n, "costs": costs})
+            assert status == 201, status
+            page.click("#map-reload")
+            wait_for("listed", lambda: ui.js("[...document.querySelectorAll('#map-select option')].some(o => o.value === 'big1024')"))
+            t0 = ui.js("performance.now()")
+            page.select_option("#map-select", "big1024")
+            page.wait_for_function("S.W === 1024 && S.mapCanvas && S.mapCanvas.width === 1024 && !S.loading")
+            page.wait_for_function("new Promise(r => requestAnimationFrame(() => r(true)))")
+            took = ui.js("performance.now()") - t0
+            print(f"     1024x1024 map fetched and drawn in {took:.0f} ms")
+            assert took < 1000, took
+            assert ui.canvas_signature()[0] > 3
+            page.screenshot(path=os.path.join(SHOTS, "weighted-1024.png"))
+
         @test("no_unexpected_console_errors")
         def _():
             bad = [e for e in console_errors if not any(x in e for x in expected_errors)]
