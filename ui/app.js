@@ -324,7 +324,15 @@ function loadTrace(p, result) {
   p.links = [];
   if (result.trace) {
     p.events = result.trace.events;
-    p.events.forEach((e, i) => { if (e.type === 'expand') p.expands.push(i); });
+    // The trace's bounding box: rewinding clears and redraws only this part of the overlay.
+    const box = { x0: S.W, y0: S.H, x1: 0, y1: 0 };
+    p.events.forEach((e, i) => {
+      if (e.type === 'expand') p.expands.push(i);
+      const [x, y] = e.node;
+      if (x < box.x0) box.x0 = x; if (x > box.x1) box.x1 = x;
+      if (y < box.y0) box.y0 = y; if (y > box.y1) box.y1 = y;
+    });
+    p.box = box.x0 <= box.x1 ? box : null;
     ensureOverlay(p);
   } else if (result.expanded_cells) {
     ensureOverlay(p);
@@ -345,11 +353,15 @@ function seekPane(p, k) {
   const limit = k === 0 ? (p.expands.length ? p.expands[0] : p.events.length)
     : (k < p.expands.length ? p.expands[k] : p.events.length);
   if (limit < p.applied) {
-    ensureOverlay(p);
+    // Rewind: clear the trace's box and replay from the first event.
+    const b = p.box;
+    if (b && p.px) {
+      for (let y = b.y0; y <= b.y1; y++) p.px.fill(0, y * S.W + b.x0, y * S.W + b.x1 + 1);
+      p.dirtyRect = { x0: b.x0, y0: b.y0, x1: b.x1, y1: b.y1 };
+    }
     p.info = new Map();
     p.links = [];
     p.applied = 0;
-    p.dirtyRect = { x0: 0, y0: 0, x1: S.W - 1, y1: S.H - 1 };
   }
   const W = S.W;
   for (let i = p.applied; i < limit; i++) {
