@@ -407,6 +407,11 @@ function resetPlayer(autoplay) {
   S.step = -1;
   for (const p of S.panes) p.applied = Number.MAX_SAFE_INTEGER; // force a rebuild
   seek(0);
+  if (autoplay && S.total > 0) {
+    // Play the whole search in about four seconds (the slider can change it).
+    $('speed').value = String(Math.max(0, Math.min(50, Math.round(10 * Math.log10(Math.max(1, S.total / 4))))));
+    $('speed-label').textContent = `${speed()}/s`;
+  }
   setPlaying(autoplay && S.total > 0);
 }
 
