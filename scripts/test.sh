@@ -4,13 +4,16 @@
 #      server tests over real HTTP);
 #   2. the README's curl session, executed against a fresh server (scripts/readme-test.sh);
 #   3. schemathesis against the running server and openapi.yaml;
-#   4. the container: build the image with buildah, run it, query it.
-# Set PATHD_SKIP_CONTAINER=1 to skip step 4 on a machine without buildah.
+#   4. the visualiser in headless Chromium (scripts/browser-test.sh; PATHD_SKIP_BROWSER=1
+#      skips it);
+#   5. the container: build the image with buildah, run it, query it.
+# Set PATHD_SKIP_CONTAINER=1 to skip step 5 on a machine without buildah.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --locked
 ./scripts/readme-test.sh
 ./scripts/schemathesis.sh
+if [ "${PATHD_SKIP_BROWSER:-0}" != 1 ]; then ./scripts/browser-test.sh; fi
 if [ "${PATHD_SKIP_CONTAINER:-0}" != 1 ]; then
   ./scripts/container-test.sh
 fi

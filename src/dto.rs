@@ -121,6 +121,9 @@ pub struct PathRequest {
     pub debug: Option<bool>,
     /// String-pull the path into any-angle waypoints (`waypoints`, `waypoints_cost`; `cost` is then theirs).
     pub smooth: Option<bool>,
+    /// Return the search's events (`trace`, capped by the server's `--max-debug-cells`
+    /// expansions).
+    pub trace: Option<bool>,
 }
 
 /// Default weight of `weighted_astar`.
@@ -216,6 +219,9 @@ pub struct PathResponse {
     /// then equal to `cost`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waypoints_cost: Option<f64>,
+    /// The search's events, when `trace` was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::routes::trace::SearchTrace>,
 }
 
 impl PathResponse {
@@ -240,6 +246,7 @@ impl PathResponse {
             expanded_cells: debug.then(|| r.expanded_cells.into_iter().map(pair).collect()),
             waypoints: r.waypoints.map(|w| w.into_iter().map(pair).collect()),
             waypoints_cost: r.smoothed_length,
+            trace: None,
         }
     }
 }

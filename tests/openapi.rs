@@ -324,6 +324,9 @@ async fn every_operation_matches_the_contract() {
         json!({"start": [0, 0], "goal": [4, 0], "algorithm": "jps", "smooth": true}),
         json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 2, "partial": true}),
         json!({"start": [0, 0], "goal": [4, 0], "algorithm": "weighted_astar", "weight": 3}),
+        json!({"start": [0, 0], "goal": [4, 0], "trace": true}),
+        json!({"start": [0, 0], "goal": [4, 0], "trace": true, "algorithm": "theta"}),
+        json!({"start": [0, 0], "goal": [0, 0], "trace": true}),
     ] {
         assert_eq!(
             c.check("post", p, path("small", body).send().await.unwrap())
@@ -653,6 +656,57 @@ async fn every_operation_matches_the_contract() {
     ] {
         assert_eq!(
             c.check("delete", one, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+
+    let cells = "/v1/maps/{name}/cells";
+    let get_cells = |name: &str| {
+        cl.get(s.at(&format!("/v1/maps/{name}/cells")))
+            .bearer_auth("reader")
+    };
+    for (req, status) in [
+        (get_cells("small"), 200),
+        (
+            get_cells("small").header("accept", "application/octet-stream"),
+            200,
+        ),
+        (get_cells("nope"), 404),
+        (cl.get(s.at("/v1/maps/small/cells")), 401),
+    ] {
+        assert_eq!(
+            c.check("get", cells, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+
+    let ph = "/v1/maps/{name}/posthoc";
+    let posthoc = |name: &str, body: Value| {
+        cl.post(s.at(&format!("/v1/maps/{name}/posthoc")))
+            .bearer_auth("reader")
+            .json(&body)
+    };
+    for (req, status) in [
+        (
+            posthoc("small", json!({"start": [0, 0], "goal": [4, 0]})),
+            200,
+        ),
+        (
+            posthoc("small", json!({"start": [2, 0], "goal": [4, 0]})),
+            400,
+        ),
+        (
+            posthoc("nope", json!({"start": [0, 0], "goal": [4, 0]})),
+            404,
+        ),
+        (
+            cl.post(s.at("/v1/maps/small/posthoc"))
+                .json(&json!({"start": [0, 0], "goal": [4, 0]})),
+            401,
+        ),
+    ] {
+        assert_eq!(
+            c.check("post", ph, req.send().await.unwrap()).await.0,
             status
         );
     }

@@ -54,6 +54,7 @@ pub mod patch;
 mod planner;
 pub mod query;
 mod search;
+pub mod trace;
 
 pub use algo::dstar_lite::{Change, DStarLite, Interest, RepairOutcome};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};

@@ -1,11 +1,15 @@
 //! HTTP routes. Each module owns its router; each handler's doc names its `openapi.yaml`
 //! operation.
 
+pub mod cells;
 pub mod health;
 pub mod maps;
 pub mod patches;
 pub mod paths;
+pub mod posthoc;
 pub mod subscriptions;
+pub mod trace;
+pub mod ui;
 
 use axum::Router;
 
@@ -21,5 +25,8 @@ pub fn router() -> Router<AppState> {
         .merge(patches::router())
         .merge(subscriptions::router())
         .merge(health::router())
+        .merge(cells::router())
+        .merge(posthoc::router())
+        .merge(ui::router())
         .layer(axum::middleware::from_fn(crate::error::json_errors))
 }

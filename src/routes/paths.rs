@@ -7,6 +7,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::post;
+use pathd_engine::trace::find_path_traced;
 use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult};
 
 use crate::auth::QueryAuth;
@@ -16,6 +17,7 @@ use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathRequest, PathRespon
 use crate::error::{ApiError, ErrorCode, Json};
 use crate::metrics::record_query;
 use crate::routes::maps::lookup;
+use crate::routes::trace::SearchTrace;
 use crate::state::{AppState, MapEntry};
 
 /// The routes of this module.
@@ -27,16 +29,26 @@ pub fn router() -> Router<AppState> {
 
 /// Runs one search on the calling worker: starts its deadline, wires the cancellation flag,
 /// and counts it (here, because a cancelled request's handler no longer runs).
+/// With `trace_cap > 0` the search also records a trace of at most that many expansions.
 fn search(
     entry: &MapEntry,
     mut query: Query,
     timeout: Duration,
     cancel: &Cancel,
     compute: &Compute,
-) -> Result<SearchResult, QueryError> {
+    trace_cap: usize,
+) -> Result<(SearchResult, Option<SearchTrace>), QueryError> {
     query.limits.deadline = Instant::now().checked_add(timeout); // None: too far to matter
     query.limits.cancel = Some(Arc::clone(cancel));
-    let r = pathd_engine::find_path_with(&entry.grid, entry.hpa.get(), &query)?;
+    let (r, trace) = if trace_cap > 0 {
+        let (r, t) = find_path_traced(&entry.grid, entry.hpa.get(), &query, trace_cap)?;
+        (r, Some(SearchTrace::new(t, trace_cap)))
+    } else {
+        (
+            pathd_engine::find_path_with(&entry.grid, entry.hpa.get(), &query)?,
+            None,
+        )
+    };
     if r.limit == Some(LimitKind::Cancelled) {
         compute.note_cancelled();
     }
@@ -46,7 +58,16 @@ fn search(
         r.stats.expanded,
         r.stats.elapsed.as_secs_f64(),
     );
-    Ok(r)
+    Ok((r, trace))
+}
+
+/// The trace cap of a request: the server's `max_debug_cells` when it asks for a trace.
+fn trace_cap(req: &PathRequest, state: &AppState) -> usize {
+    if req.trace.unwrap_or(false) {
+        state.config().max_debug_cells.max(1)
+    } else {
+        0
+    }
 }
 
 /// `hpa` needs the map's abstraction: say why there is none (the map is too small to get
@@ -96,16 +117,19 @@ async fn find_path(
     let debug = req.debug.unwrap_or(false);
     let (query, timeout) = req.to_query(state.config())?;
     check_hpa(&state, &entry, &query)?;
+    let cap = trace_cap(&req, &state);
     let snapshot = Arc::clone(&entry);
     let compute = state.compute().clone();
-    let r = state
+    let (r, trace) = state
         .compute()
-        .run(move |cancel| search(&snapshot, query, timeout, cancel, &compute))
+        .run(move |cancel| search(&snapshot, query, timeout, cancel, &compute, cap))
         .await??;
     let span = tracing::Span::current();
     span.record("algorithm", r.algorithm.as_str());
     span.record("expanded", r.stats.expanded);
-    Ok(Json(PathResponse::new(r, entry.version, debug)))
+    let mut resp = PathResponse::new(r, entry.version, debug);
+    resp.trace = trace;
+    Ok(Json(resp))
 }
 
 /// `POST /v1/maps/{name}/paths` (operationId `findPaths`): every query on the same
@@ -128,7 +152,12 @@ async fn find_paths(
         .map(|q| -> Result<_, ApiError> {
             let (query, timeout) = q.to_query(state.config())?;
             check_hpa(&state, &entry, &query)?;
-            Ok((query, timeout, q.debug.unwrap_or(false)))
+            Ok((
+                query,
+                timeout,
+                q.debug.unwrap_or(false),
+                trace_cap(q, &state),
+            ))
         })
         .collect();
     let snapshot = Arc::clone(&entry);
@@ -137,9 +166,13 @@ async fn find_paths(
     let results = state
         .compute()
         .run_batch(items, move |item, cancel| {
-            let (query, timeout, debug) = item?;
-            search(&snapshot, query, timeout, cancel, &compute)
-                .map(|r| PathResponse::new(r, version, debug))
+            let (query, timeout, debug, cap) = item?;
+            search(&snapshot, query, timeout, cancel, &compute, cap)
+                .map(|(r, trace)| {
+                    let mut resp = PathResponse::new(r, version, debug);
+                    resp.trace = trace;
+                    resp
+                })
                 .map_err(ApiError::from)
         })
         .await?;

@@ -123,9 +123,9 @@ async fn create(
             "subscriptions are kept optimal by D* Lite; `algorithm` must be astar or auto",
         ));
     }
-    if req.partial == Some(true) || req.debug == Some(true) {
+    if req.partial == Some(true) || req.debug == Some(true) || req.trace == Some(true) {
         return Err(ApiError::invalid_request(
-            "`partial` and `debug` are not available for subscriptions",
+            "`partial`, `debug` and `trace` are not available for subscriptions",
         ));
     }
     lookup(&state, &name)?;

@@ -20,6 +20,7 @@
 
 mod heap;
 pub(crate) mod scratch;
+pub(crate) mod trace;
 
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::time::Instant;
@@ -29,6 +30,7 @@ pub(crate) use scratch::{Scratch, State};
 
 use crate::grid::{Grid, Movement, Point, distance};
 use crate::query::{LimitKind, Limits, Stats};
+use trace::{RawEvent, RawKind, Tracer};
 
 /// Check the clock and the cancellation flag every this many expansions.
 const CHECK_EVERY: u64 = 256;
@@ -235,12 +237,31 @@ pub(crate) struct CoreOutcome {
 }
 
 /// Runs best-first search. Scratch must already be prepared for `grid` (see
-/// [`Scratch::begin`]).
+/// [`Scratch::begin`]). When a traced query is running on this thread (see [`trace`]), the
+/// run records its events; otherwise it runs untraced at no cost.
 pub(crate) fn best_first<E: Expander>(
     grid: &Grid,
     scratch: &mut Scratch,
     expander: &mut E,
     run: &Run<'_>,
+) -> CoreOutcome {
+    match trace::take() {
+        None => best_first_traced(grid, scratch, expander, run, &mut trace::Off),
+        Some(mut rec) => {
+            let out = best_first_traced(grid, scratch, expander, run, &mut rec);
+            trace::put(rec);
+            out
+        }
+    }
+}
+
+/// [`best_first`] reporting to `tr` (every hook is compiled out for [`trace::Off`]).
+fn best_first_traced<E: Expander, T: Tracer>(
+    grid: &Grid,
+    scratch: &mut Scratch,
+    expander: &mut E,
+    run: &Run<'_>,
+    tr: &mut T,
 ) -> CoreOutcome {
     let started = Instant::now();
     let mut stats = Stats::default();
@@ -252,6 +273,18 @@ pub(crate) fn best_first<E: Expander>(
     nodes.touch(run.start, 0.0, run.start);
     open.push(run.weight * run.heuristic.h(run.start), 0.0, run.start);
     stats.generated += 1;
+    if T::ON {
+        tr.begin(run.weight);
+        let h = run.heuristic.h(run.start);
+        tr.event(RawEvent {
+            kind: RawKind::Push,
+            node: run.start,
+            parent: run.start,
+            g: 0.0,
+            h,
+            f: run.weight * h,
+        });
+    }
 
     let end = loop {
         // Step 1: take the best open node (each is in the heap once; its exact g is in its
@@ -265,6 +298,9 @@ pub(crate) fn best_first<E: Expander>(
         // its g final.
         if node == run.goal {
             stats.expanded += 1;
+            if T::ON {
+                trace_expand(tr, run, node, g, nodes.parent(node));
+            }
             break CoreEnd::Goal;
         }
         // Step 3: limits, checked before the work they would bound.
@@ -289,6 +325,9 @@ pub(crate) fn best_first<E: Expander>(
         }
         // Step 4: relax successors; push only strict improvements.
         let parent = nodes.parent(node);
+        if T::ON {
+            trace_expand(tr, run, node, g, parent);
+        }
         let parent_info = (parent != node).then(|| (parent, nodes.g(parent)));
         succs.clear();
         expander.successors(grid, node, g, parent_info, succs);
@@ -314,6 +353,21 @@ pub(crate) fn best_first<E: Expander>(
                 open.push(f, s.g, s.node);
             }
             stats.generated += 1;
+            if T::ON {
+                let kind = match (old.is_finite(), closed) {
+                    (false, _) => RawKind::Push,
+                    (true, false) => RawKind::Decrease,
+                    (true, true) => RawKind::Reopen,
+                };
+                tr.event(RawEvent {
+                    kind,
+                    node: s.node,
+                    parent: s.parent,
+                    g: s.g,
+                    h: run.heuristic.h(s.node),
+                    f,
+                });
+            }
         }
     };
     stats.elapsed = started.elapsed();
@@ -323,6 +377,19 @@ pub(crate) fn best_first<E: Expander>(
         closest: closest.map(|c| c.2),
         debug,
     }
+}
+
+/// Records the expansion of `node` (traced runs only).
+fn trace_expand<T: Tracer>(tr: &mut T, run: &Run<'_>, node: u32, g: f64, parent: u32) {
+    let h = run.heuristic.h(node);
+    tr.event(RawEvent {
+        kind: RawKind::Expand,
+        node,
+        parent,
+        g,
+        h,
+        f: g + run.weight * h,
+    });
 }
 
 /// Which limit, if any, has fired (deadline and cancellation; expansions are counted inline).

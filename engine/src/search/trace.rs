@@ -1,0 +1,117 @@
+//! The search-trace hook of the best-first core.
+//!
+//! The core is generic over a [`Tracer`]. Searches run with [`Off`], a zero-sized tracer
+//! whose `ON` is `false`: every hook sits behind `if T::ON`, so the untraced loop compiles to
+//! exactly the code it had before. A traced search ([`crate::trace::find_path_traced`])
+//! parks a [`Recorder`] in a thread-local for the duration of one query; [`super::best_first`]
+//! takes it once per run (one thread-local access per search, not per node) and runs the
+//! [`Recorder`] instantiation instead. Because the recorder rides along in the thread-local,
+//! every algorithm built on the core (A*, Dijkstra, weighted A*, JPS, Theta*, HPA*'s corridor
+//! refinement) is traced without its own code knowing.
+
+use std::cell::RefCell;
+
+/// What happened to a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RawKind {
+    /// Taken off the open list and expanded (closed).
+    Expand,
+    /// Reached for the first time and pushed onto the open list.
+    Push,
+    /// Already open, reached more cheaply: its key decreased.
+    Decrease,
+    /// Already expanded, reached more cheaply, pushed again (weighted A* only).
+    Reopen,
+}
+
+/// One recorded event, in padded node ids.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawEvent {
+    pub kind: RawKind,
+    pub node: u32,
+    pub parent: u32,
+    pub g: f64,
+    pub h: f64,
+    pub f: f64,
+}
+
+/// Receives the core's events.
+pub(crate) trait Tracer {
+    /// False for the no-op tracer: the core skips every hook (and the work of computing
+    /// their arguments) at compile time.
+    const ON: bool;
+    /// A run of the core starts, with `f = g + weight * h`.
+    fn begin(&mut self, weight: f64);
+    /// One event.
+    fn event(&mut self, e: RawEvent);
+}
+
+/// The no-op tracer of ordinary searches.
+pub(crate) struct Off;
+
+impl Tracer for Off {
+    const ON: bool = false;
+    #[inline(always)]
+    fn begin(&mut self, _weight: f64) {}
+    #[inline(always)]
+    fn event(&mut self, _e: RawEvent) {}
+}
+
+/// Records events up to a cap on expansions: once `cap` expansions are recorded, nothing
+/// more is, and `truncated` is set if the search went on.
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    pub cap: usize,
+    pub events: Vec<RawEvent>,
+    pub expansions: usize,
+    pub truncated: bool,
+    /// Runs of the core seen (HPA* refines in several).
+    pub runs: u32,
+    /// The weight of the last run.
+    pub weight: f64,
+}
+
+impl Recorder {
+    pub(crate) fn new(cap: usize) -> Self {
+        Recorder {
+            cap,
+            weight: 1.0,
+            ..Recorder::default()
+        }
+    }
+}
+
+impl Tracer for Recorder {
+    const ON: bool = true;
+
+    fn begin(&mut self, weight: f64) {
+        self.runs += 1;
+        self.weight = weight;
+    }
+
+    fn event(&mut self, e: RawEvent) {
+        if self.expansions >= self.cap {
+            self.truncated = true;
+            return;
+        }
+        if e.kind == RawKind::Expand {
+            self.expansions += 1;
+        }
+        self.events.push(e);
+    }
+}
+
+thread_local! {
+    static ACTIVE: RefCell<Option<Recorder>> = const { RefCell::new(None) };
+}
+
+/// Takes this thread's recorder, if a traced query is running.
+#[inline]
+pub(crate) fn take() -> Option<Recorder> {
+    ACTIVE.with(|a| a.borrow_mut().take())
+}
+
+/// Parks `rec` for the searches of the current query on this thread.
+pub(crate) fn put(rec: Recorder) {
+    ACTIVE.with(|a| *a.borrow_mut() = Some(rec));
+}

@@ -1,0 +1,155 @@
+//! `/v1/maps/{name}/cells`: a map's cells, for clients that draw it (the visualiser) or
+//! copy it. Works for every map, weighted ones included (the Moving AI text form of
+//! `GET /v1/maps/{name}` cannot carry costs).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+
+use crate::auth::QueryAuth;
+use crate::error::{ApiError, Json};
+use crate::routes::maps::lookup;
+use crate::state::AppState;
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v1/maps/{name}/cells", get(get_cells))
+}
+
+/// The JSON form of `GET /v1/maps/{name}/cells` (`MapCells` in `openapi.yaml`).
+#[derive(Debug, Serialize)]
+pub struct MapCells {
+    /// Name.
+    pub name: String,
+    /// Version of the snapshot these cells belong to.
+    pub version: u64,
+    /// Width in cells.
+    pub width: u32,
+    /// Height in cells.
+    pub height: u32,
+    /// `octile` or `cardinal`.
+    pub movement: &'static str,
+    /// Standard base64 (with padding) of the `width * height` row-major costs, one byte
+    /// per cell: `0` blocked, `1..=255` terrain cost. Cell `(x, y)` is byte `y * width + x`.
+    pub costs: String,
+}
+
+/// True when the client asks for the raw bytes.
+fn wants_bytes(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("application/octet-stream"))
+}
+
+/// `GET /v1/maps/{name}/cells` (operationId `getMapCells`): JSON with base64 costs, or with
+/// `Accept: application/octet-stream` the raw row-major bytes, the version, width, height
+/// and movement rule in `X-Map-*` headers.
+async fn get_cells(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let entry = lookup(&state, &name)?;
+    let summary = entry.summary();
+    let grid = Arc::clone(&entry.grid);
+    let raw = wants_bytes(&headers);
+    // O(cells): on the pool, which also bounds how many copies are in flight.
+    let body = state
+        .compute()
+        .run(move |_| {
+            let costs = grid.costs();
+            if raw {
+                costs
+            } else {
+                base64(&costs).into_bytes()
+            }
+        })
+        .await?;
+    let version = entry.version.to_string();
+    let mut resp = if raw {
+        let mut r = body.into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/octet-stream"),
+        );
+        for (k, v) in [
+            ("x-map-version", version.clone()),
+            ("x-map-width", summary.width.to_string()),
+            ("x-map-height", summary.height.to_string()),
+            ("x-map-movement", summary.movement.to_owned()),
+        ] {
+            if let Ok(v) = HeaderValue::from_str(&v) {
+                h.insert(k, v);
+            }
+        }
+        r
+    } else {
+        Json(MapCells {
+            name: summary.name.clone(),
+            version: entry.version,
+            width: summary.width,
+            height: summary.height,
+            movement: summary.movement,
+            costs: String::from_utf8(body).map_err(ApiError::internal)?,
+        })
+        .into_response()
+    };
+    let h = resp.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(tag) = HeaderValue::from_str(&format!("\"v{version}\"")) {
+        h.insert(header::ETAG, tag);
+    }
+    h.insert(header::VARY, HeaderValue::from_static("accept"));
+    Ok(resp)
+}
+
+/// Standard base64 with padding (RFC 4648 section 4).
+pub fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> shift) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (raw, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(raw.as_bytes()), enc);
+        }
+        assert_eq!(base64(&[0, 255, 1]), "AP8B");
+    }
+}

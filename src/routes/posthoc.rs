@@ -1,0 +1,153 @@
+//! `/v1/maps/{name}/posthoc`: a path query's search trace in the Posthoc search-trace
+//! format (ShortestPathLab's trace viewer), so a search can be opened and stepped there.
+//!
+//! The document is JSON (a subset of the YAML Posthoc reads): `version`, a `render` block
+//! drawing each event's cell as a unit tile coloured by event type, and `events`: `source`
+//! and `destination` (the query's start and goal), then in search order `generating` (first
+//! reached), `updating` (reached more cheaply, open or reopened), `expanding` (taken off the
+//! open list) and `closing` (its successors done), and `end` at the goal when the search
+//! found it. Each event has `id` (the cell's row-major index `y * width + x`), `pId` (the
+//! parent's id; `null` for the start), `g`, `f`, `x` and `y`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::routing::post;
+use pathd_engine::trace::{TraceEvent, TraceKind, find_path_traced};
+use pathd_engine::{LimitKind, Point, Status};
+use serde_json::{Value, json};
+
+use crate::auth::QueryAuth;
+use crate::dto::PathRequest;
+use crate::error::{ApiError, Json};
+use crate::metrics::record_query;
+use crate::routes::maps::lookup;
+use crate::state::AppState;
+
+/// Posthoc format version the document follows.
+pub const POSTHOC_VERSION: &str = "1.4.0";
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v1/maps/{name}/posthoc", post(posthoc))
+}
+
+/// `POST /v1/maps/{name}/posthoc` (operationId `findPathPosthoc`): runs the query with a
+/// trace (capped by `--max-debug-cells` expansions, like `"trace": true`) and answers the
+/// Posthoc document.
+async fn posthoc(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Json(req): Json<PathRequest>,
+) -> Result<Json<Value>, ApiError> {
+    let entry = lookup(&state, &name)?;
+    let (mut query, timeout) = req.to_query(state.config())?;
+    let cap = state.config().max_debug_cells.max(1);
+    let compute = state.compute().clone();
+    let snapshot = Arc::clone(&entry);
+    let doc = state
+        .compute()
+        .run(move |cancel| {
+            query.limits.deadline = Instant::now().checked_add(timeout);
+            query.limits.cancel = Some(Arc::clone(cancel));
+            let (r, t) = find_path_traced(&snapshot.grid, snapshot.hpa.get(), &query, cap)?;
+            if r.limit == Some(LimitKind::Cancelled) {
+                compute.note_cancelled();
+            }
+            record_query(
+                r.algorithm.as_str(),
+                r.status.as_str(),
+                r.stats.expanded,
+                r.stats.elapsed.as_secs_f64(),
+            );
+            let found = r.status == Status::Found;
+            Ok::<_, ApiError>(document(
+                snapshot.grid.width(),
+                query.start,
+                query.goal,
+                &t.events,
+                found,
+                json!({
+                    "map": snapshot.name,
+                    "map_version": snapshot.version,
+                    "algorithm": r.algorithm.as_str(),
+                    "status": r.status.as_str(),
+                    "cost": r.cost,
+                    "expanded": r.stats.expanded,
+                    "truncated": t.truncated,
+                }),
+            ))
+        })
+        .await??;
+    Ok(Json(doc))
+}
+
+/// Builds the Posthoc document of `events` on a map `width` cells wide.
+pub fn document(
+    width: u32,
+    start: Point,
+    goal: Point,
+    events: &[TraceEvent],
+    found: bool,
+    pathd: Value,
+) -> Value {
+    let id = |p: Point| u64::from(p.y) * u64::from(width) + u64::from(p.x);
+    let ev = |kind: &str, e: &TraceEvent| {
+        let parent = (e.parent != e.node).then(|| id(e.parent));
+        json!({
+            "type": kind,
+            "id": id(e.node),
+            "pId": parent,
+            "g": e.g,
+            "f": e.f,
+            "x": e.node.x,
+            "y": e.node.y,
+        })
+    };
+    let mut out = vec![
+        json!({"type": "source", "id": id(start), "x": start.x, "y": start.y}),
+        json!({"type": "destination", "id": id(goal), "x": goal.x, "y": goal.y}),
+    ];
+    let mut open: Option<&TraceEvent> = None;
+    for e in events {
+        match e.kind {
+            TraceKind::Push => out.push(ev("generating", e)),
+            TraceKind::Decrease | TraceKind::Reopen => out.push(ev("updating", e)),
+            TraceKind::Expand => {
+                if let Some(prev) = open.take() {
+                    out.push(ev("closing", prev));
+                }
+                out.push(ev("expanding", e));
+                open = Some(e);
+            }
+        }
+    }
+    if let Some(last) = open {
+        if found && last.node == goal {
+            out.push(ev("end", last));
+        } else {
+            out.push(ev("closing", last));
+        }
+    }
+    json!({
+        "version": POSTHOC_VERSION,
+        "pathd": pathd,
+        "render": {
+            "components": {
+                "tile": [{
+                    "$": "rect",
+                    "width": 1,
+                    "height": 1,
+                    "x": "{{$.event.x}}",
+                    "y": "{{$.event.y}}",
+                    "fill": "{{$.color[$.event.type]}}",
+                }],
+            },
+            "views": {"main": {"renderer": "2d-pixi", "components": [{"$": "tile"}]}},
+        },
+        "events": out,
+    })
+}

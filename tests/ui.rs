@@ -1,0 +1,401 @@
+//! The visualiser's server side: the embedded page and assets, the cells endpoint, and
+//! search traces (`"trace": true`).
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
+use serde_json::{Value, json};
+
+/// Decodes standard padded base64.
+fn unbase64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("bad base64 {c}"),
+    };
+    let mut out = Vec::new();
+    for chunk in s.as_bytes().chunks(4) {
+        let n = chunk
+            .iter()
+            .filter(|&&c| c != b'=')
+            .enumerate()
+            .fold(0u32, |n, (i, &c)| n | u32::from(val(c)) << (18 - 6 * i));
+        let bytes = chunk.iter().filter(|&&c| c != b'=').count() - 1;
+        out.extend_from_slice(&n.to_be_bytes()[1..1 + bytes]);
+    }
+    out
+}
+
+#[tokio::test]
+async fn page_and_assets_are_served_with_their_types() {
+    let s = TestServer::new().await;
+    for (path, ct) in [
+        ("/", "text/html"),
+        ("/ui/", "text/html"),
+        ("/ui/app.js", "text/javascript"),
+        ("/ui/app.css", "text/css"),
+        ("/ui/favicon.svg", "image/svg+xml"),
+    ] {
+        let r = s.client.get(s.at(path)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let h = r.headers().clone();
+        let got = h["content-type"].to_str().unwrap();
+        assert!(got.starts_with(ct), "{path}: {got}");
+        assert_eq!(h["cache-control"], "no-cache", "{path}");
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        let tag = h["etag"].to_str().unwrap().to_owned();
+        let body = r.text().await.unwrap();
+        assert!(!body.is_empty());
+        if ct == "text/html" {
+            assert!(body.contains("<canvas"), "the page draws on a canvas");
+            assert!(body.contains("/ui/app.js"));
+            assert!(
+                !body.contains("http://") && !body.contains("https://"),
+                "no CDN"
+            );
+        }
+        // Revalidation answers 304 without a body.
+        let r = s
+            .client
+            .get(s.at(path))
+            .header("if-none-match", &tag)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 304, "{path}");
+    }
+    // Unknown assets get the JSON error shape.
+    expect_error(
+        s.client.get(s.at("/ui/nope.js")).send().await.unwrap(),
+        404,
+        "not_found",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn cells_round_trip_costs_and_version() {
+    let s = TestServer::new().await;
+    let costs: Vec<u32> = (0..12).map(|i| [0, 1, 7, 255][i % 4]).collect();
+    let r = s
+        .put_json("w", &json!({"width": 4, "height": 3, "costs": costs}))
+        .await;
+    assert_eq!(r.status(), 201);
+    let (status, body) = json(s.client.get(s.at("/v1/maps/w/cells")).send().await.unwrap()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["width"], 4);
+    assert_eq!(body["height"], 3);
+    assert_eq!(body["version"], 1);
+    assert_eq!(body["movement"], "octile");
+    let got: Vec<u32> = unbase64(body["costs"].as_str().unwrap())
+        .into_iter()
+        .map(u32::from)
+        .collect();
+    assert_eq!(got, costs);
+
+    // A patch bumps the version; the raw form carries it in a header.
+    let r = s
+        .client
+        .patch(s.at("/v1/maps/w"))
+        .json(&json!({"cells": [{"x": 1, "y": 2, "cost": 9}], "if_version": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = s
+        .client
+        .get(s.at("/v1/maps/w/cells"))
+        .header("accept", "application/octet-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let h = r.headers().clone();
+    assert_eq!(h["content-type"], "application/octet-stream");
+    assert_eq!(h["x-map-version"], "2");
+    assert_eq!(h["x-map-width"], "4");
+    assert_eq!(h["x-map-height"], "3");
+    assert_eq!(h["x-map-movement"], "octile");
+    let raw = r.bytes().await.unwrap();
+    let mut want: Vec<u8> = costs.iter().map(|&c| c as u8).collect();
+    want[2 * 4 + 1] = 9;
+    assert_eq!(&raw[..], &want[..]);
+
+    expect_error(
+        s.client
+            .get(s.at("/v1/maps/nope/cells"))
+            .send()
+            .await
+            .unwrap(),
+        404,
+        "map_not_found",
+    )
+    .await;
+}
+
+/// Follows the parents of the last expansion of each node from `end` back to the start.
+fn replay_chain(answer: &Value, end: [u64; 2]) -> Vec<[u64; 2]> {
+    let pt = |v: &Value| [v[0].as_u64().unwrap(), v[1].as_u64().unwrap()];
+    let mut parent = HashMap::new();
+    for e in answer["trace"]["events"].as_array().unwrap() {
+        if e["type"] == "expand" {
+            parent.insert(pt(&e["node"]), pt(&e["parent"]));
+        }
+    }
+    let mut chain = vec![end];
+    let mut cur = end;
+    while *parent
+        .get(&cur)
+        .unwrap_or_else(|| panic!("{cur:?} was not expanded (chain {chain:?})"))
+        != cur
+    {
+        cur = parent[&cur];
+        chain.push(cur);
+        assert!(chain.len() <= parent.len(), "parent cycle");
+    }
+    chain.reverse();
+    chain
+}
+
+fn points(v: &Value) -> Vec<[u64; 2]> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| [p[0].as_u64().unwrap(), p[1].as_u64().unwrap()])
+        .collect()
+}
+
+/// Checks a trace against its answer: expansions equal `expanded` (unless truncated),
+/// `f = g + weight * h` everywhere, and each expansion's parent was expanded earlier (the
+/// start is its own parent).
+fn check_trace(answer: &Value, weight: f64) -> Vec<[u64; 2]> {
+    let t = &answer["trace"];
+    assert_eq!(t["weight"].as_f64().unwrap(), weight);
+    let events = t["events"].as_array().unwrap();
+    let pt = |v: &Value| [v[0].as_u64().unwrap(), v[1].as_u64().unwrap()];
+    let start = pt(&events[0]["node"]);
+    assert_eq!(events[0]["type"], "push");
+    let mut expanded: Vec<[u64; 2]> = Vec::new();
+    let mut g_of: HashMap<[u64; 2], f64> = HashMap::new();
+    for e in events {
+        let (g, h, f) = (
+            e["g"].as_f64().unwrap(),
+            e["h"].as_f64().unwrap(),
+            e["f"].as_f64().unwrap(),
+        );
+        assert!((f - (g + weight * h)).abs() < 1e-9, "f = g + w h: {e}");
+        if e["type"] == "expand" {
+            let (node, parent) = (pt(&e["node"]), pt(&e["parent"]));
+            if node == start {
+                assert_eq!(parent, start);
+            } else {
+                assert!(expanded.contains(&parent), "parent expanded before: {e}");
+            }
+            g_of.insert(node, g);
+            expanded.push(node);
+        }
+    }
+    let n = t["expansions"].as_u64().unwrap();
+    assert_eq!(n, expanded.len() as u64);
+    if !t["truncated"].as_bool().unwrap() {
+        assert_eq!(n, answer["expanded"].as_u64().unwrap());
+    } else {
+        assert_eq!(n, t["cap"].as_u64().unwrap());
+        assert!(n < answer["expanded"].as_u64().unwrap());
+    }
+    if answer["status"] == "found" && !t["truncated"].as_bool().unwrap() {
+        // The goal is the last expansion, with the answer's cost.
+        let goal = pt(answer["path"].as_array().unwrap().last().unwrap());
+        assert_eq!(*expanded.last().unwrap(), goal);
+        // Theta*'s g is the any-angle length (its `cost`); the others' the cell path's.
+        let cost = if answer["algorithm"] == "theta" {
+            answer["cost"].as_f64().unwrap()
+        } else {
+            answer["path_cost"].as_f64().unwrap()
+        };
+        assert!((g_of[&goal] - cost).abs() < 1e-6);
+    }
+    expanded
+}
+
+#[tokio::test]
+async fn traces_replay_the_search() {
+    let dirs = Dirs::new();
+    dirs.bundle("arena2");
+    let mut config = dirs.config();
+    config.max_debug_cells = 3000;
+    let s = TestServer::start(dirs, config).await;
+    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+
+    // A* on the small map: the expanded cells are `debug`'s, in the same order.
+    let q = json!({"start": [0, 0], "goal": [4, 0], "trace": true, "debug": true});
+    let (status, a) = json(s.path("small", &q).await).await;
+    assert_eq!(status, 200);
+    let expanded = check_trace(&a, 1.0);
+    let debug: Vec<[u64; 2]> = a["expanded_cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| [p[0].as_u64().unwrap(), p[1].as_u64().unwrap()])
+        .collect();
+    // `debug` omits the goal's expansion; the trace records it.
+    assert_eq!(&expanded[..expanded.len() - 1], &debug[..]);
+
+    // Without `trace`, no trace.
+    let (_, plain) = json(
+        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
+            .await,
+    )
+    .await;
+    assert!(plain.get("trace").is_none());
+    assert_eq!(plain["cost"], a["cost"]);
+
+    // Replaying A*'s trace gives the answer's path (parents of the final expansions) and
+    // closed set (the debug cells plus the goal).
+    let path = points(&a["path"]);
+    assert_eq!(replay_chain(&a, *path.last().unwrap()), path);
+
+    // Weighted A* and Dijkstra on arena2.
+    let base = json!({"start": [30, 100], "goal": [150, 150], "trace": true});
+    let mut w = base.clone();
+    w["algorithm"] = json!("weighted_astar");
+    w["weight"] = json!(2.5);
+    let (status, wa) = json(s.path("arena2", &w).await).await;
+    assert_eq!(status, 200, "{wa}");
+    check_trace(&wa, 2.5);
+    let mut d = base.clone();
+    d["algorithm"] = json!("dijkstra");
+    let (_, dj) = json(s.path("arena2", &d).await).await;
+    check_trace(&dj, 0.0);
+    assert_eq!(
+        dj["trace"]["truncated"].as_bool().unwrap(),
+        dj["expanded"].as_u64().unwrap() > 3000
+    );
+
+    // JPS and Theta*: traced, parents are jump points / line-of-sight parents.
+    for algo in ["jps", "theta", "astar"] {
+        let mut q = base.clone();
+        q["algorithm"] = json!(algo);
+        let (status, r) = json(s.path("arena2", &q).await).await;
+        assert_eq!(status, 200, "{r}");
+        assert_eq!(r["status"], "found");
+        check_trace(&r, 1.0);
+        // The parent chain is the cell path (A*), the jump points (JPS) or the any-angle
+        // corners (Theta*).
+        let path = points(&r["path"]);
+        let chain = replay_chain(&r, *path.last().unwrap());
+        match algo {
+            "astar" => assert_eq!(chain, path),
+            _ => assert_eq!(chain, points(&r["waypoints"]), "{algo}"),
+        }
+        // Tracing does not change the search.
+        q["trace"] = json!(false);
+        let (_, plain) = json(s.path("arena2", &q).await).await;
+        for k in ["path", "cost", "expanded", "generated", "waypoints"] {
+            assert_eq!(plain[k], r[k], "{algo} {k}");
+        }
+    }
+
+    // Batches trace each item; subscriptions refuse it.
+    let (status, b) = json(
+        s.client
+            .post(s.at("/v1/maps/small/paths"))
+            .json(&json!({"queries": [q]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(b["results"][0]["trace"], a["trace"]);
+    expect_error(
+        s.client
+            .post(s.at("/v1/maps/small/subscriptions"))
+            .json(&q)
+            .send()
+            .await
+            .unwrap(),
+        400,
+        "invalid_request",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn traces_are_capped_by_max_debug_cells() {
+    let dirs = Dirs::new();
+    dirs.bundle("arena2");
+    let mut config = dirs.config();
+    config.max_debug_cells = 50;
+    let s = TestServer::start(dirs, config).await;
+    for algo in ["astar", "dijkstra", "weighted_astar", "jps", "theta"] {
+        let q = json!({"start": [30, 100], "goal": [150, 150], "trace": true, "algorithm": algo});
+        let (status, r) = json(s.path("arena2", &q).await).await;
+        assert_eq!(status, 200, "{r}");
+        let t = &r["trace"];
+        assert_eq!(t["cap"], 50);
+        let exp = r["expanded"].as_u64().unwrap();
+        assert_eq!(t["truncated"].as_bool().unwrap(), exp > 50, "{algo}");
+        assert_eq!(t["expansions"].as_u64().unwrap(), exp.min(50), "{algo}");
+        let w = if algo == "weighted_astar" { 1.5 } else { 1.0 };
+        let w = if algo == "dijkstra" { 0.0 } else { w };
+        check_trace(&r, w);
+    }
+}
+
+#[tokio::test]
+async fn posthoc_traces_carry_the_format_fields() {
+    let s = TestServer::new().await;
+    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    let q = json!({"start": [0, 0], "goal": [4, 0]});
+    let (status, doc) = json(
+        s.client
+            .post(s.at("/v1/maps/small/posthoc"))
+            .json(&q)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{doc}");
+    assert!(doc["version"].is_string());
+    assert!(doc["render"]["views"]["main"].is_object());
+    let events = doc["events"].as_array().unwrap();
+    let width = 5;
+    let id = |x: u64, y: u64| y * width + x;
+    assert_eq!(events[0]["type"], "source");
+    assert_eq!(events[0]["id"], id(0, 0));
+    assert_eq!(events[1]["type"], "destination");
+    assert_eq!(events[1]["id"], id(4, 0));
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "end");
+    assert_eq!(last["id"], id(4, 0));
+    let (_, answer) = json(s.path("small", &q).await).await;
+    assert_eq!(last["g"], answer["cost"]);
+    let mut seen = std::collections::HashSet::new();
+    let mut expanding = 0;
+    for e in &events[2..] {
+        let t = e["type"].as_str().unwrap();
+        assert!(
+            ["generating", "updating", "expanding", "closing", "end"].contains(&t),
+            "{e}"
+        );
+        let (x, y) = (e["x"].as_u64().unwrap(), e["y"].as_u64().unwrap());
+        assert_eq!(e["id"].as_u64().unwrap(), id(x, y));
+        assert!(e["g"].is_number() && e["f"].is_number());
+        // Every parent was generated before its child.
+        match e["pId"].as_u64() {
+            None => assert_eq!(e["id"], id(0, 0)),
+            Some(p) => assert!(seen.contains(&p), "{e}"),
+        }
+        seen.insert(e["id"].as_u64().unwrap());
+        expanding += u64::from(t == "expanding");
+    }
+    assert_eq!(expanding, answer["expanded"].as_u64().unwrap());
+    assert_eq!(doc["pathd"]["cost"], answer["cost"]);
+}
