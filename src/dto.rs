@@ -394,7 +394,7 @@ mod batch_seed {
 #[serde(untagged)]
 pub enum BatchItem {
     /// The query ran.
-    Ok(PathResponse),
+    Ok(Box<PathResponse>),
     /// The query was invalid for this map (e.g. `out_of_bounds`).
     Err(ErrorBody),
 }

@@ -179,7 +179,7 @@ async fn find_paths(
     let results = results
         .into_iter()
         .map(|r| match r {
-            Ok(ok) => BatchItem::Ok(ok),
+            Ok(ok) => BatchItem::Ok(Box::new(ok)),
             Err(e) => BatchItem::Err(e.body()),
         })
         .collect();
