@@ -174,7 +174,6 @@ impl Maps {
         self.inner.registry.remove(&d.name);
         let mut all = self.inner.damaged.write().expect("damaged lock");
         all.insert(d.name.clone(), d);
-        metrics::gauge!("pathd_maps_damaged").set(all.len() as f64);
     }
 
     /// Holds `name`'s write order until the guard is dropped: no write of that map lands
@@ -476,7 +475,6 @@ impl Maps {
             }
         }
         metrics::gauge!("pathd_maps_loaded").set(registry.len() as f64);
-        metrics::gauge!("pathd_maps_damaged").set(report.damaged as f64);
         tracing::info!(
             bundled = report.bundled,
             uploaded = report.uploaded,

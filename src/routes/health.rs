@@ -55,6 +55,8 @@ fn damaged_names(state: &AppState) -> Vec<String> {
 
 /// `GET /metrics` (operationId `metrics`): Prometheus text format.
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    // Set from this server's own state when rendered (the recorder is process-wide).
+    metrics::gauge!("pathd_maps_damaged").set(state.maps().damaged().len() as f64);
     (
         [(
             header::CONTENT_TYPE,

@@ -1,11 +1,9 @@
 //! The visualiser's server side: the embedded page and assets, the cells endpoint, and
 //! search traces (`"trace": true`).
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
+use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
 use serde_json::{Value, json};
 
 /// Decodes standard padded base64.

@@ -1,11 +1,9 @@
 //! Patches are durable: a restart replays them to exactly the last acknowledged version
 //! (uploaded and bundled maps, through log compaction), and a torn last record is ignored.
 
-mod common;
-
 use std::io::Write;
 
-use common::{Dirs, TestServer, json};
+use crate::common::{Dirs, TestServer, json};
 use serde_json::{Value, json};
 
 async fn patch_ok(s: &TestServer, map: &str, body: Value) -> Value {

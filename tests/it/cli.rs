@@ -1,10 +1,8 @@
 //! The `pathd` binary: the scenario checker and the serve flags.
 
-mod common;
-
 use std::process::Command;
 
-use common::bench;
+use crate::common::bench;
 use serde_json::Value;
 
 fn pathd() -> Command {

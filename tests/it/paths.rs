@@ -1,8 +1,6 @@
 //! Path queries over a real server: outcomes, options, errors and batches.
 
-mod common;
-
-use common::{SMALL_MAP, TestServer, expect_error, json};
+use crate::common::{SMALL_MAP, TestServer, expect_error, json};
 use pathd_engine::{Point, movingai};
 use serde_json::{Value, json};
 
@@ -253,7 +251,7 @@ async fn query_errors() {
 
 #[tokio::test]
 async fn batches_answer_in_order_with_per_query_errors() {
-    let dirs = common::Dirs::new();
+    let dirs = crate::common::Dirs::new();
     let mut config = dirs.config();
     config.max_batch = 8;
     let s = TestServer::start(dirs, config).await;

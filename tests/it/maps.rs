@@ -1,8 +1,6 @@
 //! Map routes over a real server: create, replace, read, list, delete, and their errors.
 
-mod common;
-
-use common::{SMALL_MAP, TestServer, expect_error, json};
+use crate::common::{SMALL_MAP, TestServer, expect_error, json};
 use serde_json::json;
 
 #[tokio::test]
@@ -220,7 +218,7 @@ async fn upload_errors() {
 
 #[tokio::test]
 async fn size_limits() {
-    let dirs = common::Dirs::new();
+    let dirs = crate::common::Dirs::new();
     let mut config = dirs.config();
     config.max_body_bytes = 4096;
     config.max_map_cells = 100;
@@ -275,7 +273,7 @@ async fn unknown_routes_and_methods() {
 
 #[tokio::test]
 async fn bundled_maps_are_served() {
-    let dirs = common::Dirs::new();
+    let dirs = crate::common::Dirs::new();
     dirs.bundle("arena2");
     std::fs::write(dirs.maps.join("broken.map"), "not a map").unwrap();
     let config = dirs.config();

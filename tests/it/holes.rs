@@ -1,9 +1,7 @@
 //! Small holes closed: weight bounds, bounded metric labels and their `# HELP` lines,
 //! subscription secrets, JSON path-parameter rejections, duplicate map header lines.
 
-mod common;
-
-use common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
+use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
 use serde_json::{Value, json};
 
 /// `weight` must be a number in 1..=100 for every algorithm (`400 invalid_request`).

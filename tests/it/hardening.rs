@@ -6,14 +6,12 @@
 //! No test asserts wall-clock speed: bounds below are hang guards (generous), and the
 //! properties are checked by ordering and counts.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json, wait_until};
 use axum::body::Body;
 use axum::http::Request;
-use common::{Dirs, SMALL_MAP, TestServer, expect_error, json, wait_until};
 use pathd::compute::Compute;
 use pathd::{AppState, app};
 use serde_json::json;

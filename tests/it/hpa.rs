@@ -2,9 +2,7 @@
 //! `"algorithm": "hpa"` and long `auto` queries on weighted maps, is derived on patches, and
 //! shows in the map summary and `/metrics`.
 
-mod common;
-
-use common::{Dirs, TestServer, expect_error, json, wait_until};
+use crate::common::{Dirs, TestServer, expect_error, json, wait_until};
 use pathd_engine::Point;
 use serde_json::{Value, json};
 
@@ -183,7 +181,7 @@ async fn hpa_serves_big_maps_and_follows_patches() {
 #[tokio::test]
 async fn small_maps_have_no_abstraction() {
     let s = server().await;
-    let resp = s.put_text("small", common::SMALL_MAP).await;
+    let resp = s.put_text("small", crate::common::SMALL_MAP).await;
     assert_eq!(resp.status(), 201);
     let (_, summary) = json(s.client.get(s.at("/v1/maps/small")).send().await.unwrap()).await;
     assert!(summary.get("hpa").is_none(), "{summary}");
@@ -210,7 +208,10 @@ async fn small_maps_have_no_abstraction() {
 #[tokio::test]
 async fn hpa_on_a_small_map_says_why_there_is_no_abstraction() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_text("small", common::SMALL_MAP).await.status(), 201);
+    assert_eq!(
+        s.put_text("small", crate::common::SMALL_MAP).await.status(),
+        201
+    );
     let q = json!({"start": [0, 0], "goal": [4, 0], "algorithm": "hpa"});
     let v = expect_error(s.path("small", &q).await, 400, "not_applicable").await;
     let msg = v["error"]["message"].as_str().unwrap();

@@ -6,12 +6,10 @@
 //! maps service, the first case served version 3 and deleted 17 acknowledged patches with a
 //! warning, the second deleted the whole log, the third served the bundled version 1.)
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{Dirs, TestServer, expect_error, json};
+use crate::common::{Dirs, TestServer, expect_error, json};
 use serde_json::{Value, json};
 
 async fn patch(s: &TestServer, map: &str, x: u32) -> reqwest::Response {

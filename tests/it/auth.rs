@@ -1,8 +1,6 @@
 //! Bearer tokens: admin for changes, query for reads and queries.
 
-mod common;
-
-use common::{Dirs, SMALL_MAP, TestServer, expect_error};
+use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error};
 use serde_json::json;
 
 async fn server(admin: Option<&str>, query: Option<&str>) -> TestServer {

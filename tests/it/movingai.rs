@@ -1,9 +1,7 @@
 //! Moving AI correctness over HTTP: on sampled scenario rows the cost matches the stated
 //! optimum and every step of every path is legal on the map.
 
-mod common;
-
-use common::{Dirs, TestServer, bench, json};
+use crate::common::{Dirs, TestServer, bench, json};
 use pathd_engine::{Grid, Point, movingai};
 use serde_json::{Value, json};
 

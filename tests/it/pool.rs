@@ -1,9 +1,7 @@
 //! The search pool under pressure: overload answers 503 at once, queued work still runs,
 //! snapshots survive deletes, and a client that disconnects cancels its search.
 
-mod common;
-
-use common::{Dirs, SMALL_MAP, TestServer, expect_error, json, wait_until};
+use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json, wait_until};
 use serde_json::json;
 
 async fn server(threads: usize, queue: usize) -> TestServer {

@@ -1,10 +1,9 @@
 //! Live maps over a real server: patches, subscriptions, their event streams, moves, limits.
 
-mod common;
 #[path = "live/sse.rs"]
 mod sse;
 
-use common::{Dirs, TestServer, expect_error, json};
+use crate::common::{Dirs, TestServer, expect_error, json};
 use serde_json::{Value, json};
 use sse::Sse;
 

@@ -1,8 +1,6 @@
 //! Graceful shutdown: in-flight requests finish; draining is bounded.
 
-mod common;
-
-use common::{Dirs, SMALL_MAP, TestServer, json, wait_until};
+use crate::common::{Dirs, SMALL_MAP, TestServer, json, wait_until};
 use serde_json::json;
 
 async fn server(grace_ms: u64) -> TestServer {

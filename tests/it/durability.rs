@@ -1,9 +1,7 @@
 //! Uploaded maps survive a restart with the same version, costs and movement; deletes
 //! survive too; debris of an interrupted write is ignored.
 
-mod common;
-
-use common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
+use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
 use serde_json::json;
 
 #[tokio::test]

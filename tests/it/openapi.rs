@@ -1,11 +1,9 @@
 //! Conformance: real responses of every operation validate against `openapi.yaml`, and
 //! every status a test sees is declared for its operation.
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::{Dirs, SMALL_MAP, TestServer, repo_file};
+use crate::common::{Dirs, SMALL_MAP, TestServer, repo_file};
 use serde_json::{Value, json};
 
 struct Contract {

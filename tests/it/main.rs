@@ -1,0 +1,23 @@
+//! Every server integration test, as one test binary (one link instead of one per file);
+//! each module is one area, sharing the support code in `common`.
+
+mod common;
+
+mod auth;
+mod cli;
+mod damage;
+mod durability;
+mod hardening;
+mod holes;
+mod hpa;
+mod live;
+mod live_durability;
+mod maps;
+mod movingai;
+mod oneshot;
+mod openapi;
+mod paths;
+mod pool;
+mod shutdown;
+mod ui;
+mod write_safety;
