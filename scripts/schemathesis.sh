@@ -6,6 +6,7 @@
 #   scripts/schemathesis.sh            # debug build
 #   PROFILE=release scripts/schemathesis.sh
 #   MAX_EXAMPLES=200 scripts/schemathesis.sh
+#   PATHD_BIN=target/debug/pathd scripts/schemathesis.sh   # no build
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -17,12 +18,18 @@ if ! command -v schemathesis >/dev/null 2>&1; then
     python3 -m pip install --quiet schemathesis
 fi
 
-if [ "$PROFILE" = release ]; then
-    cargo build --release --bin pathd
+# PATHD_BIN: an already built binary (scripts/test.sh passes the one `cargo test` built,
+# so this stage compiles nothing).
+if [ -n "${PATHD_BIN:-}" ]; then
+    BIN="$PATHD_BIN"
 else
-    cargo build --bin pathd
+    if [ "$PROFILE" = release ]; then
+        cargo build --locked --release --bin pathd
+    else
+        cargo build --locked --bin pathd
+    fi
+    BIN="${CARGO_TARGET_DIR:-target}/$PROFILE/pathd"
 fi
-BIN="${CARGO_TARGET_DIR:-target}/$PROFILE/pathd"
 
 # A free port: bind 0, read it back, release it.
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"

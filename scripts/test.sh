@@ -11,6 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace --locked
+# The binary the integration tests ran is the one the later stages start: no rebuild.
+target="${CARGO_TARGET_DIR:-target}"
+case $target in /*) ;; *) target="$(pwd)/$target" ;; esac
+export PATHD_BIN="$target/debug/pathd"
 ./scripts/readme-test.sh
 ./scripts/schemathesis.sh
 if [ "${PATHD_SKIP_BROWSER:-0}" != 1 ]; then ./scripts/browser-test.sh; fi
