@@ -55,8 +55,8 @@ class ApiError extends Error {
   }
 }
 
-async function api(method, path, { body, json, write = false, accept } = {}) {
-  const h = headers(write, accept ? { Accept: accept } : {});
+async function api(method, path, { body, json, write = false, accept, extra } = {}) {
+  const h = headers(write, Object.assign(accept ? { Accept: accept } : {}, extra || {}));
   let payload = body;
   if (json !== undefined) {
     h['Content-Type'] = 'application/json';
@@ -461,12 +461,12 @@ function showResult(k, r, err) {
     return;
   }
   set('status', r.status + (r.limit ? ` (${r.limit})` : ''), r.status);
-  set('cost', r.path_cost !== undefined && r.path_cost !== r.cost ? `${fmt(r.cost)} (cells ${fmt(r.path_cost)})` : fmt(r.cost));
+  set('cost', fmt(r.cost));
   set('expanded', String(r.expanded));
   set('generated', String(r.generated));
   set('time', r.elapsed_us >= 1000 ? `${(r.elapsed_us / 1000).toFixed(2)} ms` : `${r.elapsed_us} µs`);
   set('len', String(r.path.length));
-  set('way', r.waypoints ? `${r.waypoints.length}${r.waypoints_cost !== undefined ? ' · cost ' + fmt(r.waypoints_cost) : ''}` : '–');
+  set('way', r.waypoints ? `${r.waypoints.length}${r.path_cost !== undefined && r.path_cost !== r.cost ? ' · cell path cost ' + fmt(r.path_cost) : ''}` : '–');
   set('version', String(r.map_version));
   set('trace', r.trace ? `${r.trace.expansions} exp · ${r.trace.events.length} events${r.trace.truncated ? ' (cut)' : ''}` : '–');
 }
@@ -617,7 +617,8 @@ async function startSubscription() {
       { json: { start: S.start, goal: S.goal } });
     const sub = await resp.json();
     const abort = new AbortController();
-    S.sub = { id: sub.id, path: sub.path, abort, map: S.name };
+    // The secret (shown only in the create answer) is what lets this tab end it.
+    S.sub = { id: sub.id, secret: sub.secret, path: sub.path, abort, map: S.name };
     $('sub-log').textContent = '';
     $('unsubscribe').disabled = false;
     showSubEvent({ seq: sub.seq, reason: 'created', status: sub.status, cost: sub.cost, map_version: sub.map_version });
@@ -683,7 +684,8 @@ function stopSubscription() {
   if (!sub) return;
   S.sub = null;
   sub.abort.abort();
-  api('DELETE', `/v1/subscriptions/${encodeURIComponent(sub.id)}`).catch(() => {});
+  api('DELETE', `/v1/subscriptions/${encodeURIComponent(sub.id)}`,
+    { extra: { 'X-Subscription-Secret': sub.secret } }).catch(() => {});
   $('unsubscribe').disabled = true;
   $('sub-status').textContent = 'stopped';
   S.dirty = true;

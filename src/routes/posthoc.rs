@@ -75,7 +75,9 @@ async fn posthoc(
                     "map_version": snapshot.version,
                     "algorithm": r.algorithm.as_str(),
                     "status": r.status.as_str(),
-                    "cost": r.cost,
+                    // As in a path answer: the cost of the answer to follow.
+                    "cost": r.smoothed_length.unwrap_or(r.cost),
+                    "path_cost": r.cost,
                     "expanded": r.stats.expanded,
                     "truncated": t.truncated,
                 }),
