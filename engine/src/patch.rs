@@ -96,24 +96,6 @@ impl Grid {
         if let Some(&(p, _)) = patch.cells.iter().find(|(p, _)| !self.in_bounds(*p)) {
             return Err(PatchError::CellOutOfBounds(p));
         }
-        let mut cells = self.cells().to_vec();
-        for r in &patch.rects {
-            for y in r.y..r.y + r.height {
-                let row = self.pidx(Point::new(r.x, y));
-                cells[row..row + r.width as usize].fill(r.cost);
-            }
-        }
-        for &(p, c) in &patch.cells {
-            cells[self.pidx(p)] = c;
-        }
-        let old = self.cells();
-        let changed: Vec<Point> = (0..cells.len())
-            .filter(|&i| cells[i] != old[i])
-            .map(|i| self.ppoint(i))
-            .collect();
-        if changed.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some((self.with_cells(cells), changed)))
+        Ok(self.with_writes(&patch.rects, &patch.cells))
     }
 }
