@@ -4,10 +4,11 @@
 //! what lets a server hand the same `Arc<Grid>` to many readers while a writer prepares the
 //! next version.
 //!
-//! Internally the cells live in a *padded* array: one ring of blocked cells around the map, so
-//! the neighbour loop of every search needs no bounds checks. Node ids used by the search
-//! core are padded indices; the public API speaks in [`Point`]s and row-major indices
-//! `y * width + x`.
+//! The costs are stored in copy-on-write tiles shared between versions, so a patch costs what
+//! it writes (see [`Grid`]). The searches read a *padded* flat copy: one ring of blocked cells
+//! around the map, so the neighbour loop of every search needs no bounds checks. Node ids
+//! used by the search core are padded indices; the public API speaks in [`Point`]s and
+//! row-major indices `y * width + x`.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -381,9 +382,12 @@ impl Grid {
         self.uniform = passable == 0 || (min == 1 && max == 1);
     }
 
-    /// The next version after writing `writes` (row-major cell indices with their new
-    /// costs, already validated; later writes win), and the changed cells. `None` when
-    /// nothing changes. Costs `O(writes + touched tiles)` plus the component repair.
+    /// The next version after writing `rects`, then `cells` (already validated; later writes
+    /// win), and the changed cells, sorted row-major. `None` when nothing changes.
+    ///
+    /// Only the written cells are compared with this version, so the cost is
+    /// `O(writes log writes)` plus the touched tiles and the component repair, whatever the
+    /// map's size.
     pub(crate) fn with_writes(
         &self,
         rects: &[crate::patch::Rect],

@@ -3,6 +3,13 @@
 //! A patch never mutates a grid: [`Grid::apply_patch`] builds the next snapshot and reports
 //! exactly which cells changed, which is what derived state (components, HPA*, subscribed
 //! searches) needs to repair itself.
+//!
+//! A patch costs what it changes, not the map: the next snapshot shares every cost tile the
+//! patch does not write with this one, only the written cells are diffed, the statistics
+//! come from a histogram, components are repaired around the changed cells, and the
+//! searches' flat array and JPS's bit planes are derived from this snapshot's on first use
+//! (see [`Grid`]). A 1-cell patch on a 4096x4096 map takes microseconds (see the `patch`
+//! bench).
 
 use std::fmt;
 

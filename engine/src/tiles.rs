@@ -1,16 +1,17 @@
 //! Copy-on-write tiled storage for per-cell data shared between grid versions.
 //!
 //! A map version is mostly its predecessor: a patch writes a few cells. [`Tiles`] keeps the
-//! cells in 64x64 tiles behind [`Arc`]s, grouped in bands (one band = one row of tiles, also
-//! behind an `Arc`). Cloning is one reference count; writing a cell copies the band's tile
-//! pointers and the one tile it lands in (4096 cells), so a 1-cell patch costs
-//! `O(bands + tiles per band + tile area)` = `O(sqrt(cells) / 64 + 4096)` instead of
+//! cells in 64x64 tiles behind [`Arc`]s, and the tiles (in row-major tile order) as the
+//! leaves of a tree of fan-out 16, every node behind an `Arc` too. Cloning is one reference
+//! count; writing a cell copies the nodes on its tile's path (16 pointers per level) and the
+//! tile itself (4096 cells), so a 1-cell patch costs `O(16 log16(tiles) + 4096)` instead of
 //! `O(cells)`.
 //!
-//! Why 64: a tile of `u8` costs are 4 KB and a tile of `u32` labels 16 KB, cheap to copy for
-//! a one-cell write, while a 4096x4096 map has only 64 bands of 64 tiles, so the pointer copies
-//! stay small too. Why two levels and not a flat vector of tiles: a flat vector of 4096 tile
-//! pointers would be 4096 reference-count increments per patch on a 4096x4096 map.
+//! Why 64x64 tiles: a tile of `u8` costs is 4 KB and a tile of `u32` labels 16 KB, cheap to
+//! copy for a one-cell write, and few enough tiles (4096 on a 4096x4096 map) for a shallow
+//! tree. Why a tree of fan-out 16 rather than one row of tile pointers per band of tiles: a
+//! copied pointer is a reference-count increment on a (cold) tile, and a 4096x4096 map would
+//! copy 64 band pointers and 64 tile pointers per write, where the tree copies 3 x 16.
 
 use std::sync::Arc;
 
@@ -19,9 +20,24 @@ const SHIFT: u32 = 6;
 /// Tile side in cells.
 pub(crate) const TILE: usize = 1 << SHIFT;
 const MASK: u32 = TILE as u32 - 1;
+/// Tree fan-out, as a shift.
+const FAN_SHIFT: u32 = 4;
+const FAN_MASK: u32 = (1 << FAN_SHIFT) - 1;
 
-type Tile<T> = Arc<Vec<T>>;
-type Band<T> = Arc<Vec<Tile<T>>>;
+/// A tree node: 16 (or, at the right edge, fewer) children, or one tile.
+enum Node<T> {
+    Inner(Arc<Vec<Node<T>>>),
+    Leaf(Arc<Vec<T>>),
+}
+
+impl<T> Clone for Node<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Node::Inner(a) => Node::Inner(Arc::clone(a)),
+            Node::Leaf(a) => Node::Leaf(Arc::clone(a)),
+        }
+    }
+}
 
 /// A `width x height` array of `T` in shared 64x64 tiles (see the module docs). Cells outside
 /// the map in the last tiles hold the fill value.
@@ -29,7 +45,11 @@ type Band<T> = Arc<Vec<Tile<T>>>;
 pub(crate) struct Tiles<T: Copy> {
     width: u32,
     height: u32,
-    bands: Arc<Vec<Band<T>>>,
+    /// Tiles per row of tiles.
+    tw: u32,
+    /// Levels of inner nodes above the tiles.
+    depth: u32,
+    root: Node<T>,
 }
 
 impl<T: Copy + PartialEq> Tiles<T> {
@@ -39,31 +59,37 @@ impl<T: Copy + PartialEq> Tiles<T> {
         let w = width as usize;
         let tw = w.div_ceil(TILE);
         let th = (height as usize).div_ceil(TILE);
-        let bands = (0..th)
-            .map(|ty| {
-                let tiles = (0..tw)
-                    .map(|tx| {
-                        let mut tile = vec![fill; TILE * TILE];
-                        let x0 = tx * TILE;
-                        let x1 = (x0 + TILE).min(w);
-                        for ly in 0..TILE {
-                            let y = ty * TILE + ly;
-                            if y >= height as usize {
-                                break;
-                            }
-                            tile[ly * TILE..ly * TILE + (x1 - x0)]
-                                .copy_from_slice(&values[y * w + x0..y * w + x1]);
-                        }
-                        Arc::new(tile)
-                    })
-                    .collect();
-                Arc::new(tiles)
-            })
-            .collect();
+        let mut level: Vec<Node<T>> = Vec::with_capacity(tw * th);
+        for ty in 0..th {
+            for tx in 0..tw {
+                let mut tile = vec![fill; TILE * TILE];
+                let x0 = tx * TILE;
+                let x1 = (x0 + TILE).min(w);
+                for ly in 0..TILE {
+                    let y = ty * TILE + ly;
+                    if y >= height as usize {
+                        break;
+                    }
+                    tile[ly * TILE..ly * TILE + (x1 - x0)]
+                        .copy_from_slice(&values[y * w + x0..y * w + x1]);
+                }
+                level.push(Node::Leaf(Arc::new(tile)));
+            }
+        }
+        let mut depth = 0;
+        while level.len() > 1 {
+            level = level
+                .chunks(1 << FAN_SHIFT)
+                .map(|c| Node::Inner(Arc::new(c.to_vec())))
+                .collect();
+            depth += 1;
+        }
         Tiles {
             width,
             height,
-            bands: Arc::new(bands),
+            tw: tw as u32,
+            depth,
+            root: level.pop().expect("at least one tile"),
         }
     }
 
@@ -79,33 +105,61 @@ impl<T: Copy + PartialEq> Tiles<T> {
         self.height
     }
 
+    /// Tile number of `(x, y)`.
+    #[inline]
+    fn tile_of(&self, x: u32, y: u32) -> u32 {
+        (y >> SHIFT) * self.tw + (x >> SHIFT)
+    }
+
+    /// Tile `t`.
+    #[inline]
+    fn leaf(&self, t: u32) -> &[T] {
+        let mut node = &self.root;
+        let mut shift = self.depth * FAN_SHIFT;
+        loop {
+            match node {
+                Node::Inner(children) => {
+                    shift -= FAN_SHIFT;
+                    node = &children[(t >> shift & FAN_MASK) as usize];
+                }
+                Node::Leaf(tile) => return tile,
+            }
+        }
+    }
+
+    /// Tile `t`, made unique (it and the nodes above it copied if shared).
+    fn leaf_mut(&mut self, t: u32) -> &mut Vec<T> {
+        let mut node = &mut self.root;
+        let mut shift = self.depth * FAN_SHIFT;
+        loop {
+            match node {
+                Node::Inner(children) => {
+                    shift -= FAN_SHIFT;
+                    node = &mut Arc::make_mut(children)[(t >> shift & FAN_MASK) as usize];
+                }
+                Node::Leaf(tile) => return Arc::make_mut(tile),
+            }
+        }
+    }
+
     /// The value at `(x, y)`, which must be on the map.
     #[inline]
     pub(crate) fn get(&self, x: u32, y: u32) -> T {
         debug_assert!(x < self.width && y < self.height);
-        let tile = &self.bands[(y >> SHIFT) as usize][(x >> SHIFT) as usize];
-        tile[(((y & MASK) << SHIFT) | (x & MASK)) as usize]
+        self.leaf(self.tile_of(x, y))[(((y & MASK) << SHIFT) | (x & MASK)) as usize]
     }
 
-    /// The tile holding `(x, y)`, made unique (copied if shared).
-    #[inline]
-    fn tile_mut(&mut self, x: u32, y: u32) -> &mut Vec<T> {
-        let bands = Arc::make_mut(&mut self.bands);
-        let band = Arc::make_mut(&mut bands[(y >> SHIFT) as usize]);
-        Arc::make_mut(&mut band[(x >> SHIFT) as usize])
-    }
-
-    /// Writes `v` at `(x, y)` and returns the previous value. Copies the tile (and the tile
-    /// pointers of its band) on the first write after a clone.
+    /// Writes `v` at `(x, y)` and returns the previous value. Copies the tile (and the nodes
+    /// above it) on the first write after a clone; writing the value already there copies
+    /// nothing.
     #[inline]
     pub(crate) fn set(&mut self, x: u32, y: u32, v: T) -> T {
-        if self.get(x, y) == v {
-            // No write, no copy: the tile stays shared.
-            return v;
+        let old = self.get(x, y);
+        if old != v {
+            let t = self.tile_of(x, y);
+            self.leaf_mut(t)[(((y & MASK) << SHIFT) | (x & MASK)) as usize] = v;
         }
-        let i = (((y & MASK) << SHIFT) | (x & MASK)) as usize;
-        let tile = self.tile_mut(x, y);
-        std::mem::replace(&mut tile[i], v)
+        old
     }
 
     /// Writes `v` to the cells `x0..x1` of row `y`, a tile at a time.
@@ -115,9 +169,9 @@ impl<T: Copy + PartialEq> Tiles<T> {
             let end = ((x | MASK) + 1).min(x1);
             let row = ((y & MASK) << SHIFT) as usize;
             let span = row + (x & MASK) as usize..row + ((end - 1) & MASK) as usize + 1;
-            let shared = &self.bands[(y >> SHIFT) as usize][(x >> SHIFT) as usize];
-            if shared[span.clone()].iter().any(|&c| c != v) {
-                self.tile_mut(x, y)[span].fill(v);
+            let t = self.tile_of(x, y);
+            if self.leaf(t)[span.clone()].iter().any(|&c| c != v) {
+                self.leaf_mut(t)[span].fill(v);
             }
             x = end;
         }
@@ -127,11 +181,11 @@ impl<T: Copy + PartialEq> Tiles<T> {
     pub(crate) fn read_row(&self, y: u32, out: &mut [T]) {
         let w = self.width as usize;
         debug_assert_eq!(out.len(), w);
-        let band = &self.bands[(y >> SHIFT) as usize];
         let row = ((y & MASK) << SHIFT) as usize;
-        for (tx, tile) in band.iter().enumerate() {
-            let x0 = tx * TILE;
+        for tx in 0..self.tw {
+            let x0 = tx as usize * TILE;
             let n = TILE.min(w - x0);
+            let tile = self.leaf(self.tile_of(x0 as u32, y));
             out[x0..x0 + n].copy_from_slice(&tile[row..row + n]);
         }
     }
@@ -145,6 +199,14 @@ mod tests {
     fn writes_are_copy_on_write() {
         let vals: Vec<u8> = (0..130 * 70).map(|i| (i % 251) as u8).collect();
         let a = Tiles::from_rows(130, 70, &vals, 0);
+        let big = Tiles::from_rows(1100, 70, &vec![3u8; 1100 * 70], 0);
+        assert_eq!(big.depth, 2);
+        let mut big2 = big.clone();
+        big2.set(1099, 69, 9);
+        assert_eq!(
+            (big.get(1099, 69), big2.get(1099, 69), big2.get(0, 0)),
+            (3, 9, 3)
+        );
         let mut b = a.clone();
         assert_eq!(b.set(129, 69, 7), vals[69 * 130 + 129]);
         b.fill_span(3, 60, 130, 9);

@@ -36,9 +36,11 @@
 //! of expanded cells count the jump points taken off the open list, not the cells scanned.
 //!
 //! No JPS+ style jump tables: they cost 16 bytes a cell and a rebuild around every patch,
-//! while the bit planes cost a quarter byte a cell, are rebuilt from a grid in one pass, and
-//! already make JPS over 20 times faster than A* on `arena2` (see the benches). The planner
-//! keeps the planes of its last few grids per [`crate::Searcher`].
+//! while the bit planes cost a quarter byte a cell, are built from a grid in one pass, and
+//! already make JPS over 20 times faster than A* on `arena2` (see the benches). Each grid
+//! keeps its planes; a patched grid derives its own from its predecessor's by rewriting the
+//! changed cells' bits ([`Planes::derive`]). JPS reads only the planes (never the cost
+//! array), so its first query after a patch costs only that derivation.
 
 use std::sync::Arc;
 
