@@ -299,7 +299,6 @@ impl Repair {
     fn split(&mut self, label: u32, seeds: &[u32], window: (u32, u32, u32, u32)) -> Option<()> {
         // Local check: which seeds connect inside the window.
         let (wx0, wy0, wx1, wy1) = window;
-        let mut group_of: CellMap<usize> = CellMap::default();
         let mut groups: Vec<Vec<u32>> = Vec::new();
         let seed_set: CellSet = seeds.iter().copied().collect();
         let mut seen = CellSet::default();
@@ -307,7 +306,6 @@ impl Repair {
             if seen.contains(&s) {
                 continue;
             }
-            let g = groups.len();
             let mut members = vec![s];
             seen.insert(s);
             let mut queue = vec![s];
@@ -325,9 +323,6 @@ impl Repair {
                         }
                     }
                 }
-            }
-            for &m in &members {
-                group_of.insert(m, g);
             }
             groups.push(members);
         }
