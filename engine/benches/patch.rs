@@ -6,13 +6,16 @@
 //!   in the mix, in the same proportion on every size) and asserts that exactly that cell
 //!   changed. The target: the 4096x4096 patch within 3x of the 64x64 one.
 //! - `patch/jps_{first,second}_after_patch/4096`: a chain of versions of the 4096x4096 map,
-//!   each patched from the last by toggling one cell away from the query; per iteration only
+//!   each patched from the last by toggling one cell away from the query (a 700x500-cell
+//!   trip); per iteration only
 //!   the first (or only the second) JPS query on the new version is timed. The first pays
 //!   for deriving the version's bit planes from its predecessor's. Each answer is asserted
 //!   against A*'s cost on the same map state, computed once up front. The target: first
 //!   within 2x of second.
 //! - `patch/astar_{first,second}_after_patch/4096`: the same for A*, whose first query
 //!   takes over the predecessor's flat cost array.
+//! - `jps_near_*`, `astar_near_*`: the same with a short query (40 cells), where the work a
+//!   first query does for the new version is not hidden by a long search.
 //!
 //! Run: `CARGO_TARGET_DIR=... cargo bench -p pathd-engine --bench patch -- --warm-up-time 1
 //! --measurement-time 3`.
@@ -78,9 +81,9 @@ fn apply_1cell(c: &mut Criterion) {
 
 /// Times the first or the second query of `algorithm` on each new version of a chain of
 /// one-cell patches.
-fn after_patch(c: &mut Criterion, algorithm: Algorithm, name: &str) {
+fn after_patch(c: &mut Criterion, algorithm: Algorithm, name: &str, goal: Point) {
     let side = 4096;
-    let (start, goal) = (Point::new(1000, 1000), Point::new(1700, 1500));
+    let start = Point::new(1000, 1000);
     let toggle = Point::new(4000, 4000);
     let mut costs = random_map(side, 0.2, 3).costs();
     for p in [start, goal, toggle] {
@@ -139,8 +142,11 @@ fn after_patch(c: &mut Criterion, algorithm: Algorithm, name: &str) {
 
 fn benches(c: &mut Criterion) {
     apply_1cell(c);
-    after_patch(c, Algorithm::Jps, "jps");
-    after_patch(c, Algorithm::AStar, "astar");
+    let (far, near) = (Point::new(1700, 1500), Point::new(1040, 1030));
+    after_patch(c, Algorithm::Jps, "jps", far);
+    after_patch(c, Algorithm::Jps, "jps_near", near);
+    after_patch(c, Algorithm::AStar, "astar", far);
+    after_patch(c, Algorithm::AStar, "astar_near", near);
 }
 
 criterion_group! {

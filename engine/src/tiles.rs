@@ -27,7 +27,7 @@ const FAN_MASK: u32 = (1 << FAN_SHIFT) - 1;
 /// A tree node: 16 (or, at the right edge, fewer) children, or one tile.
 enum Node<T> {
     Inner(Arc<Vec<Node<T>>>),
-    Leaf(Arc<Vec<T>>),
+    Leaf(Arc<[T]>),
 }
 
 impl<T> Clone for Node<T> {
@@ -73,7 +73,7 @@ impl<T: Copy + PartialEq> Tiles<T> {
                     tile[ly * TILE..ly * TILE + (x1 - x0)]
                         .copy_from_slice(&values[y * w + x0..y * w + x1]);
                 }
-                level.push(Node::Leaf(Arc::new(tile)));
+                level.push(Node::Leaf(Arc::from(tile)));
             }
         }
         let mut depth = 0;
@@ -128,7 +128,7 @@ impl<T: Copy + PartialEq> Tiles<T> {
     }
 
     /// Tile `t`, made unique (it and the nodes above it copied if shared).
-    fn leaf_mut(&mut self, t: u32) -> &mut Vec<T> {
+    fn leaf_mut(&mut self, t: u32) -> &mut [T] {
         let mut node = &mut self.root;
         let mut shift = self.depth * FAN_SHIFT;
         loop {
@@ -137,7 +137,12 @@ impl<T: Copy + PartialEq> Tiles<T> {
                     shift -= FAN_SHIFT;
                     node = &mut Arc::make_mut(children)[(t >> shift & FAN_MASK) as usize];
                 }
-                Node::Leaf(tile) => return Arc::make_mut(tile),
+                Node::Leaf(tile) => {
+                    if Arc::get_mut(tile).is_none() {
+                        *tile = Arc::from(&tile[..]);
+                    }
+                    return Arc::get_mut(tile).expect("unique after the copy");
+                }
             }
         }
     }
