@@ -60,9 +60,9 @@ pub struct MapEntry {
 }
 
 impl MapEntry {
-    /// Wraps a grid (O(cells): run it on the search pool for big maps).
+    /// Wraps a grid (O(1): the grid keeps its own cost statistics).
     pub fn new(name: String, version: u64, grid: Grid, source: MapSource) -> Self {
-        let max_cost = grid.costs().into_iter().max().unwrap_or(0);
+        let max_cost = grid.max_cost();
         MapEntry {
             name,
             version,

@@ -4,13 +4,17 @@
 //! what lets a server hand the same `Arc<Grid>` to many readers while a writer prepares the
 //! next version.
 //!
-//! Internally the cells live in a *padded* array: one ring of blocked cells around the map, so
-//! the neighbour loop of every search needs no bounds checks. Node ids used by the search
-//! core are padded indices; the public API speaks in [`Point`]s and row-major indices
-//! `y * width + x`.
+//! The costs are stored in copy-on-write tiles shared between versions, so a patch costs what
+//! it writes (see [`Grid`]). The searches read a *padded* flat copy: one ring of blocked cells
+//! around the map, so the neighbour loop of every search needs no bounds checks. Node ids
+//! used by the search core are padded indices; the public API speaks in [`Point`]s and
+//! row-major indices `y * width + x`.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::components::Components;
+use crate::tiles::Tiles;
 
 /// Largest accepted width and height.
 pub const MAX_DIM: u32 = 8192;
@@ -120,25 +124,67 @@ pub(crate) const DIRS: [(i32, i32); 8] = [
     (-1, -1),
 ];
 
-/// An immutable grid map with its derived data (smallest cost, connected components).
-#[derive(Clone)]
+/// An immutable grid map with its derived data (cost statistics, connected components).
+///
+/// # Storage, and why patches are cheap
+///
+/// The costs live in copy-on-write 64x64 tiles ([`crate::tiles`]): a patched grid shares
+/// every tile it does not write with its predecessor. Statistics are a histogram of passable
+/// costs, so `min_cost`, `max_cost`, `passable_cells` and `is_uniform` are `O(1)` after a
+/// patch; components are repaired from the changed cells ([`crate::components`]).
+///
+/// The searches read costs in tight loops by padded index, so they get a flat padded copy of
+/// the costs ([`Grid::cells`]), materialised on first use. A patched grid does not copy its
+/// predecessor's array: on its first search it *takes* it (when nothing else holds it, the
+/// usual case once the server has moved on to the new version) and rewrites only the
+/// changed cells; if the predecessor's array is in use it is copied, and if it is gone it is
+/// rebuilt from the tiles. So the tiles are the truth, the flat array a cache that moves
+/// from version to version. JPS's bit planes are derived the same way, from the
+/// predecessor's planes and the changed cells.
 pub struct Grid {
     width: u32,
     height: u32,
     movement: Movement,
-    /// Padded costs: `(height + 2) * (width + 2)`, border cells 0.
-    cells: Vec<u8>,
+    /// Costs, row-major in shared tiles; the truth.
+    costs: Tiles<u8>,
+    /// The padded flat copy the searches read (see above).
+    flat: Arc<FlatSlot>,
+    /// Passable cells per cost (index 0 unused).
+    hist: [u32; 256],
     /// Smallest passable cost (1 if none), the heuristic's scale.
     min_cost: u8,
+    /// Largest passable cost (0 if none).
+    max_cost: u8,
     /// True when every passable cell costs 1 (JPS applies).
     uniform: bool,
     passable: usize,
-    /// Component label per padded cell; `u32::MAX` for blocked cells.
-    components: Vec<u32>,
-    component_count: u32,
+    components: Components,
     /// JPS's bit planes of passability, built on the first JPS query. They belong to this
     /// immutable snapshot, so a patched grid (a new `Grid`) can never see stale ones.
     jps_planes: OnceLock<Arc<crate::algo::jps::Planes>>,
+    /// Where this version's planes come from when they are first needed: an earlier
+    /// version's planes and every cell changed since.
+    planes_from: Option<(Arc<crate::algo::jps::Planes>, Arc<ChangeList>)>,
+}
+
+impl Clone for Grid {
+    fn clone(&self) -> Self {
+        Grid {
+            width: self.width,
+            height: self.height,
+            movement: self.movement,
+            costs: self.costs.clone(),
+            flat: Arc::new(FlatSlot::new(self.flat.lock().clone())),
+            hist: self.hist,
+            min_cost: self.min_cost,
+            max_cost: self.max_cost,
+            uniform: self.uniform,
+            passable: self.passable,
+            components: self.components.clone(),
+            jps_planes: self.jps_planes.clone(),
+            planes_from: self.planes_from.clone(),
+        }
+    }
 }
 
 impl fmt::Debug for Grid {
@@ -154,6 +200,129 @@ impl fmt::Debug for Grid {
 
 /// Label for blocked cells in the component array.
 pub(crate) const NO_COMPONENT: u32 = u32::MAX;
+
+/// The cells changed since some earlier version, as a shared list of lists: extending it
+/// for the next version is `O(its own changes)`.
+pub(crate) struct ChangeList {
+    prev: Option<Arc<ChangeList>>,
+    points: Vec<Point>,
+    total: usize,
+}
+
+impl ChangeList {
+    /// `prev` followed by `points`.
+    pub(crate) fn extend(prev: Option<&Arc<ChangeList>>, points: &[Point]) -> Arc<ChangeList> {
+        Arc::new(ChangeList {
+            prev: prev.cloned(),
+            points: points.to_vec(),
+            total: prev.map_or(0, |p| p.total) + points.len(),
+        })
+    }
+
+    /// Number of points, duplicates included.
+    pub(crate) fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Calls `f` on every point (in no particular order; duplicates possible).
+    pub(crate) fn for_each(&self, mut f: impl FnMut(Point)) {
+        let mut cur = Some(self);
+        while let Some(l) = cur {
+            l.points.iter().copied().for_each(&mut f);
+            cur = l.prev.as_deref();
+        }
+    }
+}
+
+/// A flat padded cost array: cheap to clone, derefs to the cells.
+#[derive(Clone)]
+pub(crate) struct Cells(Arc<Vec<u8>>);
+
+impl std::ops::Deref for Cells {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// State of a version's flat array (see [`Grid`]).
+#[derive(Clone)]
+enum FlatState {
+    /// Materialised.
+    Ready(Arc<Vec<u8>>),
+    /// To be taken (or copied) from an earlier version's slot, then the listed cells
+    /// rewritten.
+    Derive {
+        base: Arc<FlatSlot>,
+        changes: Arc<ChangeList>,
+    },
+    /// To be built from the tiles.
+    Empty,
+}
+
+/// One version's flat array, behind a lock so a later version can take it.
+pub(crate) struct FlatSlot {
+    state: Mutex<FlatState>,
+}
+
+impl FlatSlot {
+    fn new(state: FlatState) -> Self {
+        FlatSlot {
+            state: Mutex::new(state),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FlatState> {
+        // The state is replaced whole, never left half-written: a poisoned lock is usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// This slot's array for a later version: taken when nobody else holds it (the slot is
+    /// left empty and rebuilds on its own next use), else copied. `None` if not
+    /// materialised.
+    fn take_or_copy(&self) -> Option<Vec<u8>> {
+        let mut st = self.lock();
+        let FlatState::Ready(a) = &*st else {
+            return None;
+        };
+        if Arc::strong_count(a) > 1 {
+            return Some(a.to_vec());
+        }
+        let FlatState::Ready(a) = std::mem::replace(&mut *st, FlatState::Empty) else {
+            unreachable!("matched above")
+        };
+        Some(Arc::try_unwrap(a).unwrap_or_else(|a| a.to_vec()))
+    }
+}
+
+/// Largest number of pending changed cells a lazily derived structure accumulates before a
+/// version gives up on deriving and rebuilds from scratch.
+fn derive_cap(cells: usize) -> usize {
+    (cells / 16).max(4096)
+}
+
+/// The padded flat array of tiled costs.
+fn build_flat(costs: &Tiles<u8>) -> Vec<u8> {
+    let (w, h) = (costs.width() as usize, costs.height() as usize);
+    let pw = w + 2;
+    let mut cells = vec![0u8; pw * (h + 2)];
+    for y in 0..h {
+        let s = (y + 1) * pw + 1;
+        costs.read_row(y as u32, &mut cells[s..s + w]);
+    }
+    cells
+}
+
+/// Histogram of passable costs of a padded (or any) cost array.
+fn histogram(cells: &[u8]) -> [u32; 256] {
+    let mut hist = [0u32; 256];
+    for &c in cells {
+        hist[c as usize] += 1;
+    }
+    hist[0] = 0;
+    hist
+}
 
 impl Grid {
     /// Builds a grid from row-major costs (`0` blocked, `1..=255` passable terrain cost).
@@ -178,76 +347,138 @@ impl Grid {
                 got: costs.len() as u64,
             });
         }
-        let pw = width as usize + 2;
-        let mut cells = vec![0u8; pw * (height as usize + 2)];
-        for (y, row) in costs.chunks_exact(width as usize).enumerate() {
-            let start = (y + 1) * pw + 1;
-            cells[start..start + width as usize].copy_from_slice(row);
-        }
-        Ok(Self::from_padded(width, height, cells, movement))
-    }
-
-    /// Builds from an already padded cell array and computes the derived data.
-    pub(crate) fn from_padded(width: u32, height: u32, cells: Vec<u8>, movement: Movement) -> Self {
+        let tiles = Tiles::from_rows(width, height, &costs, 0);
+        drop(costs);
+        let cells = build_flat(&tiles);
+        let components = Components::label_all(width, height, &cells);
         let mut g = Grid {
             width,
             height,
             movement,
-            cells,
+            costs: tiles,
+            flat: Arc::new(FlatSlot::new(FlatState::Empty)),
+            hist: histogram(&cells),
             min_cost: 1,
+            max_cost: 0,
             uniform: true,
             passable: 0,
-            components: Vec::new(),
-            component_count: 0,
+            components,
             jps_planes: OnceLock::new(),
+            planes_from: None,
         };
-        g.recompute_derived();
-        g
+        g.flat = Arc::new(FlatSlot::new(FlatState::Ready(Arc::new(cells))));
+        g.update_stats();
+        Ok(g)
     }
 
-    fn recompute_derived(&mut self) {
-        let mut min = u8::MAX;
-        let mut max = 0u8;
-        let mut passable = 0usize;
-        for &c in &self.cells {
-            if c != 0 {
-                passable += 1;
-                min = min.min(c);
-                max = max.max(c);
+    /// Recomputes the `O(1)` statistics from the histogram (256 buckets).
+    fn update_stats(&mut self) {
+        let passable: usize = self.hist.iter().map(|&n| n as usize).sum();
+        let min = (1..256).find(|&c| self.hist[c] > 0).unwrap_or(1) as u8;
+        let max = (1..256).rev().find(|&c| self.hist[c] > 0).unwrap_or(0) as u8;
+        self.passable = passable;
+        self.min_cost = min;
+        self.max_cost = max;
+        self.uniform = passable == 0 || (min == 1 && max == 1);
+    }
+
+    /// The next version after writing `rects`, then `cells` (already validated; later writes
+    /// win), and the changed cells, sorted row-major. `None` when nothing changes.
+    ///
+    /// Only the written cells are compared with this version, so the cost is
+    /// `O(writes log writes)` plus the touched tiles and the component repair, whatever the
+    /// map's size.
+    pub(crate) fn with_writes(
+        &self,
+        rects: &[crate::patch::Rect],
+        cells: &[(Point, u8)],
+    ) -> Option<(Grid, Vec<Point>)> {
+        let w = self.width;
+        let mut costs = self.costs.clone();
+        let mut touched: Vec<u32> = Vec::new();
+        for r in rects {
+            for y in r.y..r.y + r.height {
+                costs.fill_span(y, r.x, r.x + r.width, r.cost);
+                touched.extend(y * w + r.x..y * w + r.x + r.width);
             }
         }
-        self.passable = passable;
-        self.min_cost = if passable == 0 { 1 } else { min };
-        self.uniform = passable == 0 || (min == 1 && max == 1);
-        self.compute_components();
-    }
-
-    /// Labels 4-connected components. Under the octile no-corner-cutting rule a diagonal step
-    /// is only legal when both orthogonal cells are passable, so its two ends are 4-connected
-    /// too: 4-connectivity is exact for both movement rules.
-    fn compute_components(&mut self) {
-        let pw = self.padded_width();
-        let mut labels = vec![NO_COMPONENT; self.cells.len()];
-        let mut stack = Vec::new();
-        let mut next = 0u32;
-        for i in 0..self.cells.len() {
-            if self.cells[i] == 0 || labels[i] != NO_COMPONENT {
-                continue;
+        for &(p, c) in cells {
+            costs.set(p.x, p.y, c);
+            touched.push(p.y * w + p.x);
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        let mut changes: Vec<(Point, u8, u8)> = Vec::new();
+        for i in touched {
+            let p = Point::new(i % w, i / w);
+            let (old, new) = (self.costs.get(p.x, p.y), costs.get(p.x, p.y));
+            if old != new {
+                changes.push((p, old, new));
             }
-            labels[i] = next;
-            stack.push(i);
-            while let Some(c) = stack.pop() {
-                for n in [c - pw, c + 1, c + pw, c - 1] {
-                    if self.cells[n] != 0 && labels[n] == NO_COMPONENT {
-                        labels[n] = next;
-                        stack.push(n);
-                    }
+        }
+        if changes.is_empty() {
+            return None;
+        }
+        let changed: Vec<Point> = changes.iter().map(|c| c.0).collect();
+        let mut hist = self.hist;
+        for &(_, old, new) in &changes {
+            hist[old as usize] -= u32::from(old != 0);
+            hist[new as usize] += u32::from(new != 0);
+        }
+        let n = w as usize * self.height as usize;
+        let cap = derive_cap(n);
+        let mut flat = match &*self.flat.lock() {
+            FlatState::Ready(_) => FlatState::Derive {
+                base: Arc::clone(&self.flat),
+                changes: ChangeList::extend(None, &changed),
+            },
+            FlatState::Derive { base, changes } if changes.total() + changed.len() <= cap => {
+                FlatState::Derive {
+                    base: Arc::clone(base),
+                    changes: ChangeList::extend(Some(changes), &changed),
                 }
             }
-            next += 1;
-        }
-        self.components = labels;
-        self.component_count = next;
+            _ => FlatState::Empty,
+        };
+        let repaired = if changes.len() > cap {
+            None
+        } else {
+            self.components.repair(&changes)
+        };
+        let components = match repaired {
+            Some(c) => c,
+            None => {
+                // A fresh labelling needs the flat array anyway: keep it.
+                let cells = build_flat(&costs);
+                let c = Components::label_all(w, self.height, &cells);
+                flat = FlatState::Ready(Arc::new(cells));
+                c
+            }
+        };
+        let planes_from = match (self.jps_planes.get(), &self.planes_from) {
+            (Some(p), _) => Some((Arc::clone(p), ChangeList::extend(None, &changed))),
+            (None, Some((p, list))) if list.total() + changed.len() <= cap => {
+                Some((Arc::clone(p), ChangeList::extend(Some(list), &changed)))
+            }
+            _ => None,
+        };
+        let mut g = Grid {
+            width: w,
+            height: self.height,
+            movement: self.movement,
+            costs,
+            flat: Arc::new(FlatSlot::new(flat)),
+            hist,
+            min_cost: 1,
+            max_cost: 0,
+            uniform: true,
+            passable: 0,
+            components,
+            jps_planes: OnceLock::new(),
+            planes_from,
+        };
+        g.update_stats();
+        Some((g, changed))
     }
 
     /// Width in cells.
@@ -283,6 +514,12 @@ impl Grid {
         self.min_cost
     }
 
+    /// Largest passable cost (0 when no cell is passable). `O(1)`: kept in a histogram of
+    /// costs that patches update.
+    pub fn max_cost(&self) -> u8 {
+        self.max_cost
+    }
+
     /// True when every passable cell costs exactly 1 (the Moving AI setting; JPS applies).
     pub fn is_uniform(&self) -> bool {
         self.uniform
@@ -290,7 +527,7 @@ impl Grid {
 
     /// Number of connected components of passable cells.
     pub fn component_count(&self) -> u32 {
-        self.component_count
+        self.components.count()
     }
 
     /// True when `p` lies on the map.
@@ -301,7 +538,7 @@ impl Grid {
     /// Cost of the cell at `p` (0 = blocked). Out-of-bounds points read as blocked.
     pub fn cost(&self, p: Point) -> u8 {
         if self.in_bounds(p) {
-            self.cells[self.pidx(p)]
+            self.costs.get(p.x, p.y)
         } else {
             0
         }
@@ -313,25 +550,34 @@ impl Grid {
     }
 
     /// True when both points are passable and connected (a path exists between them).
+    ///
+    /// Components are 4-connected regions. Under the octile no-corner-cutting rule a diagonal
+    /// step is only legal when both orthogonal cells are passable, so its two ends are
+    /// 4-connected too: 4-connectivity is exact for both movement rules.
     pub fn same_component(&self, a: Point, b: Point) -> bool {
-        if !self.is_passable(a) || !self.is_passable(b) {
-            return false;
+        match (self.component(a), self.component(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
         }
-        self.components[self.pidx(a)] == self.components[self.pidx(b)]
     }
 
-    /// Component label of a passable point.
+    /// Component label of a passable point. Labels identify components within one grid
+    /// version; they are not dense (a patched grid may use labels above
+    /// [`Grid::component_count`]) and not comparable across versions.
     pub fn component(&self, p: Point) -> Option<u32> {
-        self.is_passable(p).then(|| self.components[self.pidx(p)])
+        if !self.in_bounds(p) {
+            return None;
+        }
+        let l = self.components.label(p.x, p.y);
+        (l != NO_COMPONENT).then_some(l)
     }
 
     /// Row-major costs, `width * height` entries.
     pub fn costs(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.width as usize * self.height as usize);
-        let pw = self.padded_width();
-        for y in 0..self.height as usize {
-            let s = (y + 1) * pw + 1;
-            out.extend_from_slice(&self.cells[s..s + self.width as usize]);
+        let w = self.width as usize;
+        let mut out = vec![0; w * self.height as usize];
+        for (y, row) in out.chunks_exact_mut(w).enumerate() {
+            self.costs.read_row(y as u32, row);
         }
         out
     }
@@ -382,10 +628,15 @@ impl Grid {
 
     // ---- padded-index helpers used by the algorithms ----
 
-    /// JPS's bit planes for this grid, built once on first use.
+    /// JPS's bit planes for this grid, made once on first use: derived from an earlier
+    /// version's planes for the cells changed since when there is one, else built.
     pub(crate) fn jps_planes(&self) -> &crate::algo::jps::Planes {
-        self.jps_planes
-            .get_or_init(|| Arc::new(crate::algo::jps::Planes::new(self)))
+        self.jps_planes.get_or_init(|| {
+            Arc::new(match &self.planes_from {
+                Some((base, changes)) => base.derive(self, changes),
+                None => crate::algo::jps::Planes::new(self),
+            })
+        })
     }
 
     /// Width of the padded array.
@@ -397,7 +648,7 @@ impl Grid {
     /// Length of the padded array (size of per-node scratch arrays).
     #[inline]
     pub(crate) fn padded_len(&self) -> usize {
-        self.cells.len()
+        self.padded_width() * (self.height as usize + 2)
     }
 
     /// Padded index of an in-bounds point.
@@ -413,10 +664,26 @@ impl Grid {
         Point::new((i % pw) as u32 - 1, (i / pw) as u32 - 1)
     }
 
-    /// Padded cost array.
-    #[inline]
-    pub(crate) fn cells(&self) -> &[u8] {
-        &self.cells
+    /// The padded cost array (`padded_len` cells, border 0), materialised on first use (see
+    /// [`Grid`]). Searches take it once and index it in their loops.
+    pub(crate) fn cells(&self) -> Cells {
+        let mut st = self.flat.lock();
+        if let FlatState::Ready(a) = &*st {
+            return Cells(Arc::clone(a));
+        }
+        let cells = match std::mem::replace(&mut *st, FlatState::Empty) {
+            FlatState::Derive { base, changes } => match base.take_or_copy() {
+                Some(mut cells) => {
+                    changes.for_each(|p| cells[self.pidx(p)] = self.costs.get(p.x, p.y));
+                    cells
+                }
+                None => build_flat(&self.costs),
+            },
+            _ => build_flat(&self.costs),
+        };
+        let a = Arc::new(cells);
+        *st = FlatState::Ready(Arc::clone(&a));
+        Cells(a)
     }
 
     /// Padded-index offsets of [`DIRS`].
@@ -428,11 +695,6 @@ impl Grid {
             o[k] = *dy as isize * pw + *dx as isize;
         }
         o
-    }
-
-    /// Replaces cells (padded indices) and recomputes derived data; used by patches.
-    pub(crate) fn with_cells(&self, cells: Vec<u8>) -> Grid {
-        Grid::from_padded(self.width, self.height, cells, self.movement)
     }
 }
 

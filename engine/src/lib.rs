@@ -48,12 +48,14 @@
 //! ```
 
 mod algo;
+mod components;
 pub mod grid;
 pub mod movingai;
 pub mod patch;
 mod planner;
 pub mod query;
 mod search;
+mod tiles;
 pub mod trace;
 
 pub use algo::dstar_lite::{Change, DStarLite, Interest, RepairOutcome};

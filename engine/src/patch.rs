@@ -3,6 +3,13 @@
 //! A patch never mutates a grid: [`Grid::apply_patch`] builds the next snapshot and reports
 //! exactly which cells changed, which is what derived state (components, HPA*, subscribed
 //! searches) needs to repair itself.
+//!
+//! A patch costs what it changes, not the map: the next snapshot shares every cost tile the
+//! patch does not write with this one, only the written cells are diffed, the statistics
+//! come from a histogram, components are repaired around the changed cells, and the
+//! searches' flat array and JPS's bit planes are derived from this snapshot's on first use
+//! (see [`Grid`]). A 1-cell patch on a 4096x4096 map takes microseconds (see the `patch`
+//! bench).
 
 use std::fmt;
 
@@ -96,24 +103,6 @@ impl Grid {
         if let Some(&(p, _)) = patch.cells.iter().find(|(p, _)| !self.in_bounds(*p)) {
             return Err(PatchError::CellOutOfBounds(p));
         }
-        let mut cells = self.cells().to_vec();
-        for r in &patch.rects {
-            for y in r.y..r.y + r.height {
-                let row = self.pidx(Point::new(r.x, y));
-                cells[row..row + r.width as usize].fill(r.cost);
-            }
-        }
-        for &(p, c) in &patch.cells {
-            cells[self.pidx(p)] = c;
-        }
-        let old = self.cells();
-        let changed: Vec<Point> = (0..cells.len())
-            .filter(|&i| cells[i] != old[i])
-            .map(|i| self.ppoint(i))
-            .collect();
-        if changed.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some((self.with_cells(cells), changed)))
+        Ok(self.with_writes(&patch.rects, &patch.cells))
     }
 }

@@ -115,11 +115,12 @@ fn smooth_result(grid: &Grid, r: &mut SearchResult) {
     if r.path.is_empty() {
         return;
     }
+    let cells = grid.cells();
     let (points, costs) = match (&r.waypoints, r.algorithm) {
         (Some(w), Algorithm::Theta) => {
             let costs = w
                 .windows(2)
-                .map(|s| algo::los::segment_cost(grid, s[0], s[1]).unwrap_or(f64::INFINITY))
+                .map(|s| algo::los::segment_cost(grid, &cells, s[0], s[1]).unwrap_or(f64::INFINITY))
                 .collect();
             (w.clone(), costs)
         }

@@ -421,7 +421,7 @@ impl Maps {
                         .inner
                         .compute
                         .run_waiting(move |_| {
-                            MapEntry::new(name, version, grid, MapSource::Uploaded)
+                            MapEntry::new(name, version, *grid, MapSource::Uploaded)
                         })
                         .await;
                     match entry {

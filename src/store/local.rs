@@ -371,7 +371,7 @@ fn inspect_map(
             outcome: Recovered::Live {
                 name: name.to_owned(),
                 version,
-                grid,
+                grid: Box::new(grid),
             },
             replayed: 0,
             torn_bytes: 0,
@@ -447,7 +447,7 @@ fn inspect_map(
         outcome: Recovered::Live {
             name: name.to_owned(),
             version,
-            grid,
+            grid: Box::new(grid),
         },
         replayed,
         torn_bytes,

@@ -58,8 +58,8 @@ pub enum Recovered {
         name: String,
         /// Its version.
         version: u64,
-        /// Its cells.
-        grid: Grid,
+        /// Its cells (boxed: a grid is much bigger than the other variants).
+        grid: Box<Grid>,
     },
     /// A deleted map: the name is free, its next version continues past `version`.
     Deleted {

@@ -36,11 +36,15 @@
 //! of expanded cells count the jump points taken off the open list, not the cells scanned.
 //!
 //! No JPS+ style jump tables: they cost 16 bytes a cell and a rebuild around every patch,
-//! while the bit planes cost a quarter byte a cell, are rebuilt from a grid in one pass, and
-//! already make JPS over 20 times faster than A* on `arena2` (see the benches). The planner
-//! keeps the planes of its last few grids per [`crate::Searcher`].
+//! while the bit planes cost a quarter byte a cell, are built from a grid in one pass, and
+//! already make JPS over 20 times faster than A* on `arena2` (see the benches). Each grid
+//! keeps its planes; a patched grid derives its own from its predecessor's by rewriting the
+//! changed cells' bits ([`Planes::derive`]). JPS reads only the planes (never the cost
+//! array), so its first query after a patch costs only that derivation.
 
-use crate::grid::{Grid, Movement, Point, SQRT2};
+use std::sync::Arc;
+
+use crate::grid::{ChangeList, Grid, Movement, Point, SQRT2};
 use crate::query::{Algorithm, Query, SearchResult};
 use crate::search::{Expander, Heuristic, Run, Scratch, Succ, best_first};
 
@@ -74,7 +78,7 @@ pub(crate) fn search(
         Algorithm::Jps,
         |g, chain, _| {
             let jumps: Vec<Point> = chain.iter().map(|&n| g.ppoint(n as usize)).collect();
-            let (path, cost) = fill(g, &jumps);
+            let (path, cost) = fill(planes, &jumps);
             crate::planner::Shaped {
                 path,
                 cost,
@@ -86,9 +90,10 @@ pub(crate) fn search(
 }
 
 /// Expands the straight and diagonal runs between consecutive jump points into the full cell
-/// path, and sums its step costs in order (so the cost is exactly what [`Grid::path_cost`]
-/// computes for it).
-pub(crate) fn fill(grid: &Grid, jumps: &[Point]) -> (Vec<Point>, f64) {
+/// path, and sums its step costs in order. The map is uniform, so a legal step costs exactly
+/// 1 or sqrt 2, which is what [`Grid::path_cost`] computes for it; legality is read from the
+/// planes (an illegal step, which JPS never produces, makes the cost NaN).
+pub(crate) fn fill(planes: &Planes, jumps: &[Point]) -> (Vec<Point>, f64) {
     let mut path = Vec::with_capacity(jumps.len() * 4);
     let mut cost = 0.0;
     let Some(&first) = jumps.first() else {
@@ -108,7 +113,17 @@ pub(crate) fn fill(grid: &Grid, jumps: &[Point]) -> (Vec<Point>, f64) {
         let mut cur = a;
         for _ in 0..steps {
             let next = Point::new((cur.x as i64 + sx) as u32, (cur.y as i64 + sy) as u32);
-            cost += grid.step_cost(cur, next).unwrap_or(f64::NAN);
+            // Padded coordinates of `cur` and `next`.
+            let (cx, cy) = (cur.x as usize + 1, cur.y as usize + 1);
+            let (nx, ny) = (next.x as usize + 1, next.y as usize + 1);
+            let legal = planes.open(cx, cy)
+                && planes.open(nx, ny)
+                && (sx == 0 || sy == 0 || (planes.open(nx, cy) && planes.open(cx, ny)));
+            cost += match (legal, sx != 0 && sy != 0) {
+                (false, _) => f64::NAN,
+                (true, true) => SQRT2,
+                (true, false) => 1.0,
+            };
             path.push(next);
             cur = next;
         }
@@ -121,15 +136,78 @@ pub(crate) fn fill(grid: &Grid, jumps: &[Point]) -> (Vec<Point>, f64) {
 /// zeros on both sides so a 64-bit window never leaves its line. A vertical scan is then a
 /// horizontal scan of the column plane: 64 cells per step in every direction.
 ///
-/// Built in one pass over the grid (`O(cells)`, 1/4 byte per cell); the planner keeps the
-/// planes of the last grid it saw and rebuilds them for a new one.
+/// Built in one pass over the grid (`O(cells)`, 1/4 byte per cell). The lines are stored in
+/// shared chunks (see [`Plane`]), so a patched grid derives its planes from its
+/// predecessor's ([`Planes::derive`]) by copying only the chunks holding the rows and columns
+/// of the changed cells: the first JPS query after a patch costs about what the next one does.
 pub(crate) struct Planes {
     pw: usize,
     /// Words per row line and per column line.
     rw: usize,
     cw: usize,
-    rows: Vec<u64>,
-    cols: Vec<u64>,
+    rows: Plane,
+    cols: Plane,
+}
+
+/// Lines per shared chunk of a plane, as a shift (32 lines).
+const CHUNK_SHIFT: usize = 5;
+
+/// One plane: lines of `lw` words, in shared chunks of 32 lines.
+///
+/// Why 32: deriving a plane copies every chunk pointer (a reference-count increment each)
+/// and the chunk of each changed line. On a 4096x4096 map that is 129 pointers and one
+/// 17 KB chunk per plane; measured on that map (the time a trivial JPS query takes first
+/// on a patched version), 16-line and 64-line chunks derive no faster.
+/// Why one level: a scan looks its three lines up through one pointer (see
+/// [`Plane::lines3`]), as fast as one flat array; a second level of sharing made JPS
+/// measurably slower.
+#[derive(Clone)]
+struct Plane {
+    lw: usize,
+    chunks: Vec<Arc<[u64]>>,
+}
+
+impl Plane {
+    /// From all lines' words, line after line.
+    fn from_words(words: Vec<u64>, lw: usize) -> Self {
+        let chunks = words.chunks(lw << CHUNK_SHIFT).map(Arc::from).collect();
+        Plane { lw, chunks }
+    }
+
+    /// Line `l`.
+    #[inline(always)]
+    fn line(&self, l: usize) -> &[u64] {
+        let o = (l & ((1 << CHUNK_SHIFT) - 1)) * self.lw;
+        &self.chunks[l >> CHUNK_SHIFT][o..o + self.lw]
+    }
+
+    /// Lines `l - 1`, `l` and `l + 1`: one chunk lookup when they share a chunk (30 lines in
+    /// 32), the scans' common case.
+    #[inline(always)]
+    fn lines3(&self, l: usize) -> (&[u64], &[u64], &[u64]) {
+        let k = l & ((1 << CHUNK_SHIFT) - 1);
+        if k == 0 || k == (1 << CHUNK_SHIFT) - 1 {
+            return (self.line(l - 1), self.line(l), self.line(l + 1));
+        }
+        let lw = self.lw;
+        let chunk = &self.chunks[l >> CHUNK_SHIFT][(k - 1) * lw..(k + 2) * lw];
+        let (a, rest) = chunk.split_at(lw);
+        let (cur, b) = rest.split_at(lw);
+        (a, cur, b)
+    }
+
+    /// Sets bit `b` of line `l` to `open`, copying the chunk if it is shared.
+    fn set(&mut self, l: usize, b: usize, open: bool) {
+        if (self.line(l)[b / 64] >> (b % 64) & 1 == 1) == open {
+            return;
+        }
+        let chunk = &mut self.chunks[l >> CHUNK_SHIFT];
+        if Arc::get_mut(chunk).is_none() {
+            *chunk = Arc::from(&chunk[..]);
+        }
+        let words = Arc::get_mut(chunk).expect("unique after the copy");
+        words[(l & ((1 << CHUNK_SHIFT) - 1)) * self.lw + b / 64] ^= 1 << (b % 64);
+    }
 }
 
 /// Bit position of padded coordinate 0 within a line.
@@ -145,7 +223,8 @@ impl Planes {
         let cw = (ph + 2 * MARGIN) / 64 + 2;
         let mut rows = vec![0u64; rw * ph];
         let mut cols = vec![0u64; cw * pw];
-        for (y, line) in grid.cells().chunks_exact(pw).enumerate() {
+        let cells = grid.cells();
+        for (y, line) in cells.chunks_exact(pw).enumerate() {
             for (x, &c) in line.iter().enumerate() {
                 if c != 0 {
                     let b = x + MARGIN;
@@ -159,6 +238,28 @@ impl Planes {
             pw,
             rw,
             cw,
+            rows: Plane::from_words(rows, rw),
+            cols: Plane::from_words(cols, cw),
+        }
+    }
+
+    /// The planes of `grid`, a later version of the grid these planes were made for, whose
+    /// cells differ from it at most at `changes`. Copies the chunk pointers and the chunks
+    /// holding changed rows and columns.
+    pub(crate) fn derive(&self, grid: &Grid, changes: &ChangeList) -> Self {
+        debug_assert_eq!(self.pw, grid.padded_width());
+        let mut rows = self.rows.clone();
+        let mut cols = self.cols.clone();
+        changes.for_each(|p| {
+            let open = grid.is_passable(p);
+            let (x, y) = (p.x as usize + 1, p.y as usize + 1);
+            rows.set(y, x + MARGIN, open);
+            cols.set(x, y + MARGIN, open);
+        });
+        Planes {
+            pw: self.pw,
+            rw: self.rw,
+            cw: self.cw,
             rows,
             cols,
         }
@@ -172,7 +273,7 @@ impl Planes {
         } else {
             NO_GOAL
         };
-        scan(&self.rows, self.rw, y, x + MARGIN, dx, g).map(|p| p - MARGIN)
+        scan(&self.rows, y, x + MARGIN, dx, g).map(|p| p - MARGIN)
     }
 
     /// First jump point south (`dy` 1) or north (-1) of padded `(x, y)`, as its y.
@@ -183,7 +284,14 @@ impl Planes {
         } else {
             NO_GOAL
         };
-        scan(&self.cols, self.cw, x, y + MARGIN, dy, g).map(|p| p - MARGIN)
+        scan(&self.cols, x, y + MARGIN, dy, g).map(|p| p - MARGIN)
+    }
+
+    /// Whether padded `(x, y)` is open, from the row plane.
+    #[inline]
+    fn open(&self, x: usize, y: usize) -> bool {
+        let b = x + MARGIN;
+        self.rows.line(y)[b / 64] >> (b % 64) & 1 == 1
     }
 }
 
@@ -214,10 +322,8 @@ fn window_up(line: &[u64], w: usize, o: usize) -> (u64, u64) {
 /// the previous position), or `None` when a blocked position comes first. `l` must have lines
 /// on both sides (true for every interior cell).
 #[inline]
-fn scan(plane: &[u64], lw: usize, l: usize, pos: usize, dir: isize, goal: usize) -> Option<usize> {
-    let cur = &plane[l * lw..(l + 1) * lw];
-    let a = &plane[(l - 1) * lw..l * lw];
-    let b = &plane[(l + 1) * lw..(l + 2) * lw];
+fn scan(plane: &Plane, l: usize, pos: usize, dir: isize, goal: usize) -> Option<usize> {
+    let (a, cur, b) = plane.lines3(l);
     if dir > 0 {
         let mut s = pos + 1;
         loop {
@@ -283,14 +389,7 @@ impl<'p> JpsExpander<'p> {
     /// Jumps from padded `(x, y)` in direction `(dx, dy)`; returns the jump point and the
     /// number of steps to it (a straight or diagonal run).
     #[inline]
-    fn jump(
-        &self,
-        cells: &[u8],
-        x: usize,
-        y: usize,
-        dx: isize,
-        dy: isize,
-    ) -> Option<(usize, usize, u32)> {
+    fn jump(&self, x: usize, y: usize, dx: isize, dy: isize) -> Option<(usize, usize, u32)> {
         let p = self.planes;
         match (dx, dy, self.octile) {
             (_, 0, _) => p
@@ -303,26 +402,19 @@ impl<'p> JpsExpander<'p> {
                 .jump_col_cardinal(x, y, dy)
                 .map(|jy| (x, jy, jy.abs_diff(y) as u32)),
             _ => self
-                .jump_diag(cells, x, y, dx, dy)
+                .jump_diag(x, y, dx, dy)
                 .map(|(jx, jy)| (jx, jy, jx.abs_diff(x) as u32)),
         }
     }
 
     /// Diagonal run: stops at the goal or where a straight arm finds a jump point; fails where
     /// the next diagonal step is illegal.
-    fn jump_diag(
-        &self,
-        cells: &[u8],
-        x: usize,
-        y: usize,
-        dx: isize,
-        dy: isize,
-    ) -> Option<(usize, usize)> {
-        let pw = self.pw;
+    fn jump_diag(&self, x: usize, y: usize, dx: isize, dy: isize) -> Option<(usize, usize)> {
+        let p = self.planes;
         let (mut x, mut y) = (x, y);
         loop {
             let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
-            if cells[y * pw + nx] == 0 || cells[ny * pw + x] == 0 || cells[ny * pw + nx] == 0 {
+            if !p.open(nx, y) || !p.open(x, ny) || !p.open(nx, ny) {
                 return None;
             }
             (x, y) = (nx, ny);
@@ -340,9 +432,7 @@ impl<'p> JpsExpander<'p> {
         let mut y = y;
         loop {
             y = y.wrapping_add_signed(dy);
-            // The cell is open when the column plane says so.
-            let b = y + MARGIN;
-            if self.planes.cols[x * self.planes.cw + b / 64] >> (b % 64) & 1 == 0 {
+            if !self.planes.open(x, y) {
                 return None;
             }
             if (x, y) == self.goal
@@ -355,9 +445,9 @@ impl<'p> JpsExpander<'p> {
     }
 
     #[inline]
-    fn push(&self, cells: &[u8], n: usize, g: f64, dir: (isize, isize), out: &mut Vec<Succ>) {
+    fn push(&self, n: usize, g: f64, dir: (isize, isize), out: &mut Vec<Succ>) {
         let (x, y) = (n % self.pw, n / self.pw);
-        if let Some((jx, jy, steps)) = self.jump(cells, x, y, dir.0, dir.1) {
+        if let Some((jx, jy, steps)) = self.jump(x, y, dir.0, dir.1) {
             let len = if dir.0 != 0 && dir.1 != 0 {
                 steps as f64 * SQRT2
             } else {
@@ -387,20 +477,19 @@ const DIRS8: [(isize, isize); 8] = [
 impl Expander for JpsExpander<'_> {
     fn successors(
         &mut self,
-        grid: &Grid,
+        _grid: &Grid,
         node: u32,
         g: f64,
         parent: Option<(u32, f64)>,
         out: &mut Vec<Succ>,
     ) {
-        let cells = grid.cells();
         let n = node as usize;
         let pw = self.pw;
         let Some((p, _)) = parent else {
             // The start: every direction.
             let dirs = if self.octile { &DIRS8[..] } else { &DIRS8[..4] };
             for &d in dirs {
-                self.push(cells, n, g, d, out);
+                self.push(n, g, d, out);
             }
             return;
         };
@@ -410,34 +499,37 @@ impl Expander for JpsExpander<'_> {
         let dy = (ny as isize - py as isize).signum();
         if dx != 0 && dy != 0 {
             // Diagonal (octile only): straight components first, then onwards.
-            self.push(cells, n, g, (dx, 0), out);
-            self.push(cells, n, g, (0, dy), out);
-            self.push(cells, n, g, (dx, dy), out);
+            self.push(n, g, (dx, 0), out);
+            self.push(n, g, (0, dy), out);
+            self.push(n, g, (dx, dy), out);
             return;
         }
         if !self.octile && dy != 0 {
             // Cardinal vertical: onwards and both horizontal arms.
-            self.push(cells, n, g, (0, dy), out);
-            self.push(cells, n, g, (1, 0), out);
-            self.push(cells, n, g, (-1, 0), out);
+            self.push(n, g, (0, dy), out);
+            self.push(n, g, (1, 0), out);
+            self.push(n, g, (-1, 0), out);
             return;
         }
         // Straight move: onwards, plus each side that is forced (blocked beside the previous
         // cell, open beside this one).
-        self.push(cells, n, g, (dx, dy), out);
-        let back = -(dx + dy * pw as isize);
-        let prev = n.wrapping_add_signed(back);
+        self.push(n, g, (dx, dy), out);
         let sides: [(isize, isize); 2] = if dy == 0 {
             [(0, -1), (0, 1)]
         } else {
             [(-1, 0), (1, 0)]
         };
+        let open = |x: usize, y: usize, (ox, oy): (isize, isize)| {
+            self.planes
+                .open(x.wrapping_add_signed(ox), y.wrapping_add_signed(oy))
+        };
         for (sx, sy) in sides {
-            let off = sx + sy * pw as isize;
-            if cells[prev.wrapping_add_signed(off)] == 0 && cells[n.wrapping_add_signed(off)] != 0 {
-                self.push(cells, n, g, (sx, sy), out);
+            // The cell just before `n` along the move (not the parent, which may be far).
+            let (bx, by) = (nx.wrapping_add_signed(-dx), ny.wrapping_add_signed(-dy));
+            if !open(bx, by, (sx, sy)) && open(nx, ny, (sx, sy)) {
+                self.push(n, g, (sx, sy), out);
                 if self.octile {
-                    self.push(cells, n, g, (dx + sx, dy + sy), out);
+                    self.push(n, g, (dx + sx, dy + sy), out);
                 }
             }
         }
@@ -514,7 +606,7 @@ mod tests {
             .collect();
         let g = grid(&rows.iter().map(String::as_str).collect::<Vec<_>>());
         let planes = Planes::new(&g);
-        let cells = g.cells();
+        let cells = &*g.cells();
         let pw = g.padded_width();
         for y in 0..70 {
             for x in 0..150 {
@@ -567,7 +659,11 @@ mod tests {
     #[test]
     fn fill_walks_runs() {
         let g = grid(&["....", "....", "...."]);
-        let (path, cost) = fill(&g, &[Point::new(0, 0), Point::new(2, 2), Point::new(3, 2)]);
+        let planes = Planes::new(&g);
+        let (path, cost) = fill(
+            &planes,
+            &[Point::new(0, 0), Point::new(2, 2), Point::new(3, 2)],
+        );
         assert_eq!(path.len(), 4);
         assert_eq!(g.path_cost(&path), Some(cost));
     }

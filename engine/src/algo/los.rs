@@ -33,11 +33,11 @@ use crate::grid::{Grid, Movement, Point};
 #[inline]
 pub(crate) fn walk(
     grid: &Grid,
+    cells: &[u8],
     a: Point,
     b: Point,
     mut visit: impl FnMut(usize, u64),
 ) -> Option<u64> {
-    let cells = grid.cells();
     let pw = grid.padded_width() as isize;
     let (dx, dy) = (b.x as i64 - a.x as i64, b.y as i64 - a.y as i64);
     let (adx, ady) = (dx.unsigned_abs(), dy.unsigned_abs());
@@ -97,8 +97,8 @@ pub(crate) fn walk(
 
 /// True when `b`'s centre is visible from `a`'s (see the module docs).
 #[inline]
-pub(crate) fn visible(grid: &Grid, a: Point, b: Point) -> bool {
-    walk(grid, a, b, |_, _| {}).is_some()
+pub(crate) fn visible(grid: &Grid, cells: &[u8], a: Point, b: Point) -> bool {
+    walk(grid, cells, a, b, |_, _| {}).is_some()
 }
 
 /// Euclidean distance between two cell centres.
@@ -111,13 +111,12 @@ pub(crate) fn euclid(a: Point, b: Point) -> f64 {
 
 /// Cost of the segment `a -> b` (see the module docs), or `None` when it is not visible.
 #[inline]
-pub(crate) fn segment_cost(grid: &Grid, a: Point, b: Point) -> Option<f64> {
+pub(crate) fn segment_cost(grid: &Grid, cells: &[u8], a: Point, b: Point) -> Option<f64> {
     if grid.is_uniform() {
-        return visible(grid, a, b).then(|| euclid(a, b));
+        return visible(grid, cells, a, b).then(|| euclid(a, b));
     }
-    let cells = grid.cells();
     let mut weighted = 0u64;
-    let den = walk(grid, a, b, |c, w| weighted += cells[c] as u64 * w)?;
+    let den = walk(grid, cells, a, b, |c, w| weighted += cells[c] as u64 * w)?;
     // (length * sum) / den: for unit steps this evaluates exactly like `Grid::step_cost`.
     Some(euclid(a, b) * weighted as f64 / den as f64)
 }
@@ -125,9 +124,15 @@ pub(crate) fn segment_cost(grid: &Grid, a: Point, b: Point) -> Option<f64> {
 /// Appends the cells the visible segment `a -> b` crosses to `out`, without `a` itself. The
 /// result continues a legal cell path: consecutive cells share a side, or a corner whose two
 /// side cells are open. Returns false (and may have appended a prefix) if not visible.
-pub(crate) fn append_cells(grid: &Grid, a: Point, b: Point, out: &mut Vec<Point>) -> bool {
+pub(crate) fn append_cells(
+    grid: &Grid,
+    cells: &[u8],
+    a: Point,
+    b: Point,
+    out: &mut Vec<Point>,
+) -> bool {
     let start = grid.pidx(a);
-    walk(grid, a, b, |c, _| {
+    walk(grid, cells, a, b, |c, _| {
         if c != start {
             out.push(grid.ppoint(c));
         }
@@ -159,16 +164,16 @@ mod tests {
     fn corners_follow_the_diagonal_rule() {
         let g = grid(&["..@", "...", "..."], Movement::Octile);
         let p = Point::new;
-        assert!(visible(&g, p(0, 0), p(2, 2)));
+        assert!(visible(&g, &g.cells(), p(0, 0), p(2, 2)));
         // (0,2) -> (2,0): blocked end cell.
-        assert!(!visible(&g, p(0, 2), p(2, 0)));
+        assert!(!visible(&g, &g.cells(), p(0, 2), p(2, 0)));
         // (1,1) -> (2,0) passes the corner of the wall: a forbidden diagonal step.
-        assert!(!visible(&g, p(1, 1), p(2, 0)));
+        assert!(!visible(&g, &g.cells(), p(1, 1), p(2, 0)));
         // Slope 1/3 through the corner (2, 1) between (1,0) and (2,1): needs (2,0) open.
         let g = grid(&["..@.", "....", "...."], Movement::Octile);
-        assert!(!visible(&g, p(0, 0), p(3, 1)));
+        assert!(!visible(&g, &g.cells(), p(0, 0), p(3, 1)));
         let g = grid(&["....", "....", "...."], Movement::Octile);
-        assert!(visible(&g, p(0, 0), p(3, 1)));
+        assert!(visible(&g, &g.cells(), p(0, 0), p(3, 1)));
     }
 
     #[test]
@@ -183,7 +188,7 @@ mod tests {
                     }
                     let (a, b) = (Point::new(x, y), Point::new(nx as u32, ny as u32));
                     let want = g.step_cost(a, b);
-                    assert_eq!(segment_cost(&g, a, b), want, "{a} -> {b}");
+                    assert_eq!(segment_cost(&g, &g.cells(), a, b), want, "{a} -> {b}");
                 }
             }
         }
@@ -193,22 +198,22 @@ mod tests {
     fn weighted_cost_is_length_times_cell_costs() {
         // 1 x 3 row of costs 2, 4, 6: a straight segment spends 0.5, 1, 0.5 in them.
         let g = grid(&["246"], Movement::Octile);
-        let c = segment_cost(&g, Point::new(0, 0), Point::new(2, 0)).unwrap();
+        let c = segment_cost(&g, &g.cells(), Point::new(0, 0), Point::new(2, 0)).unwrap();
         assert_eq!(c, 2.0 * 0.5 + 4.0 + 6.0 * 0.5);
         let u = grid(&["....", "...."], Movement::Octile);
-        let c = segment_cost(&u, Point::new(0, 0), Point::new(3, 1)).unwrap();
+        let c = segment_cost(&u, &u.cells(), Point::new(0, 0), Point::new(3, 1)).unwrap();
         assert!((c - 10f64.sqrt()).abs() < 1e-12);
         // A diagonal over a uniform cost-3 map: 3 * 2 * sqrt 2.
         let g = grid(&["333", "333", "333"], Movement::Octile);
-        let c = segment_cost(&g, Point::new(0, 0), Point::new(2, 2)).unwrap();
+        let c = segment_cost(&g, &g.cells(), Point::new(0, 0), Point::new(2, 2)).unwrap();
         assert!((c - 6.0 * SQRT2).abs() < 1e-12);
     }
 
     #[test]
     fn cardinal_sight_is_axis_parallel() {
         let g = grid(&["...", "...", "..."], Movement::Cardinal);
-        assert!(visible(&g, Point::new(0, 0), Point::new(2, 0)));
-        assert!(!visible(&g, Point::new(0, 0), Point::new(1, 1)));
+        assert!(visible(&g, &g.cells(), Point::new(0, 0), Point::new(2, 0)));
+        assert!(!visible(&g, &g.cells(), Point::new(0, 0), Point::new(1, 1)));
     }
 
     #[test]
@@ -217,6 +222,7 @@ mod tests {
         let mut out = vec![Point::new(0, 0)];
         assert!(append_cells(
             &g,
+            &g.cells(),
             Point::new(0, 0),
             Point::new(4, 2),
             &mut out

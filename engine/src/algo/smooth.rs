@@ -26,6 +26,7 @@ pub(crate) fn pull(grid: &Grid, points: &[Point], edge_costs: &[f64]) -> (Vec<Po
         return (points.to_vec(), total);
     }
     let uniform = grid.is_uniform();
+    let cells = grid.cells();
     // prefix[i] = cost of points[0..=i] along the input.
     let mut prefix = Vec::with_capacity(points.len());
     prefix.push(0.0);
@@ -42,7 +43,7 @@ pub(crate) fn pull(grid: &Grid, points: &[Point], edge_costs: &[f64]) -> (Vec<Po
             if k == anchor + 1 {
                 return Some(edge_costs[anchor]);
             }
-            let c = los::segment_cost(grid, points[anchor], points[k])?;
+            let c = los::segment_cost(grid, &cells, points[anchor], points[k])?;
             (uniform || c <= prefix[k] - prefix[anchor]).then_some(c)
         };
         let mut good = (anchor + 1, edge_costs[anchor]);

@@ -70,13 +70,14 @@ pub(crate) fn search(grid: &Grid, scratch: &mut Scratch, query: &Query) -> Searc
 /// The cells an any-angle polyline crosses (a legal step path), its step cost, and the
 /// polyline's segment cost. Every segment must be visible.
 pub(crate) fn trace(grid: &Grid, vertices: &[Point]) -> (Vec<Point>, f64, f64) {
+    let cells = grid.cells();
     let mut path = Vec::with_capacity(vertices.len() * 8);
     path.extend(vertices.first().copied());
     let mut length = 0.0;
     for w in vertices.windows(2) {
-        let visible = los::append_cells(grid, w[0], w[1], &mut path);
+        let visible = los::append_cells(grid, &cells, w[0], w[1], &mut path);
         debug_assert!(visible, "{} -> {}", w[0], w[1]);
-        length += los::segment_cost(grid, w[0], w[1]).unwrap_or(f64::NAN);
+        length += los::segment_cost(grid, &cells, w[0], w[1]).unwrap_or(f64::NAN);
     }
     let cost = grid.path_cost(&path).unwrap_or(f64::NAN);
     (path, cost, length)
@@ -120,9 +121,9 @@ impl Expander for ThetaExpander {
             return;
         }
         let shortcut = if self.uniform {
-            los::visible(grid, pp, m).then_some(gp + straight)
+            los::visible(grid, self.grid_steps.cells(), pp, m).then_some(gp + straight)
         } else {
-            los::segment_cost(grid, pp, m)
+            los::segment_cost(grid, self.grid_steps.cells(), pp, m)
                 .map(|c| gp + c)
                 .filter(|&g2| g2 <= succ.g)
         };

@@ -28,7 +28,7 @@ use std::time::Instant;
 pub(crate) use heap::OpenList;
 pub(crate) use scratch::{Scratch, State};
 
-use crate::grid::{Grid, Movement, Point, distance};
+use crate::grid::{Cells, Grid, Movement, Point, distance};
 use crate::query::{LimitKind, Limits, Stats};
 use trace::{RawEvent, RawKind, Tracer};
 
@@ -78,6 +78,8 @@ pub(crate) trait Expander {
 pub(crate) struct GridExpander {
     offsets: [isize; 8],
     octile: bool,
+    /// The grid's padded costs, taken once per search.
+    cells: Cells,
 }
 
 impl GridExpander {
@@ -85,7 +87,14 @@ impl GridExpander {
         GridExpander {
             offsets: grid.offsets(),
             octile: grid.movement() == Movement::Octile,
+            cells: grid.cells(),
         }
+    }
+
+    /// The padded costs this expander reads.
+    #[inline]
+    pub(crate) fn cells(&self) -> &[u8] {
+        &self.cells
     }
 }
 
@@ -96,13 +105,13 @@ impl Expander for GridExpander {
     #[inline]
     fn successors(
         &mut self,
-        grid: &Grid,
+        _grid: &Grid,
         node: u32,
         g: f64,
         _parent: Option<(u32, f64)>,
         out: &mut Vec<Succ>,
     ) {
-        let cells = grid.cells();
+        let cells: &[u8] = &self.cells;
         let n = node as usize;
         let c = cells[n] as f64;
         // Successors go to a local array first and into `out` in one copy: no capacity check

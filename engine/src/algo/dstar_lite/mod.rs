@@ -323,7 +323,7 @@ impl DStarLite {
         }
         touched.sort_unstable();
         touched.dedup();
-        let cells = grid.cells();
+        let cells = &*grid.cells();
         for v in touched {
             let old = self.nodes.get(v);
             let rhs = if v == self.s_goal {

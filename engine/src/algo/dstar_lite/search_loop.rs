@@ -168,7 +168,7 @@ impl DStarLite {
         if !grid.same_component(self.start, self.goal) {
             return Status::NoPath;
         }
-        let cells = grid.cells();
+        let cells = &*grid.cells();
         let max_expansions = self.limits.max_expansions.unwrap_or(u64::MAX);
         let mut nb = [(0u32, 0.0f64); 8];
         let mut iterations = 0u64;
@@ -264,7 +264,7 @@ impl DStarLite {
     /// (first in direction order on ties). `g` strictly drops along it (every step costs at
     /// least 1), so it ends at the goal.
     pub(super) fn extract(&self, grid: &Grid) -> Vec<Point> {
-        let cells = grid.cells();
+        let cells = &*grid.cells();
         let mut nb = [(0u32, 0.0f64); 8];
         let mut path = vec![self.start];
         let mut cur = self.s_start;
