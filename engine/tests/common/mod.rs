@@ -64,9 +64,18 @@ pub fn maps_with_scen() -> Vec<(String, String)> {
         .collect()
 }
 
+/// How many rows [`sample`] takes for a nominal `n` (see there).
+pub fn sample_size(n: usize) -> usize {
+    let full = std::env::var_os("PATHD_FULL_SWEEP").is_some_and(|v| v == "1");
+    if full { n } else { (n / 4).max(3) }
+}
+
 /// A deterministic sample: `n` rows evenly spread over the file (so every bucket, short and
-/// long, is represented), plus every unreachable row.
+/// long, is represented), plus every unreachable row. Per commit the sweep takes a quarter of
+/// `n` (at least 3) on every map; `PATHD_FULL_SWEEP=1` takes all `n` (the full sweep, one
+/// command away: `PATHD_FULL_SWEEP=1 cargo test -p pathd-engine --release`).
 pub fn sample(rows: &[ScenRow], n: usize) -> Vec<ScenRow> {
+    let n = sample_size(n);
     let step = (rows.len() / n.max(1)).max(1);
     rows.iter()
         .enumerate()
