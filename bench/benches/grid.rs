@@ -16,7 +16,7 @@
 //!   within 0.06% (the 99/70 error) of the optimum; where it cuts corners, it is no longer than
 //!   that.
 //!
-//! Run: `CARGO_TARGET_DIR=... cargo bench -p pathd-engine --bench grid -- --warm-up-time 1
+//! Run: `CARGO_TARGET_DIR=... cargo bench -p pathd-bench --bench grid -- --warm-up-time 1
 //! --measurement-time 3` (add a filter such as `arena2/` to run one map).
 
 use std::cell::RefCell;

@@ -5,7 +5,7 @@
 //! Each timed iteration checks the answers it times: A* must match the stated optimum, HPA*
 //! must find a legal path no cheaper than it, the crate must find a path.
 //!
-//! Run: `cargo bench -p pathd-engine --bench hpa -- --warm-up-time 1 --measurement-time 3`
+//! Run: `cargo bench -p pathd-bench --bench hpa -- --warm-up-time 1 --measurement-time 3`
 //! (add a filter such as `Berlin` to run one map).
 
 use std::hint::black_box;

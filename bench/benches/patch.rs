@@ -17,7 +17,7 @@
 //! - `jps_near_*`, `astar_near_*`: the same with a short query (40 cells), where the work a
 //!   first query does for the new version is not hidden by a long search.
 //!
-//! Run: `CARGO_TARGET_DIR=... cargo bench -p pathd-engine --bench patch -- --warm-up-time 1
+//! Run: `CARGO_TARGET_DIR=... cargo bench -p pathd-bench --bench patch -- --warm-up-time 1
 //! --measurement-time 3`.
 
 use std::hint::black_box;

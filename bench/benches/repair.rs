@@ -9,7 +9,7 @@
 //! walled mid-path. Every timed iteration asserts
 //! that the repaired cost equals A*'s.
 //!
-//! Run: `cargo bench -p pathd-engine --bench repair -- --warm-up-time 1 --measurement-time 3`
+//! Run: `cargo bench -p pathd-bench --bench repair -- --warm-up-time 1 --measurement-time 3`
 
 use std::hint::black_box;
 
