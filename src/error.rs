@@ -73,6 +73,8 @@ error_codes! {
     BodyTimeout => "body_timeout",
     TooManyConnections => "too_many_connections",
     AbstractionBuilding => "abstraction_building",
+    FlowfieldNotFound => "flowfield_not_found",
+    TooManyFlowfields => "too_many_flowfields",
 }
 
 impl Serialize for ErrorCode {

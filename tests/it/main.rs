@@ -7,6 +7,7 @@ mod auth;
 mod cli;
 mod damage;
 mod durability;
+mod flowfields;
 mod hardening;
 mod holes;
 mod hpa;

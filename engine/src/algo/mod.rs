@@ -2,6 +2,7 @@
 
 pub(crate) mod astar;
 pub(crate) mod dstar_lite;
+pub(crate) mod flowfield;
 pub mod hpa;
 pub(crate) mod jps;
 pub(crate) mod los;

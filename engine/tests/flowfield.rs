@@ -1,0 +1,353 @@
+//! Flow fields and agent sizes against an independent reference: a Dijkstra from the goal
+//! written here, on the map eroded for the agent's footprint (computed cell by cell, not
+//! from the clearance annotation), restricted to the field's region. Before and after random
+//! patch sequences, on seeded random maps, octile and cardinal, uniform and weighted.
+
+mod common;
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use pathd_engine::{
+    AT_GOAL, Clearance, FlowField, FlowSpec, Grid, MAX_AGENT_SIZE, Movement, Patch, Point, Rect,
+    Region, UNREACHABLE,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Whether a `k x k` agent anchored at `p` stands on passable cells only (cell by cell).
+fn fits(grid: &Grid, p: Point, k: u32) -> bool {
+    (0..k).all(|dy| (0..k).all(|dx| grid.is_passable(Point::new(p.x + dx, p.y + dy))))
+}
+
+/// The step cost from `a` to `b` for a `k x k` agent inside `region` (anchor costs, the
+/// Moving AI rule on the eroded map), if legal.
+fn step(grid: &Grid, region: Region, k: u32, a: Point, b: Point) -> Option<f64> {
+    let ok = |p: Point| region.contains(p) && fits(grid, p, k);
+    if !ok(a) || !ok(b) {
+        return None;
+    }
+    let dx = b.x as i64 - a.x as i64;
+    let dy = b.y as i64 - a.y as i64;
+    let half = (grid.cost(a) as f64 + grid.cost(b) as f64) / 2.0;
+    match (dx.abs(), dy.abs()) {
+        (1, 0) | (0, 1) => Some(half),
+        (1, 1) if grid.movement() == Movement::Octile => (ok(Point::new(b.x, a.y))
+            && ok(Point::new(a.x, b.y)))
+        .then_some(std::f64::consts::SQRT_2 * half),
+        _ => None,
+    }
+}
+
+/// Reference Dijkstra from the goal: cost per region cell (`inf` when unreachable or dearer
+/// than `max_cost`).
+fn reference(grid: &Grid, region: Region, goal: Point, k: u32, max_cost: f64) -> Vec<f64> {
+    let mut dist = vec![f64::INFINITY; region.cells()];
+    if !region.contains(goal) || !fits(grid, goal, k) {
+        return dist;
+    }
+    let mut heap = BinaryHeap::new();
+    dist[region.index(goal)] = 0.0;
+    heap.push(Reverse((0u64, region.index(goal))));
+    while let Some(Reverse((bits, i))) = heap.pop() {
+        let g = f64::from_bits(bits);
+        if g > dist[i] {
+            continue;
+        }
+        let p = region.point(i);
+        for dy in -1i64..=1 {
+            for dx in -1i64..=1 {
+                let (x, y) = (p.x as i64 + dx, p.y as i64 + dy);
+                if (dx, dy) == (0, 0) || x < 0 || y < 0 {
+                    continue;
+                }
+                let q = Point::new(x as u32, y as u32);
+                if let Some(s) = step(grid, region, k, p, q) {
+                    let j = region.index(q);
+                    if g + s < dist[j] && g + s <= max_cost {
+                        dist[j] = g + s;
+                        heap.push(Reverse(((g + s).to_bits(), j)));
+                    }
+                }
+            }
+        }
+    }
+    dist
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(1.0)
+}
+
+/// Every cell's cost equals the reference; following directions from every reachable cell
+/// reaches the goal at exactly (up to rounding) that cost.
+fn check(grid: &Grid, f: &FlowField, what: &str) {
+    let r = f.region();
+    let want = reference(grid, r, f.goal(), f.size(), f.max_cost());
+    for (i, &w) in want.iter().enumerate() {
+        let p = r.point(i);
+        let got = f.costs()[i];
+        assert!(
+            got == w || close(got, w),
+            "{what}: cost at {p}: field {got}, reference {w}"
+        );
+        let d = f.directions()[i];
+        if !w.is_finite() {
+            assert_eq!(d, UNREACHABLE, "{what}: direction at unreachable {p}");
+            continue;
+        }
+        // Follow the directions.
+        let (mut cur, mut sum, mut steps) = (p, 0.0, 0usize);
+        while f.direction_at(cur) != AT_GOAL {
+            let next = f
+                .next(cur)
+                .unwrap_or_else(|| panic!("{what}: dead end at {cur} from {p}"));
+            sum += step(grid, r, f.size(), cur, next)
+                .unwrap_or_else(|| panic!("{what}: illegal step {cur} -> {next} from {p}"));
+            cur = next;
+            steps += 1;
+            assert!(steps <= r.cells(), "{what}: direction cycle from {p}");
+        }
+        assert_eq!(cur, f.goal());
+        assert!(
+            close(sum, w),
+            "{what}: following from {p} costs {sum}, field says {w}"
+        );
+    }
+}
+
+fn random_patch(rng: &mut StdRng, grid: &Grid, weighted: bool) -> Patch {
+    let cost = |rng: &mut StdRng| {
+        if rng.random_bool(0.45) {
+            0
+        } else if weighted {
+            rng.random_range(1..=9)
+        } else {
+            1
+        }
+    };
+    let mut p = Patch::default();
+    for _ in 0..rng.random_range(1..=4) {
+        let c = Point::new(
+            rng.random_range(0..grid.width()),
+            rng.random_range(0..grid.height()),
+        );
+        p.cells.push((c, cost(rng)));
+    }
+    if rng.random_bool(0.3) {
+        let x = rng.random_range(0..grid.width());
+        let y = rng.random_range(0..grid.height());
+        p.rects.push(Rect {
+            x,
+            y,
+            width: rng.random_range(1..=(grid.width() - x).min(4)),
+            height: rng.random_range(1..=(grid.height() - y).min(4)),
+            cost: cost(rng),
+        });
+    }
+    p
+}
+
+/// Runs `rounds` random maps with `patches` random patches each for agent sizes `sizes`.
+fn fields_under_patches(seed: u64, sizes: &[u32], rounds: usize, patches: usize) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    for round in 0..rounds {
+        let movement = if round % 2 == 0 {
+            Movement::Octile
+        } else {
+            Movement::Cardinal
+        };
+        let weighted = round % 4 >= 2;
+        let (w, h) = (rng.random_range(4..28), rng.random_range(4..28));
+        let mut grid = common::random_grid(&mut rng, w, h, 0.2, weighted, movement);
+        let k = sizes[round % sizes.len()];
+        // A goal the agent fits at (skip maps without one).
+        let goals: Vec<Point> = (0..w * h)
+            .map(|i| Point::new(i % w, i / w))
+            .filter(|&p| fits(&grid, p, k))
+            .collect();
+        if goals.is_empty() {
+            continue;
+        }
+        let goal = goals[rng.random_range(0..goals.len())];
+        let region = if rng.random_bool(0.5) {
+            None
+        } else {
+            let x = rng.random_range(0..=goal.x);
+            let y = rng.random_range(0..=goal.y);
+            Some(Region {
+                x,
+                y,
+                width: rng.random_range(goal.x - x + 1..=w - x),
+                height: rng.random_range(goal.y - y + 1..=h - y),
+            })
+        };
+        let max_cost = rng.random_bool(0.3).then(|| rng.random_range(3.0..40.0));
+        let spec = FlowSpec {
+            goal,
+            region,
+            max_cost,
+            size: k,
+        };
+        let mut f = FlowField::new(&grid, &spec).unwrap();
+        let what = format!("seed {seed} round {round} {w}x{h} {movement:?} k={k}");
+        check(&grid, &f, &what);
+        for n in 0..patches {
+            let patch = random_patch(&mut rng, &grid, weighted);
+            let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+                continue;
+            };
+            // Some versions skip their clearance, so later ones derive across several.
+            if rng.random_bool(0.7) {
+                next.clearance();
+            }
+            let before = f.clone();
+            let reported = f.update(&next, &changed);
+            grid = next;
+            let what = format!("{what} patch {n}");
+            check(&grid, &f, &what);
+            // The reported cells are exactly those whose cost or direction changed.
+            let r = f.region();
+            for i in 0..r.cells() {
+                let p = r.point(i);
+                let differs = before.directions()[i] != f.directions()[i]
+                    || before.costs()[i].to_bits() != f.costs()[i].to_bits();
+                assert_eq!(
+                    differs,
+                    reported
+                        .binary_search_by_key(&(p.y, p.x), |q| (q.y, q.x))
+                        .is_ok(),
+                    "{what}: change at {p} reported wrongly"
+                );
+            }
+            // And the costs equal a fresh computation's.
+            if let Ok(fresh) = FlowField::new(&grid, &spec) {
+                for i in 0..r.cells() {
+                    let (a, b) = (f.costs()[i], fresh.costs()[i]);
+                    assert!(a == b || close(a, b), "{what}: repaired {a} vs fresh {b}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn flow_fields_match_reference_before_and_after_random_patches() {
+    for seed in 0..6 {
+        fields_under_patches(seed, &[1], 24, 12);
+    }
+}
+
+#[test]
+fn sized_flow_fields_match_eroded_reference_after_random_patches() {
+    for seed in 100..104 {
+        fields_under_patches(seed, &[2, 3, 1, 4], 24, 10);
+    }
+}
+
+#[test]
+fn clearance_after_random_patches_equals_a_fresh_computation() {
+    let mut rng = StdRng::seed_from_u64(7);
+    for round in 0..20 {
+        let (w, h) = (rng.random_range(1..40), rng.random_range(1..40));
+        let mut grid = common::random_grid(&mut rng, w, h, 0.15, false, Movement::Octile);
+        grid.clearance();
+        for n in 0..15 {
+            let patch = random_patch(&mut rng, &grid, false);
+            if let Some((next, _)) = grid.apply_patch(&patch).unwrap() {
+                grid = next;
+            }
+            if rng.random_bool(0.6) {
+                let fresh = Clearance::build(&grid);
+                for y in 0..h {
+                    for x in 0..w {
+                        let p = Point::new(x, y);
+                        let want = (1..=MAX_AGENT_SIZE)
+                            .take_while(|&k| fits(&grid, p, k))
+                            .last()
+                            .unwrap_or(0);
+                        assert_eq!(grid.clearance().at(p), want, "round {round} patch {n} {p}");
+                        assert_eq!(fresh.at(p), want, "fresh, round {round} {p}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn field_errors() {
+    let g = Grid::from_costs(4, 2, vec![1, 1, 0, 1, 1, 1, 1, 1], Movement::Octile).unwrap();
+    let spec = |goal, size| FlowSpec {
+        size,
+        ..FlowSpec::new(goal)
+    };
+    assert!(FlowField::new(&g, &spec(Point::new(2, 0), 1)).is_err());
+    assert!(FlowField::new(&g, &spec(Point::new(9, 0), 1)).is_err());
+    assert!(FlowField::new(&g, &spec(Point::new(0, 0), 0)).is_err());
+    assert!(FlowField::new(&g, &spec(Point::new(0, 0), 9)).is_err());
+    // (1,0)'s 2x2 square holds the wall at (2,0); (0,0)'s does not.
+    assert!(FlowField::new(&g, &spec(Point::new(1, 0), 2)).is_err());
+    let f = FlowField::new(&g, &spec(Point::new(0, 0), 2)).unwrap();
+    assert_eq!(f.direction_at(Point::new(0, 1)), UNREACHABLE);
+    assert_eq!(f.direction_at(Point::new(2, 0)), UNREACHABLE);
+    let region = Region {
+        x: 1,
+        y: 0,
+        width: 4,
+        height: 1,
+    };
+    let bad = FlowSpec {
+        region: Some(region),
+        ..FlowSpec::new(Point::new(1, 0))
+    };
+    assert!(FlowField::new(&g, &bad).is_err());
+}
+
+/// Repair versus fresh computation on benchmark maps: random single-cell walls dropped at
+/// random passable cells. Prints the medians (run with `--ignored --nocapture`).
+#[test]
+#[ignore = "measurement"]
+fn measure_repair_against_fresh() {
+    use std::time::Instant;
+    for name in ["den520d.map", "Berlin_1_1024.map", "16room_000.map"] {
+        let mut grid = common::load_map(name);
+        let mut rng = StdRng::seed_from_u64(1);
+        let goal = common::random_passable(&mut rng, &grid).unwrap();
+        let spec = FlowSpec::new(goal);
+        let t = Instant::now();
+        let mut f = FlowField::new(&grid, &spec).unwrap();
+        let fresh = t.elapsed();
+        let (mut times, mut touched) = (Vec::new(), Vec::new());
+        for _ in 0..200 {
+            let p = common::random_passable(&mut rng, &grid).unwrap();
+            let cost = if rng.random_bool(0.5) { 0 } else { 1 };
+            let patch = Patch {
+                cells: vec![(p, cost)],
+                rects: vec![],
+            };
+            let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+                continue;
+            };
+            let t = Instant::now();
+            let out = f.update(&next, &changed);
+            times.push(t.elapsed());
+            touched.push(f.stats().expanded as usize + f.stats().invalidated as usize);
+            grid = next;
+            let _ = out;
+        }
+        times.sort();
+        touched.sort();
+        let n = times.len();
+        println!(
+            "{name}: fresh {:?} ({} cells); repair p50 {:?} p90 {:?} max {:?}; cells touched p50 {} p90 {}",
+            fresh,
+            grid.passable_cells(),
+            times[n / 2],
+            times[n * 9 / 10],
+            times[n - 1],
+            touched[n / 2],
+            touched[n * 9 / 10],
+        );
+    }
+}
