@@ -282,6 +282,9 @@ impl From<QueryError> for ApiError {
             QueryError::GoalBlocked(_) => ErrorCode::GoalBlocked,
             QueryError::InvalidWeight(_) => ErrorCode::InvalidRequest,
             QueryError::NotApplicable { .. } => ErrorCode::NotApplicable,
+            QueryError::InvalidSize(_) => ErrorCode::InvalidRequest,
+            QueryError::DoesNotFit { which: "start", .. } => ErrorCode::StartBlocked,
+            QueryError::DoesNotFit { .. } => ErrorCode::GoalBlocked,
         };
         ApiError::new(StatusCode::BAD_REQUEST, code, e.to_string())
     }

@@ -351,3 +351,164 @@ fn measure_repair_against_fresh() {
         );
     }
 }
+
+/// Checks a sized query's answer against the eroded reference: same cost (or both without a
+/// path), and every step legal for the footprint.
+fn check_sized_path(
+    grid: &Grid,
+    k: u32,
+    start: Point,
+    goal: Point,
+    path: &[Point],
+    cost: Option<f64>,
+    what: &str,
+) {
+    let whole = Region {
+        x: 0,
+        y: 0,
+        width: grid.width(),
+        height: grid.height(),
+    };
+    let want = reference(grid, whole, goal, k, f64::INFINITY)[whole.index(start)];
+    match cost {
+        None => assert!(!want.is_finite(), "{what}: no path, reference {want}"),
+        Some(c) => {
+            assert!(close(c, want), "{what}: cost {c}, reference {want}");
+            assert_eq!(
+                (path.first(), path.last()),
+                (Some(&start), Some(&goal)),
+                "{what}"
+            );
+            let mut sum = 0.0;
+            for s in path.windows(2) {
+                sum += step(grid, whole, k, s[0], s[1]).unwrap_or_else(|| {
+                    panic!("{what}: step {} -> {} illegal for {k}x{k}", s[0], s[1])
+                });
+            }
+            assert!(close(sum, c), "{what}: steps sum {sum}, cost {c}");
+        }
+    }
+}
+
+#[test]
+fn sized_queries_and_dstar_match_the_eroded_reference_under_patches() {
+    use pathd_engine::{Algorithm, DStarLite, Limits, Query, Status, find_path};
+    let mut rng = StdRng::seed_from_u64(42);
+    let mut checked = 0;
+    for round in 0..40 {
+        let movement = if round % 2 == 0 {
+            Movement::Octile
+        } else {
+            Movement::Cardinal
+        };
+        let weighted = round % 4 >= 2;
+        let (w, h) = (rng.random_range(6..30), rng.random_range(6..30));
+        let mut grid = common::random_grid(&mut rng, w, h, 0.12, weighted, movement);
+        let k = 1 + round as u32 % 4;
+        let anchors: Vec<Point> = (0..w * h)
+            .map(|i| Point::new(i % w, i / w))
+            .filter(|&p| fits(&grid, p, k))
+            .collect();
+        if anchors.len() < 2 {
+            continue;
+        }
+        let start = anchors[rng.random_range(0..anchors.len())];
+        let goal = anchors[rng.random_range(0..anchors.len())];
+        let mut dstar = DStarLite::new_sized(&grid, start, goal, k, Limits::default()).unwrap();
+        for n in 0..8 {
+            let what = format!("round {round} {w}x{h} {movement:?} k={k} patch {n}");
+            for algorithm in [Algorithm::AStar, Algorithm::Dijkstra, Algorithm::Auto] {
+                let q = Query {
+                    size: k,
+                    ..Query::new(start, goal).with_algorithm(algorithm)
+                };
+                match find_path(&grid, &q) {
+                    Ok(r) => {
+                        let cost = (r.status == Status::Found).then_some(r.cost);
+                        check_sized_path(
+                            &grid,
+                            k,
+                            start,
+                            goal,
+                            &r.path,
+                            cost,
+                            &format!("{what} {algorithm}"),
+                        );
+                        checked += 1;
+                    }
+                    Err(e) => {
+                        // A patch walled the start or goal in for this footprint.
+                        assert!(
+                            !fits(&grid, start, k) || !fits(&grid, goal, k),
+                            "{what}: {e}"
+                        );
+                    }
+                }
+            }
+            match dstar.path() {
+                Some((p, c)) => {
+                    check_sized_path(&grid, k, start, goal, p, Some(c), &format!("{what} dstar"))
+                }
+                None if fits(&grid, start, k) && fits(&grid, goal, k) => {
+                    check_sized_path(&grid, k, start, goal, &[], None, &format!("{what} dstar"))
+                }
+                None => {}
+            }
+            let patch = random_patch(&mut rng, &grid, weighted);
+            if let Some((next, changed)) = grid.apply_patch(&patch).unwrap() {
+                dstar.update(&next, &changed);
+                grid = next;
+            }
+        }
+    }
+    assert!(checked > 300, "only {checked} sized queries checked");
+}
+
+#[test]
+fn gaps_narrower_than_the_agent_are_never_taken() {
+    use pathd_engine::{Algorithm, Query, QueryError, Status, find_path};
+    // A wall across column 6 with a 2-row gap at rows 4-5; the other way round is long.
+    let (w, h) = (12u32, 12u32);
+    let mut costs = vec![1u8; (w * h) as usize];
+    for y in 0..h {
+        if !(4..6).contains(&y) {
+            costs[(y * w + 6) as usize] = 0;
+        }
+    }
+    let grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
+    let q = |k| Query {
+        size: k,
+        ..Query::new(Point::new(0, 0), Point::new(9, 0))
+    };
+    let two = find_path(&grid, &q(2)).unwrap();
+    assert_eq!(two.status, Status::Found);
+    assert!(
+        two.path.iter().any(|p| p.x == 6 && p.y == 4),
+        "{:?}",
+        two.path
+    );
+    let three = find_path(&grid, &q(3)).unwrap();
+    assert_eq!(three.status, Status::NoPath);
+    // Unsupported algorithms and options say why.
+    for a in [Algorithm::Jps, Algorithm::Theta, Algorithm::Hpa] {
+        let e = find_path(&grid, &q(2).with_algorithm(a)).unwrap_err();
+        assert!(matches!(e, QueryError::NotApplicable { .. }), "{e}");
+    }
+    assert!(matches!(
+        find_path(&grid, &q(2).with_smooth(true)),
+        Err(QueryError::NotApplicable { .. })
+    ));
+    assert_eq!(
+        find_path(&grid, &q(9)).unwrap_err(),
+        QueryError::InvalidSize(9)
+    );
+    // (5,0)'s 2x2 footprint holds the wall at (6,0).
+    let bad = Query {
+        size: 2,
+        ..Query::new(Point::new(5, 0), Point::new(9, 0))
+    };
+    assert!(matches!(
+        find_path(&grid, &bad),
+        Err(QueryError::DoesNotFit { which: "start", .. })
+    ));
+}

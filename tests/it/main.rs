@@ -20,5 +20,6 @@ mod openapi;
 mod paths;
 mod pool;
 mod shutdown;
+mod sizes;
 mod ui;
 mod write_safety;

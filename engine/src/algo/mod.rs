@@ -6,5 +6,6 @@ pub(crate) mod flowfield;
 pub mod hpa;
 pub(crate) mod jps;
 pub(crate) mod los;
+pub(crate) mod sized;
 pub(crate) mod smooth;
 pub(crate) mod theta;
