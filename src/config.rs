@@ -150,7 +150,7 @@ pub struct Config {
 #[derive(Clone, Debug, Args)]
 pub struct FlowLimits {
     /// Most live flow fields on the server (`429 too_many_flowfields` beyond). A field
-    /// holds about 15 bytes per region cell.
+    /// holds about 11 bytes per region cell.
     #[arg(long, env = "PATHD_MAX_FLOWFIELDS", default_value_t = 1_000)]
     pub max_flowfields: usize,
 

@@ -512,3 +512,64 @@ fn gaps_narrower_than_the_agent_are_never_taken() {
         Err(QueryError::DoesNotFit { which: "start", .. })
     ));
 }
+
+/// Clearance build and per-patch derivation, and sized A* against size-1 A*, on benchmark
+/// maps (run with `--ignored --nocapture`).
+#[test]
+#[ignore = "measurement"]
+fn measure_clearance_and_sized_search() {
+    use pathd_engine::{Query, Searcher, Status};
+    use std::time::{Duration, Instant};
+    for name in ["den520d.map", "Berlin_1_1024.map", "16room_000.map"] {
+        let mut grid = common::load_map(name);
+        let t = Instant::now();
+        grid.clearance();
+        let build = t.elapsed();
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut derive = Vec::new();
+        for _ in 0..100 {
+            let p = common::random_passable(&mut rng, &grid).unwrap();
+            let patch = Patch {
+                cells: vec![(p, if rng.random_bool(0.5) { 0 } else { 1 })],
+                rects: vec![],
+            };
+            if let Some((next, _)) = grid.apply_patch(&patch).unwrap() {
+                let t = Instant::now();
+                next.clearance();
+                derive.push(t.elapsed());
+                grid = next;
+            }
+        }
+        derive.sort();
+        let mut searcher = Searcher::new();
+        let mut times = [Duration::ZERO; 3];
+        let mut found = [0; 3];
+        for _ in 0..100 {
+            let a = common::random_passable(&mut rng, &grid).unwrap();
+            let b = common::random_passable(&mut rng, &grid).unwrap();
+            for (i, k) in [1u32, 2, 4].into_iter().enumerate() {
+                let q = Query {
+                    size: k,
+                    ..Query::new(a, b)
+                };
+                let t = Instant::now();
+                if let Ok(r) = searcher.find_path(&grid, &q) {
+                    found[i] += usize::from(r.status == Status::Found);
+                }
+                times[i] += t.elapsed();
+            }
+        }
+        println!(
+            "{name}: clearance build {build:?}, derive after a 1-cell patch p50 {:?} max {:?}; \
+             A* mean over 100 random pairs: size 1 {:?} ({} found), size 2 {:?} ({}), size 4 {:?} ({})",
+            derive[derive.len() / 2],
+            derive[derive.len() - 1],
+            times[0] / 100,
+            found[0],
+            times[1] / 100,
+            found[1],
+            times[2] / 100,
+            found[2],
+        );
+    }
+}

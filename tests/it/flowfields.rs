@@ -440,3 +440,38 @@ async fn flow_field_errors_and_limits() {
         201
     );
 }
+
+#[tokio::test]
+async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.subscription_ttl_secs = 1;
+    let s = TestServer::start(dirs, config).await;
+    let mut costs = map_costs();
+    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
+    let (_, v) = json(create(&s, "f", json!({"goal": [35, 3]})).await).await;
+    let id = v["id"].as_str().unwrap().to_owned();
+    let url = s.at(&format!("/v1/flowfields/{id}/events"));
+    let mut st = Sse::open(&s.client, &url, None).await;
+    assert_eq!(st.expect().await.reason(), "current");
+    // Same shape: the difference arrives as a patch.
+    costs[10 * W + 20] = 0;
+    costs[11 * W + 20] = 0;
+    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 200);
+    let ev = st.expect().await;
+    assert_eq!((ev.seq(), ev.reason()), (1, "changed"));
+    let (_, now) = get_field(&s, &id).await;
+    let (dirs, got) = decode(&now);
+    check_field(&costs, &dirs, &got, (35, 3), 1);
+    // Another shape: the field ends.
+    let other = json!({"width": 5, "height": 5, "costs": vec![1; 25], "movement": "octile"});
+    assert_eq!(s.put_json("f", &other).await.status(), 200);
+    assert_eq!(st.expect().await.reason(), "map_replaced");
+    assert!(st.next().await.is_none());
+    // An idle field (no stream, no request) expires after the TTL.
+    let (_, v) = json(create(&s, "f", json!({"goal": [0, 0]})).await).await;
+    let id = v["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    let (status, _) = get_field(&s, &id).await;
+    assert_eq!(status, 404);
+}
