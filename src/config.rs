@@ -139,6 +139,25 @@ pub struct Config {
     /// carried in a command enum, which must not grow much bigger than its siblings.
     #[command(flatten)]
     pub connections: Box<ConnectionLimits>,
+
+    /// Flow field limits (see [`crate::flowfields`]). Boxed for the same reason.
+    #[command(flatten)]
+    pub flowfields: Box<FlowLimits>,
+}
+
+/// How many flow fields the server keeps and how big one may be. Flow fields share the
+/// subscriptions' idle TTL and event buffer size.
+#[derive(Clone, Debug, Args)]
+pub struct FlowLimits {
+    /// Most live flow fields on the server (`429 too_many_flowfields` beyond). A field
+    /// holds about 11 bytes per region cell.
+    #[arg(long, env = "PATHD_MAX_FLOWFIELDS", default_value_t = 1_000)]
+    pub max_flowfields: usize,
+
+    /// Most cells in one flow field's region (`400 invalid_request` beyond): bounds the
+    /// memory and the first computation of one field.
+    #[arg(long, env = "PATHD_MAX_FLOWFIELD_CELLS", default_value_t = 4096 * 4096)]
+    pub max_flowfield_cells: u64,
 }
 
 /// How long clients may take and how many connections are served at once (the flags of

@@ -124,6 +124,9 @@ pub struct PathRequest {
     /// Return the search's events (`trace`, capped by the server's `--max-debug-cells`
     /// expansions).
     pub trace: Option<bool>,
+    /// Agent side in cells (default 1, at most 8): a `size x size` agent anchored at its
+    /// top-left cell; the path is its anchor's.
+    pub size: Option<u32>,
 }
 
 /// Default weight of `weighted_astar`.
@@ -178,7 +181,9 @@ impl PathRequest {
                 0
             },
             smooth: self.smooth.unwrap_or(false),
+            size: self.size.unwrap_or(1),
         };
+        pathd_engine::query::check_size(query.size)?;
         Ok((query, Duration::from_millis(timeout)))
     }
 }

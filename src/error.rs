@@ -73,6 +73,8 @@ error_codes! {
     BodyTimeout => "body_timeout",
     TooManyConnections => "too_many_connections",
     AbstractionBuilding => "abstraction_building",
+    FlowfieldNotFound => "flowfield_not_found",
+    TooManyFlowfields => "too_many_flowfields",
 }
 
 impl Serialize for ErrorCode {
@@ -280,6 +282,9 @@ impl From<QueryError> for ApiError {
             QueryError::GoalBlocked(_) => ErrorCode::GoalBlocked,
             QueryError::InvalidWeight(_) => ErrorCode::InvalidRequest,
             QueryError::NotApplicable { .. } => ErrorCode::NotApplicable,
+            QueryError::InvalidSize(_) => ErrorCode::InvalidRequest,
+            QueryError::DoesNotFit { which: "start", .. } => ErrorCode::StartBlocked,
+            QueryError::DoesNotFit { .. } => ErrorCode::GoalBlocked,
         };
         ApiError::new(StatusCode::BAD_REQUEST, code, e.to_string())
     }

@@ -17,6 +17,7 @@ pub mod compute;
 pub mod config;
 pub mod dto;
 pub mod error;
+pub mod flowfields;
 pub mod hpa;
 pub mod live;
 pub mod load;

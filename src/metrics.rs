@@ -136,6 +136,16 @@ fn describe() {
         "Memory of a map's HPA* abstraction, by map"
     );
     describe_gauge!("pathd_subscriptions", "Live subscriptions");
+    describe_gauge!("pathd_flowfields", "Live flow fields");
+    describe_counter!(
+        "pathd_flowfield_repairs_total",
+        "Flow field repairs after patches"
+    );
+    describe_histogram!(
+        "pathd_flowfield_repair_duration_seconds",
+        Unit::Seconds,
+        "Time of one flow field repair (incremental, on the search pool)"
+    );
     describe_counter!(
         "pathd_repairs_total",
         "Subscription repairs (one per update or move), by change"

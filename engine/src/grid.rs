@@ -13,6 +13,7 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::clearance::Clearance;
 use crate::components::Components;
 use crate::tiles::Tiles;
 
@@ -165,6 +166,11 @@ pub struct Grid {
     /// Where this version's planes come from when they are first needed: an earlier
     /// version's planes and every cell changed since.
     planes_from: Option<(Arc<crate::algo::jps::Planes>, Arc<ChangeList>)>,
+    /// True clearance for sized agents, made on the first sized query (see
+    /// [`crate::clearance`]); like the planes, it belongs to this snapshot.
+    clearance: OnceLock<Arc<Clearance>>,
+    /// An earlier version's clearance and every cell changed since, to derive this one's.
+    clearance_from: Option<(Arc<Clearance>, Arc<ChangeList>)>,
 }
 
 impl Clone for Grid {
@@ -183,6 +189,8 @@ impl Clone for Grid {
             components: self.components.clone(),
             jps_planes: self.jps_planes.clone(),
             planes_from: self.planes_from.clone(),
+            clearance: self.clearance.clone(),
+            clearance_from: self.clearance_from.clone(),
         }
     }
 }
@@ -365,6 +373,8 @@ impl Grid {
             components,
             jps_planes: OnceLock::new(),
             planes_from: None,
+            clearance: OnceLock::new(),
+            clearance_from: None,
         };
         g.flat = Arc::new(FlatSlot::new(FlatState::Ready(Arc::new(cells))));
         g.update_stats();
@@ -462,6 +472,13 @@ impl Grid {
             }
             _ => None,
         };
+        let clearance_from = match (self.clearance.get(), &self.clearance_from) {
+            (Some(c), _) => Some((Arc::clone(c), ChangeList::extend(None, &changed))),
+            (None, Some((c, list))) if list.total() + changed.len() <= cap => {
+                Some((Arc::clone(c), ChangeList::extend(Some(list), &changed)))
+            }
+            _ => None,
+        };
         let mut g = Grid {
             width: w,
             height: self.height,
@@ -476,6 +493,8 @@ impl Grid {
             components,
             jps_planes: OnceLock::new(),
             planes_from,
+            clearance: OnceLock::new(),
+            clearance_from,
         };
         g.update_stats();
         Some((g, changed))
@@ -624,6 +643,18 @@ impl Grid {
         let dx = a.x.abs_diff(b.x) as f64;
         let dy = a.y.abs_diff(b.y) as f64;
         distance(self.movement, dx, dy) * self.min_cost as f64
+    }
+
+    /// True clearance of every cell (for agents wider than one cell), made once on first
+    /// use: derived from an earlier version's for the cells changed since when there is one,
+    /// else built (see [`crate::clearance`]).
+    pub fn clearance(&self) -> &Clearance {
+        self.clearance.get_or_init(|| {
+            Arc::new(match &self.clearance_from {
+                Some((base, changes)) => base.derive(self, changes),
+                None => Clearance::build(self),
+            })
+        })
     }
 
     // ---- padded-index helpers used by the algorithms ----

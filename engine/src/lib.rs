@@ -48,6 +48,7 @@
 //! ```
 
 mod algo;
+pub mod clearance;
 mod components;
 pub mod grid;
 pub mod movingai;
@@ -59,7 +60,11 @@ mod tiles;
 pub mod trace;
 
 pub use algo::dstar_lite::{Change, DStarLite, Interest, RepairOutcome};
+pub use algo::flowfield::{
+    AT_GOAL, FlowError, FlowField, FlowSpec, FlowStats, MAX_AGENT_SIZE, Region, UNREACHABLE,
+};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
+pub use clearance::Clearance;
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
 pub use patch::{Patch, PatchError, Rect};
 pub use planner::{Searcher, find_path, find_path_with, resolve_auto};

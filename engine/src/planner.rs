@@ -53,6 +53,7 @@ impl Searcher {
         validate(grid, query)?;
         let hpa = hpa.filter(|a| a.fits(grid));
         let algorithm = match (query.algorithm, hpa) {
+            _ if query.size > 1 => sized_algorithm(query)?,
             // JPS beats HPA* on uniform maps (e.g. Berlin_1_1024: 0.33 ms vs 0.86 ms a query,
             // and it is optimal), so HPA* only serves `auto` where JPS cannot run.
             (Algorithm::Auto, Some(a))
@@ -88,6 +89,15 @@ impl Searcher {
         }
         let s = &mut self.scratch;
         let mut result = match algorithm {
+            Algorithm::AStar if query.size > 1 => {
+                algo::sized::search(grid, s, query, algorithm, 1.0)
+            }
+            Algorithm::Dijkstra if query.size > 1 => {
+                algo::sized::search(grid, s, query, algorithm, 0.0)
+            }
+            Algorithm::WeightedAStar if query.size > 1 => {
+                algo::sized::search(grid, s, query, algorithm, query.weight)
+            }
             Algorithm::AStar => algo::astar::search(grid, s, query, algorithm, 1.0),
             Algorithm::Dijkstra => algo::astar::search(grid, s, query, algorithm, 0.0),
             Algorithm::WeightedAStar => {
@@ -197,18 +207,39 @@ fn resolve(grid: &Grid, a: Algorithm) -> Result<Algorithm, QueryError> {
     })
 }
 
+/// The algorithm a sized query (`size > 1`) runs: A*, Dijkstra and weighted A* have a
+/// sized variant (`auto` is A*); JPS, Theta* and HPA* do not, and neither does smoothing,
+/// whose line-of-sight test is for a one-cell agent.
+fn sized_algorithm(q: &Query) -> Result<Algorithm, QueryError> {
+    let reason = match q.algorithm {
+        Algorithm::Auto => return Ok(Algorithm::AStar),
+        Algorithm::AStar | Algorithm::Dijkstra | Algorithm::WeightedAStar if !q.smooth => {
+            return Ok(q.algorithm);
+        }
+        Algorithm::AStar | Algorithm::Dijkstra | Algorithm::WeightedAStar => {
+            "smoothing checks line of sight for a one-cell agent, so it is not available \
+             with size > 1"
+        }
+        Algorithm::Jps | Algorithm::Theta | Algorithm::Hpa => {
+            "agents wider than one cell (size > 1) are searched by astar, dijkstra or \
+             weighted_astar (auto picks astar); jps, theta and hpa have no sized variant"
+        }
+    };
+    Err(QueryError::NotApplicable {
+        algorithm: q.algorithm,
+        reason: reason.into(),
+    })
+}
+
 fn validate(grid: &Grid, q: &Query) -> Result<(), QueryError> {
+    crate::query::check_size(q.size)?;
     for (which, p) in [("start", q.start), ("goal", q.goal)] {
         if !grid.in_bounds(p) {
             return Err(QueryError::OutOfBounds { which, point: p });
         }
     }
-    if !grid.is_passable(q.start) {
-        return Err(QueryError::StartBlocked(q.start));
-    }
-    if !grid.is_passable(q.goal) {
-        return Err(QueryError::GoalBlocked(q.goal));
-    }
+    crate::query::check_fits(grid, "start", q.start, q.size)?;
+    crate::query::check_fits(grid, "goal", q.goal, q.size)?;
     crate::query::check_weight(q.weight)
 }
 

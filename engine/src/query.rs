@@ -30,6 +30,40 @@ pub fn check_weight(weight: f64) -> Result<(), QueryError> {
     }
 }
 
+/// Checks an agent size: `1..=`[`crate::MAX_AGENT_SIZE`].
+pub fn check_size(size: u32) -> Result<(), QueryError> {
+    if (1..=crate::MAX_AGENT_SIZE).contains(&size) {
+        Ok(())
+    } else {
+        Err(QueryError::InvalidSize(size))
+    }
+}
+
+/// Checks that a `size x size` agent anchored at `p` (on the map) stands on passable cells
+/// only; `which` (`"start"` or `"goal"`) picks the error.
+pub fn check_fits(
+    grid: &crate::Grid,
+    which: &'static str,
+    p: Point,
+    size: u32,
+) -> Result<(), QueryError> {
+    let fits = if size <= 1 {
+        grid.is_passable(p)
+    } else {
+        grid.clearance().fits(p, size)
+    };
+    match (fits, which, size) {
+        (true, _, _) => Ok(()),
+        (false, "start", 1) => Err(QueryError::StartBlocked(p)),
+        (false, _, 1) => Err(QueryError::GoalBlocked(p)),
+        (false, which, size) => Err(QueryError::DoesNotFit {
+            which,
+            point: p,
+            size,
+        }),
+    }
+}
+
 /// The search algorithms the engine offers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Algorithm {
@@ -121,6 +155,10 @@ pub struct Query {
     /// every algorithm; the cell path and its cost are reported unchanged next to the
     /// smoothed corners and their length.
     pub smooth: bool,
+    /// Agent side in cells (`1..=`[`crate::MAX_AGENT_SIZE`]): a `size x size` agent
+    /// anchored at its top-left cell. The path is the anchor's; it moves like a one-cell
+    /// agent on the map eroded for its footprint, and pays the anchor cells' step costs.
+    pub size: u32,
 }
 
 impl Query {
@@ -135,6 +173,7 @@ impl Query {
             partial: false,
             debug_cap: 0,
             smooth: false,
+            size: 1,
         }
     }
 
@@ -246,6 +285,18 @@ pub enum QueryError {
     GoalBlocked(Point),
     /// The weight is not a finite number in `1..=`[`MAX_WEIGHT`].
     InvalidWeight(f64),
+    /// The agent size is outside `1..=`[`crate::MAX_AGENT_SIZE`].
+    InvalidSize(u32),
+    /// A `size x size` agent anchored at the point does not fit there (a blocked cell
+    /// under its footprint, or the map's edge).
+    DoesNotFit {
+        /// `"start"` or `"goal"`.
+        which: &'static str,
+        /// The anchor.
+        point: Point,
+        /// The agent's side.
+        size: u32,
+    },
     /// The algorithm does not apply to this map (e.g. JPS on a weighted map).
     NotApplicable {
         /// The algorithm asked for.
@@ -269,6 +320,16 @@ impl fmt::Display for QueryError {
                     "weight {w} is invalid: it must be a number from 1 to {MAX_WEIGHT}"
                 )
             }
+            QueryError::InvalidSize(k) => write!(
+                f,
+                "size {k} is invalid: agents are 1 to {} cells wide",
+                crate::MAX_AGENT_SIZE
+            ),
+            QueryError::DoesNotFit { which, point, size } => write!(
+                f,
+                "a {size}x{size} agent anchored at {which} {point} does not fit: its footprint \
+                 holds a blocked cell or leaves the map"
+            ),
             QueryError::NotApplicable { algorithm, reason } => {
                 write!(f, "algorithm {algorithm} does not apply: {reason}")
             }

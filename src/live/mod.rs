@@ -63,6 +63,7 @@ use tokio_util::sync::CancellationToken;
 use crate::compute::Compute;
 use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
+use crate::flowfields::Flows;
 pub use feed::{Event, Feed, Next};
 
 /// Side of an index bucket in cells.
@@ -302,6 +303,8 @@ struct HubInner {
     started: AtomicBool,
     repairs: AtomicU64,
     events: AtomicU64,
+    /// Live flow fields: patches, map deletions and replacements reach them through the hub.
+    flows: Flows,
 }
 
 /// What a patch did to the subscriptions of its map.
@@ -317,12 +320,12 @@ impl Hub {
     pub fn new(config: &Config, compute: Compute, shutdown: CancellationToken) -> Self {
         Hub {
             inner: Arc::new(HubInner {
-                compute,
+                compute: compute.clone(),
                 per_map: config.max_subscriptions_per_map,
                 total: config.max_subscriptions,
                 ttl: Duration::from_secs(config.subscription_ttl_secs.max(1)),
                 ring: config.subscription_event_buffer.max(1),
-                shutdown,
+                shutdown: shutdown.clone(),
                 subs: Mutex::default(),
                 maps: Mutex::default(),
                 dirty: Mutex::default(),
@@ -330,6 +333,7 @@ impl Hub {
                 started: AtomicBool::new(false),
                 repairs: AtomicU64::new(0),
                 events: AtomicU64::new(0),
+                flows: Flows::new(config, compute.clone(), shutdown.clone()),
             }),
         }
     }
@@ -346,6 +350,11 @@ impl Hub {
     /// Cancelled when the server shuts down (streams end).
     pub fn shutdown_token(&self) -> &CancellationToken {
         &self.inner.shutdown
+    }
+
+    /// The live flow fields (patches reach them through [`Hub::on_patch`]).
+    pub fn flows(&self) -> &Flows {
+        &self.inner.flows
     }
 
     /// The subscription `id`, marked active, or `404 subscription_not_found`.
@@ -457,6 +466,7 @@ impl Hub {
         version: u64,
         changed: Vec<Point>,
     ) -> Delivery {
+        self.inner.flows.on_patch(map, &grid, version, &changed);
         let mut to_schedule = Vec::new();
         let mut delivered = 0;
         {
@@ -567,8 +577,10 @@ impl Hub {
         true
     }
 
-    /// Ends every subscription of `map` with a final event `reason`; returns how many.
+    /// Ends every subscription (and flow field) of `map` with a final event `reason`;
+    /// returns how many subscriptions.
     pub fn end_map(&self, map: &str, reason: &'static str) -> usize {
+        self.inner.flows.end_map(map, reason);
         let ms = self.inner.maps.lock().expect("index lock").remove(map);
         let Some(ms) = ms else { return 0 };
         let mut subs = self.inner.subs.lock().expect("subs lock");
@@ -587,13 +599,13 @@ impl Hub {
     /// patch of every differing cell; otherwise its subscriptions end (`map_replaced`),
     /// since their searches cannot run on other dimensions.
     pub async fn on_replace(&self, map: &str, old: Arc<Grid>, new: Arc<Grid>, version: u64) {
-        if !self
+        let has_subs = self
             .inner
             .maps
             .lock()
             .expect("index lock")
-            .contains_key(map)
-        {
+            .contains_key(map);
+        if !has_subs && !self.inner.flows.has_map(map) {
             return;
         }
         let same_shape = old.width() == new.width()

@@ -2,6 +2,7 @@
 //! operation.
 
 pub mod cells;
+pub mod flowfields;
 pub mod health;
 pub mod maps;
 pub mod patches;
@@ -24,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .merge(paths::router())
         .merge(patches::router())
         .merge(subscriptions::router())
+        .merge(flowfields::router())
         .merge(health::router())
         .merge(cells::router())
         .merge(posthoc::router())

@@ -74,7 +74,8 @@ fn trace_cap(req: &PathRequest, state: &AppState) -> usize {
 /// one, so it never will: `400 not_applicable`; or it is being built: `503
 /// abstraction_building` with `Retry-After`).
 fn check_hpa(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), ApiError> {
-    if query.algorithm != Algorithm::Hpa || entry.hpa.get().is_some() {
+    // A sized query gets the planner's `not_applicable` (HPA* has no sized variant).
+    if query.algorithm != Algorithm::Hpa || query.size > 1 || entry.hpa.get().is_some() {
         return Ok(());
     }
     let settings = state.registry().hpa_settings();

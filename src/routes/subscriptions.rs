@@ -143,7 +143,7 @@ async fn create(
                 deadline: Instant::now().checked_add(timeout),
                 cancel: Some(Arc::clone(cancel)),
             };
-            let mut d = DStarLite::new(&grid, query.start, query.goal, first)?;
+            let mut d = DStarLite::new_sized(&grid, query.start, query.goal, query.size, first)?;
             // Later repairs are bounded by expansions only: they run unattended.
             d.set_limits(Limits {
                 max_expansions: expansions,

@@ -1,7 +1,7 @@
 //! Live maps over a real server: patches, subscriptions, their event streams, moves, limits.
 
 #[path = "live/sse.rs"]
-mod sse;
+pub(crate) mod sse;
 
 use crate::common::{Dirs, TestServer, expect_error, json};
 use serde_json::{Value, json};

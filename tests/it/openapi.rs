@@ -658,6 +658,90 @@ async fn every_operation_matches_the_contract() {
         );
     }
 
+    let fp = "/v1/maps/{name}/flowfields";
+    let ff = |name: &str, body: Value| {
+        cl.post(s.at(&format!("/v1/maps/{name}/flowfields")))
+            .bearer_auth("reader")
+            .json(&body)
+    };
+    let (status, created) = c
+        .check(
+            "post",
+            fp,
+            ff("small", json!({"goal": [4, 0]})).send().await.unwrap(),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let fid = created["id"].as_str().unwrap().to_owned();
+    let fsecret = created["secret"].as_str().unwrap().to_owned();
+    for (req, status) in [
+        (ff("small", json!({"goal": [2, 0]})), 400),
+        (ff("nope", json!({"goal": [4, 0]})), 404),
+        (cl.post(s.at("/v1/maps/small/flowfields")).json(&q), 401),
+    ] {
+        assert_eq!(
+            c.check("post", fp, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+    let fone = "/v1/flowfields/{id}";
+    let fat = |id: &str| s.at(&format!("/v1/flowfields/{id}"));
+    // A patch reaches the field: its next GET holds an event.
+    assert_eq!(
+        c.check(
+            "patch",
+            m,
+            pm(json!({"cells": [{"x": 0, "y": 2, "cost": 1}]}))
+                .send()
+                .await
+                .unwrap()
+        )
+        .await
+        .0,
+        200
+    );
+    for (req, status) in [
+        (cl.get(fat(&fid)).bearer_auth("reader"), 200),
+        (cl.get(fat("nope")).bearer_auth("reader"), 404),
+        (cl.get(fat("%ff")).bearer_auth("reader"), 400),
+        (cl.get(fat(&fid)), 401),
+    ] {
+        assert_eq!(
+            c.check("get", fone, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+    let fev = "/v1/flowfields/{id}/events";
+    for (req, status) in [
+        (
+            cl.get(s.at("/v1/flowfields/nope/events"))
+                .bearer_auth("reader"),
+            404,
+        ),
+        (cl.get(format!("{}/events", fat(&fid))), 401),
+    ] {
+        assert_eq!(
+            c.check("get", fev, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+    let fdel = |id: &str| {
+        cl.delete(fat(id))
+            .bearer_auth("reader")
+            .header("x-flowfield-secret", &fsecret)
+    };
+    for (req, status) in [
+        (cl.delete(fat(&fid)), 401),
+        (cl.delete(fat(&fid)).bearer_auth("reader"), 403),
+        (fdel(&fid), 204),
+        (fdel(&fid), 404),
+    ] {
+        assert_eq!(
+            c.check("delete", fone, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+
     let cells = "/v1/maps/{name}/cells";
     let get_cells = |name: &str| {
         cl.get(s.at(&format!("/v1/maps/{name}/cells")))

@@ -2,8 +2,10 @@
 
 pub(crate) mod astar;
 pub(crate) mod dstar_lite;
+pub(crate) mod flowfield;
 pub mod hpa;
 pub(crate) mod jps;
 pub(crate) mod los;
+pub(crate) mod sized;
 pub(crate) mod smooth;
 pub(crate) mod theta;

@@ -139,6 +139,34 @@ pub struct DStarLite {
     pending: bool,
     /// Counters of the constructor's initial search.
     initial: Stats,
+    /// Agent side in cells: anchors whose clearance is below it count as walls (see
+    /// [`crate::clearance`]).
+    size: u32,
+}
+
+/// What the search reads of a grid version: its padded costs, and for an agent wider than
+/// one cell its clearance (an anchor the footprint does not fit reads as a wall).
+pub(super) struct View<'a> {
+    cells: &'a [u8],
+    clearance: Option<&'a crate::Clearance>,
+    size: u32,
+    pw: usize,
+}
+
+impl View<'_> {
+    /// The cost of padded cell `m` for the agent (0 where it cannot stand).
+    #[inline]
+    pub(super) fn cost(&self, m: usize) -> u8 {
+        let c = self.cells[m];
+        match self.clearance {
+            Some(clr) if c != 0 => {
+                // Passable cells are interior, so their padded coordinates are >= 1.
+                let p = Point::new((m % self.pw) as u32 - 1, (m / self.pw) as u32 - 1);
+                if clr.at(p) >= self.size { c } else { 0 }
+            }
+            _ => c,
+        }
+    }
 }
 
 impl std::fmt::Debug for DStarLite {
@@ -161,17 +189,29 @@ impl DStarLite {
     /// deadline as given). Errors, as for [`crate::find_path`]: a point off the map, a blocked
     /// start or goal. Later patches may block them; that is [`Status::NoPath`], not an error.
     pub fn new(grid: &Grid, start: Point, goal: Point, limits: Limits) -> Result<Self, QueryError> {
+        Self::new_sized(grid, start, goal, 1, limits)
+    }
+
+    /// [`DStarLite::new`] for a `size x size` agent anchored at its top-left cell: the
+    /// search runs on the map eroded for that footprint (an anchor is usable when its
+    /// clearance is at least `size`), with the anchors' step costs. Errors also when `size`
+    /// is outside `1..=`[`crate::MAX_AGENT_SIZE`] or the agent does not fit at the start or
+    /// goal.
+    pub fn new_sized(
+        grid: &Grid,
+        start: Point,
+        goal: Point,
+        size: u32,
+        limits: Limits,
+    ) -> Result<Self, QueryError> {
+        crate::query::check_size(size)?;
         for (which, p) in [("start", start), ("goal", goal)] {
             if !grid.in_bounds(p) {
                 return Err(QueryError::OutOfBounds { which, point: p });
             }
         }
-        if !grid.is_passable(start) {
-            return Err(QueryError::StartBlocked(start));
-        }
-        if !grid.is_passable(goal) {
-            return Err(QueryError::GoalBlocked(goal));
-        }
+        crate::query::check_fits(grid, "start", start, size)?;
+        crate::query::check_fits(grid, "goal", goal, size)?;
         let mut d = DStarLite {
             width: grid.width(),
             height: grid.height(),
@@ -192,6 +232,7 @@ impl DStarLite {
             cost: 0.0,
             pending: true,
             initial: Stats::default(),
+            size,
         };
         let started = Instant::now();
         let mut setup = Stats::default();
@@ -254,11 +295,12 @@ impl DStarLite {
     /// Which patches can affect this search (see [`Interest`] for the exact rule).
     pub fn interest(&self) -> Interest {
         match self.nodes.bounds() {
+            // A written cell changes anchors up to `size - 1` up and left of it.
             Some((lo, hi)) if !self.pending => Interest::Region {
                 min: Point::new(lo.x.saturating_sub(1), lo.y.saturating_sub(1)),
                 max: Point::new(
-                    (hi.x + 1).min(self.width - 1),
-                    (hi.y + 1).min(self.height - 1),
+                    (hi.x + self.size).min(self.width - 1),
+                    (hi.y + self.size).min(self.height - 1),
                 ),
             },
             _ => Interest::Everything,
@@ -296,6 +338,23 @@ impl DStarLite {
     /// When `grid` has other dimensions or another movement rule than the search's map.
     pub fn update(&mut self, grid: &Grid, changed: &[Point]) -> RepairOutcome {
         self.check_grid(grid);
+        // For a sized agent the cells that change for the search are the anchors whose
+        // footprint holds a written cell.
+        let anchors: Vec<Point>;
+        let changed = if self.size > 1 {
+            let k = self.size - 1;
+            anchors = changed
+                .iter()
+                .flat_map(|c| {
+                    (c.y.saturating_sub(k)..=c.y).flat_map(move |y| {
+                        (c.x.saturating_sub(k)..=c.x).map(move |x| Point::new(x, y))
+                    })
+                })
+                .collect();
+            &anchors[..]
+        } else {
+            changed
+        };
         let started = Instant::now();
         let before = self.baseline();
         if !self.affected_by(grid, changed) {
@@ -323,7 +382,8 @@ impl DStarLite {
         }
         touched.sort_unstable();
         touched.dedup();
-        let cells = &*grid.cells();
+        let flat = grid.cells();
+        let cells = &self.view(grid, &flat);
         for v in touched {
             let old = self.nodes.get(v);
             let rhs = if v == self.s_goal {
@@ -357,9 +417,7 @@ impl DStarLite {
                 point: p,
             });
         }
-        if !grid.is_passable(p) {
-            return Err(QueryError::StartBlocked(p));
-        }
+        crate::query::check_fits(grid, "start", p, self.size)?;
         let started = Instant::now();
         if p == self.start {
             return Ok(self.unchanged(started));
@@ -371,7 +429,7 @@ impl DStarLite {
             Some(old[i..].to_vec())
         });
         if let Some(rest) = &before.path {
-            before.cost = grid.path_cost(rest).unwrap_or(before.cost);
+            before.cost = self.path_cost(grid, rest).unwrap_or(before.cost);
         }
         self.km += self.h_between(self.start, p);
         self.start = p;
@@ -391,7 +449,43 @@ impl DStarLite {
         self.run_and_finish(grid, before, started)
     }
 
+    /// The agent side the search is for.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
     // ---- internals ----
+
+    /// [`Grid::path_cost`] for this search's agent: `None` when a step is illegal for its
+    /// footprint too (an anchor it does not fit at, or a diagonal past one).
+    pub(super) fn path_cost(&self, grid: &Grid, path: &[Point]) -> Option<f64> {
+        let cost = grid.path_cost(path)?;
+        if self.size > 1 {
+            let clr = grid.clearance();
+            let fits = |p: Point| clr.fits(p, self.size);
+            let legal = path.iter().all(|&p| fits(p))
+                && path.windows(2).all(|s| {
+                    let (a, b) = (s[0], s[1]);
+                    a.x == b.x
+                        || a.y == b.y
+                        || fits(Point::new(b.x, a.y)) && fits(Point::new(a.x, b.y))
+                });
+            if !legal {
+                return None;
+            }
+        }
+        Some(cost)
+    }
+
+    /// What the search reads of `grid` (`cells` is its padded cost array).
+    fn view<'a>(&self, grid: &'a Grid, cells: &'a [u8]) -> View<'a> {
+        View {
+            cells,
+            clearance: (self.size > 1).then(|| grid.clearance()),
+            size: self.size,
+            pw: self.pw,
+        }
+    }
 
     fn check_grid(&self, grid: &Grid) {
         assert!(

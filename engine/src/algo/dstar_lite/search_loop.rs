@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::nodes::Node;
 use super::outcome::{Baseline, classify, same_cost};
 use super::queue::Key;
-use super::{CHECK_EVERY, DStarLite, INF, RepairOutcome, STOP_SLACK};
+use super::{CHECK_EVERY, DStarLite, INF, RepairOutcome, STOP_SLACK, View};
 use crate::grid::{Grid, Movement, Point, SQRT2, distance};
 use crate::query::{LimitKind, Stats, Status};
 use crate::search::{DIAG_SIDES, limit_hit};
@@ -53,7 +53,7 @@ impl DStarLite {
 
     /// `min over neighbours s' of c(n, s') + g(s')` on the current grid.
     #[inline]
-    pub(super) fn best_rhs(&self, cells: &[u8], n: u32) -> f64 {
+    pub(super) fn best_rhs(&self, cells: &View<'_>, n: u32) -> f64 {
         let mut nb = [(0u32, 0.0f64); 8];
         let k = self.neighbours(cells, n, &mut nb);
         nb[..k]
@@ -64,9 +64,9 @@ impl DStarLite {
 
     /// Legal moves from `n` with their costs, in direction order; none from a wall.
     #[inline]
-    pub(super) fn neighbours(&self, cells: &[u8], n: u32, out: &mut [(u32, f64); 8]) -> usize {
+    pub(super) fn neighbours(&self, cells: &View<'_>, n: u32, out: &mut [(u32, f64); 8]) -> usize {
         let u = n as usize;
-        let cu = cells[u];
+        let cu = cells.cost(u);
         if cu == 0 {
             return 0;
         }
@@ -75,7 +75,7 @@ impl DStarLite {
         let mut open = [false; 4];
         for (d, is_open) in open.iter_mut().enumerate() {
             let m = u.wrapping_add_signed(self.offsets[d]);
-            let cm = cells[m];
+            let cm = cells.cost(m);
             if cm != 0 {
                 *is_open = true;
                 out[k] = (m as u32, (cu + cm as f64) * 0.5);
@@ -88,7 +88,7 @@ impl DStarLite {
                     continue;
                 }
                 let m = u.wrapping_add_signed(self.offsets[4 + d]);
-                let cm = cells[m];
+                let cm = cells.cost(m);
                 if cm != 0 {
                     out[k] = (m as u32, SQRT2 * (cu + cm as f64) * 0.5);
                     k += 1;
@@ -121,7 +121,7 @@ impl DStarLite {
         self.pending = status != Status::Found;
         let mut old_cost_now = None;
         if let Some(old) = &before.path {
-            old_cost_now = grid.path_cost(old);
+            old_cost_now = self.path_cost(grid, old);
         }
         match status {
             Status::Found => {
@@ -134,8 +134,8 @@ impl DStarLite {
                     }
                     _ => {
                         self.path = self.extract(grid);
-                        self.cost = grid
-                            .path_cost(&self.path)
+                        self.cost = self
+                            .path_cost(grid, &self.path)
                             .expect("the greedy descent only takes legal steps");
                     }
                 }
@@ -168,7 +168,15 @@ impl DStarLite {
         if !grid.same_component(self.start, self.goal) {
             return Status::NoPath;
         }
-        let cells = &*grid.cells();
+        // Likewise when a patch left a sized agent's footprint no room at either end.
+        if self.size > 1 {
+            let clr = grid.clearance();
+            if !clr.fits(self.start, self.size) || !clr.fits(self.goal, self.size) {
+                return Status::NoPath;
+            }
+        }
+        let flat = grid.cells();
+        let cells = &self.view(grid, &flat);
         let max_expansions = self.limits.max_expansions.unwrap_or(u64::MAX);
         let mut nb = [(0u32, 0.0f64); 8];
         let mut iterations = 0u64;
@@ -264,7 +272,8 @@ impl DStarLite {
     /// (first in direction order on ties). `g` strictly drops along it (every step costs at
     /// least 1), so it ends at the goal.
     pub(super) fn extract(&self, grid: &Grid) -> Vec<Point> {
-        let cells = &*grid.cells();
+        let flat = grid.cells();
+        let cells = &self.view(grid, &flat);
         let mut nb = [(0u32, 0.0f64); 8];
         let mut path = vec![self.start];
         let mut cur = self.s_start;

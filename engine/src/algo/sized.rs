@@ -1,0 +1,118 @@
+//! A*, Dijkstra and weighted A* for a `k x k` agent (`k > 1`), anchored at its top-left cell.
+//!
+//! The agent moves like a one-cell agent on the map *eroded* for its footprint: an anchor is
+//! usable when its clearance ([`crate::clearance`]) is at least `k`, i.e. the whole `k x k`
+//! square is passable, and a diagonal step also needs both orthogonal anchors usable (the
+//! Moving AI no-corner-cutting rule applied to the footprint). Steps cost what they cost a
+//! one-cell agent between the two anchor cells, so a size-1 query and this one agree on
+//! every path both may take, and the map's heuristic (octile or Manhattan distance times the
+//! smallest cost) stays admissible. JPS, Theta* and HPA* have no sized variant; the planner
+//! answers `NotApplicable` for them.
+
+use crate::clearance::Clearance;
+use crate::grid::{Cells, Grid, Movement, SQRT2};
+use crate::query::{Algorithm, Query, SearchResult};
+use crate::search::{DIAG_SIDES, Expander, Heuristic, Run, Scratch, Succ, best_first};
+
+/// Eight- or four-neighbour expansion over the anchors a `size x size` agent fits at.
+struct SizedExpander<'a> {
+    offsets: [isize; 8],
+    octile: bool,
+    cells: Cells,
+    clearance: &'a Clearance,
+    size: u32,
+    pw: usize,
+}
+
+impl SizedExpander<'_> {
+    /// The anchor's cost for the agent: 0 where its footprint does not fit.
+    #[inline]
+    fn cost(&self, m: usize) -> u8 {
+        let c = self.cells[m];
+        if c == 0 {
+            return 0;
+        }
+        // Passable cells are interior: padded coordinates >= 1.
+        let p = crate::Point::new((m % self.pw) as u32 - 1, (m / self.pw) as u32 - 1);
+        if self.clearance.at(p) >= self.size {
+            c
+        } else {
+            0
+        }
+    }
+}
+
+impl Expander for SizedExpander<'_> {
+    fn successors(
+        &mut self,
+        _grid: &Grid,
+        node: u32,
+        g: f64,
+        _parent: Option<(u32, f64)>,
+        out: &mut Vec<Succ>,
+    ) {
+        let n = node as usize;
+        let c = self.cells[n] as f64;
+        let mut open = [false; 4];
+        for (d, is_open) in open.iter_mut().enumerate() {
+            let m = n.wrapping_add_signed(self.offsets[d]);
+            let cm = self.cost(m);
+            if cm != 0 {
+                *is_open = true;
+                out.push(Succ {
+                    node: m as u32,
+                    g: g + (c + cm as f64) * 0.5,
+                    parent: node,
+                });
+            }
+        }
+        if self.octile {
+            for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
+                if !(open[a] && open[b]) {
+                    continue;
+                }
+                let m = n.wrapping_add_signed(self.offsets[4 + d]);
+                let cm = self.cost(m);
+                if cm != 0 {
+                    out.push(Succ {
+                        node: m as u32,
+                        g: g + SQRT2 * (c + cm as f64) * 0.5,
+                        parent: node,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Runs A* (`weight` 1), Dijkstra (`weight` 0) or weighted A* for `query.size > 1`.
+pub(crate) fn search(
+    grid: &Grid,
+    scratch: &mut Scratch,
+    query: &Query,
+    algorithm: Algorithm,
+    weight: f64,
+) -> SearchResult {
+    scratch.begin(grid.padded_len());
+    let run = Run {
+        start: grid.pidx(query.start) as u32,
+        goal: grid.pidx(query.goal) as u32,
+        weight,
+        heuristic: Heuristic::new(grid, query.goal),
+        limits: &query.limits,
+        track_closest: query.partial,
+        debug_cap: query.debug_cap,
+    };
+    let mut expander = SizedExpander {
+        offsets: grid.offsets(),
+        octile: grid.movement() == Movement::Octile,
+        cells: grid.cells(),
+        clearance: grid.clearance(),
+        size: query.size,
+        pw: grid.padded_width(),
+    };
+    let outcome = best_first(grid, scratch, &mut expander, &run);
+    crate::planner::finish(grid, scratch, outcome, query, algorithm, |g, chain| {
+        chain.iter().map(|&n| g.ppoint(n as usize)).collect()
+    })
+}

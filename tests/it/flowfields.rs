@@ -1,0 +1,477 @@
+//! Flow fields over a real server: create, read (decoded and checked against a reference
+//! Dijkstra written here), follow patches through the event stream, delete, limits, errors.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::common::{Dirs, TestServer, expect_error, json};
+use crate::live::sse::Sse;
+use serde_json::{Value, json};
+
+const W: usize = 40;
+const H: usize = 24;
+
+/// A weighted 40x24 octile map: costs 1-5 in a fixed pattern, a wall along column 20 with a
+/// gap at rows 10-11, and a 3x3 block at (8..11, 4..7).
+fn map_costs() -> Vec<u8> {
+    let mut c: Vec<u8> = (0..W * H)
+        .map(|i| 1 + ((i * 7 + i / W) % 5) as u8)
+        .collect();
+    for y in 0..H {
+        if !(10..12).contains(&y) {
+            c[y * W + 20] = 0;
+        }
+    }
+    for y in 4..7 {
+        for x in 8..11 {
+            c[y * W + x] = 0;
+        }
+    }
+    c
+}
+
+fn upload(costs: &[u8]) -> Value {
+    json!({"width": W, "height": H, "costs": costs, "movement": "octile"})
+}
+
+/// Reference Dijkstra from `goal` over the whole map for a `k x k` agent (anchor costs,
+/// no corner cutting on the eroded map); `inf` where unreachable.
+pub fn reference(costs: &[u8], w: usize, h: usize, goal: (usize, usize), k: usize) -> Vec<f64> {
+    let fits = |x: i64, y: i64| {
+        x >= 0
+            && y >= 0
+            && (0..k as i64).all(|dy| {
+                (0..k as i64).all(|dx| {
+                    let (a, b) = (x + dx, y + dy);
+                    a < w as i64 && b < h as i64 && costs[b as usize * w + a as usize] != 0
+                })
+            })
+    };
+    let mut dist = vec![f64::INFINITY; w * h];
+    let gi = goal.1 * w + goal.0;
+    dist[gi] = 0.0;
+    let mut heap = BinaryHeap::from([Reverse((0u64, gi))]);
+    while let Some(Reverse((bits, i))) = heap.pop() {
+        let g = f64::from_bits(bits);
+        if g > dist[i] {
+            continue;
+        }
+        let (x, y) = ((i % w) as i64, (i / w) as i64);
+        for (dx, dy) in [
+            (0, -1),
+            (1, 0),
+            (0, 1),
+            (-1, 0),
+            (1, -1),
+            (1, 1),
+            (-1, 1),
+            (-1, -1),
+        ] {
+            let (nx, ny) = (x + dx, y + dy);
+            if !fits(nx, ny) || (dx != 0 && dy != 0 && !(fits(nx, y) && fits(x, ny))) {
+                continue;
+            }
+            let j = ny as usize * w + nx as usize;
+            let step = if dx != 0 && dy != 0 {
+                std::f64::consts::SQRT_2
+            } else {
+                1.0
+            };
+            let c = g + step * (costs[i] as f64 + costs[j] as f64) / 2.0;
+            if c < dist[j] {
+                dist[j] = c;
+                heap.push(Reverse((c.to_bits(), j)));
+            }
+        }
+    }
+    dist
+}
+
+/// Decodes standard base64 (with padding).
+fn unbase64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("bad base64 {c}"),
+    };
+    let mut out = Vec::new();
+    for chunk in s.as_bytes().chunks(4) {
+        let n = chunk
+            .iter()
+            .filter(|&&c| c != b'=')
+            .enumerate()
+            .fold(0u32, |n, (k, &c)| n | (val(c) as u32) << (18 - 6 * k));
+        let bytes = chunk.iter().filter(|&&c| c != b'=').count() - 1;
+        for k in 0..bytes {
+            out.push((n >> (16 - 8 * k)) as u8);
+        }
+    }
+    out
+}
+
+/// The decoded field: directions and costs.
+fn decode(v: &Value) -> (Vec<u8>, Vec<f64>) {
+    let dirs = unbase64(v["directions"].as_str().unwrap());
+    let costs: Vec<f64> = unbase64(v["costs"].as_str().unwrap())
+        .chunks(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    assert_eq!(dirs.len(), costs.len());
+    (dirs, costs)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(1.0)
+}
+
+/// Costs equal the reference; following directions from each cell reaches the goal at its
+/// cost (whole-map fields).
+fn check_field(costs: &[u8], dirs: &[u8], got: &[f64], goal: (usize, usize), k: usize) {
+    let want = reference(costs, W, H, goal, k);
+    const D: [(i64, i64); 8] = [
+        (0, -1),
+        (1, 0),
+        (0, 1),
+        (-1, 0),
+        (1, -1),
+        (1, 1),
+        (-1, 1),
+        (-1, -1),
+    ];
+    for i in 0..W * H {
+        assert!(
+            close(got[i], want[i]),
+            "cell {i}: {} vs {}",
+            got[i],
+            want[i]
+        );
+        if !want[i].is_finite() {
+            assert_eq!(dirs[i], 255, "cell {i}");
+            continue;
+        }
+        let (mut cur, mut sum) = (i, 0.0);
+        for _ in 0..W * H {
+            if dirs[cur] == 8 {
+                break;
+            }
+            let (dx, dy) = D[dirs[cur] as usize];
+            let next = ((cur / W) as i64 + dy) as usize * W + ((cur % W) as i64 + dx) as usize;
+            let step = if dx != 0 && dy != 0 {
+                std::f64::consts::SQRT_2
+            } else {
+                1.0
+            };
+            sum += step * (costs[cur] as f64 + costs[next] as f64) / 2.0;
+            cur = next;
+        }
+        assert_eq!(cur, goal.1 * W + goal.0, "from cell {i}");
+        assert!(close(sum, want[i]), "from cell {i}: {sum} vs {}", want[i]);
+    }
+}
+
+async fn create(s: &TestServer, map: &str, body: Value) -> reqwest::Response {
+    s.client
+        .post(s.at(&format!("/v1/maps/{map}/flowfields")))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn get_field(s: &TestServer, id: &str) -> (u16, Value) {
+    json(
+        s.client
+            .get(s.at(&format!("/v1/flowfields/{id}")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+async fn patch_ok(s: &TestServer, map: &str, body: Value) {
+    let resp = s
+        .client
+        .patch(s.at(&format!("/v1/maps/{map}")))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test]
+async fn a_flow_field_matches_a_reference_and_follows_patches() {
+    let s = TestServer::new().await;
+    let mut costs = map_costs();
+    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
+    let goal = (35usize, 3usize);
+    let resp = create(&s, "f", json!({"goal": [goal.0, goal.1]})).await;
+    let loc = resp.headers()["location"].to_str().unwrap().to_owned();
+    let (status, v) = json(resp).await;
+    assert_eq!(status, 201, "{v}");
+    let id = v["id"].as_str().unwrap().to_owned();
+    let secret = v["secret"].as_str().unwrap().to_owned();
+    assert_eq!(loc, format!("/v1/flowfields/{id}"));
+    assert_eq!(
+        (&v["seq"], &v["map_version"], &v["size"], &v["max_cost"]),
+        (&json!(0), &json!(1), &json!(1), &Value::Null)
+    );
+    assert_eq!(
+        v["region"],
+        json!({"x": 0, "y": 0, "width": W, "height": H})
+    );
+    let (mut dirs, mut got) = decode(&v);
+    assert_eq!(dirs[goal.1 * W + goal.0], 8);
+    check_field(&costs, &dirs, &got, goal, 1);
+    let reachable = got.iter().filter(|c| c.is_finite()).count();
+    assert_eq!(v["reachable"], json!(reachable));
+
+    // The stream starts where the field stands.
+    let url = s.at(&format!("/v1/flowfields/{id}/events"));
+    let mut st = Sse::open(&s.client, &url, None).await;
+    let ev = st.expect().await;
+    assert_eq!((ev.seq(), ev.reason()), (0, "current"));
+
+    // Close the gap in the wall: the west half must go round... it cannot: unreachable.
+    patch_ok(
+        &s,
+        "f",
+        json!({"rects": [{"x": 20, "y": 10, "width": 1, "height": 2, "cost": 0}]}),
+    )
+    .await;
+    for y in 10..12 {
+        costs[y * W + 20] = 0;
+    }
+    let ev = st.expect().await;
+    assert_eq!((ev.seq(), ev.reason()), (1, "changed"));
+    assert_eq!(ev.data["map_version"], 2);
+    for cell in ev.data["cells"].as_array().unwrap() {
+        let i = cell[1].as_u64().unwrap() as usize * W + cell[0].as_u64().unwrap() as usize;
+        dirs[i] = cell[2].as_u64().unwrap() as u8;
+        got[i] = cell[3].as_f64().unwrap_or(f64::INFINITY);
+    }
+    // The event brought the client's copy up to date.
+    check_field(&costs, &dirs, &got, goal, 1);
+    assert!(got[5 * W + 2].is_infinite());
+    let (_, v2) = get_field(&s, &id).await;
+    assert_eq!((&v2["seq"], &v2["map_version"]), (&json!(1), &json!(2)));
+    assert_eq!(decode(&v2), (dirs.clone(), got.clone()));
+
+    // Reopen it wider and cheaper, plus a patch far from... everything is in the field.
+    patch_ok(
+        &s,
+        "f",
+        json!({"cells": [{"x": 20, "y": 5, "cost": 1}, {"x": 20, "y": 6, "cost": 1}, {"x": 3, "y": 3, "cost": 9}]}),
+    )
+    .await;
+    costs[5 * W + 20] = 1;
+    costs[6 * W + 20] = 1;
+    costs[3 * W + 3] = 9;
+    let ev = st.expect().await;
+    assert_eq!((ev.seq(), ev.reason()), (2, "changed"));
+    let (_, v3) = get_field(&s, &id).await;
+    let (d3, c3) = decode(&v3);
+    check_field(&costs, &d3, &c3, goal, 1);
+
+    // A reconnect replays from the buffer.
+    let mut again = Sse::open(&s.client, &url, Some(1)).await;
+    assert_eq!(again.expect().await.seq(), 2);
+
+    // Delete: needs the secret; streams get `deleted` and end.
+    let del = s.at(&format!("/v1/flowfields/{id}"));
+    let resp = s.client.delete(&del).send().await.unwrap();
+    expect_error(resp, 403, "forbidden").await;
+    let resp = s
+        .client
+        .delete(&del)
+        .header("x-flowfield-secret", &secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    let ev = st.expect().await;
+    assert_eq!((ev.seq(), ev.reason()), (3, "deleted"));
+    assert!(st.next().await.is_none());
+    let resp = s.client.get(&del).send().await.unwrap();
+    expect_error(resp, 404, "flowfield_not_found").await;
+}
+
+#[tokio::test]
+async fn regions_bounds_and_sizes() {
+    let s = TestServer::new().await;
+    let costs = map_costs();
+    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
+    // A region: only its cells, outside counts as wall.
+    let (status, v) = json(
+        create(
+            &s,
+            "f",
+            json!({"goal": [25, 10], "region": {"x": 21, "y": 2, "width": 10, "height": 12}, "max_cost": 12.5}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{v}");
+    assert_eq!(v["max_cost"], json!(12.5));
+    let (dirs, got) = decode(&v);
+    assert_eq!(dirs.len(), 120);
+    let finite: Vec<f64> = got.iter().copied().filter(|c| c.is_finite()).collect();
+    assert!(!finite.is_empty() && finite.iter().all(|&c| c <= 12.5));
+    assert!(finite.len() < 120, "the bound cuts some cells off");
+    // A 2x2 agent: the reference on the eroded map.
+    let (status, v) = json(create(&s, "f", json!({"goal": [35, 3], "size": 2})).await).await;
+    assert_eq!(status, 201, "{v}");
+    let (dirs, got) = decode(&v);
+    check_field(&costs, &dirs, &got, (35, 3), 2);
+    // The 2-row gap admits a 2x2 agent; a 3x3 one cannot cross.
+    assert!(got[5 * W + 2].is_finite());
+    let (_, v) = json(create(&s, "f", json!({"goal": [35, 3], "size": 3})).await).await;
+    let (dirs, got) = decode(&v);
+    check_field(&costs, &dirs, &got, (35, 3), 3);
+    assert!(got[5 * W + 2].is_infinite());
+}
+
+#[tokio::test]
+async fn flow_field_errors_and_limits() {
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.flowfields.max_flowfields = 1;
+    config.flowfields.max_flowfield_cells = 500;
+    let s = TestServer::start(dirs, config).await;
+    assert_eq!(s.put_json("f", &upload(&map_costs())).await.status(), 201);
+    let small = json!({"x": 0, "y": 0, "width": 20, "height": 20});
+    for (body, status, code) in [
+        (
+            json!({"goal": [20, 0], "region": small}),
+            400,
+            "out_of_bounds",
+        ),
+        (
+            json!({"goal": [9, 5], "region": small}),
+            400,
+            "goal_blocked",
+        ),
+        (
+            json!({"goal": [99, 0], "region": small}),
+            400,
+            "out_of_bounds",
+        ),
+        (
+            json!({"goal": [0, 0], "region": {"x": 30, "y": 0, "width": 20, "height": 2}}),
+            400,
+            "out_of_bounds",
+        ),
+        (
+            json!({"goal": [0, 0], "region": small, "size": 9}),
+            400,
+            "invalid_request",
+        ),
+        (
+            json!({"goal": [0, 0], "region": small, "size": 0}),
+            400,
+            "invalid_request",
+        ),
+        (
+            json!({"goal": [0, 0], "region": small, "max_cost": -1}),
+            400,
+            "invalid_request",
+        ),
+        (
+            json!({"goal": [0, 0], "region": small, "colour": 1}),
+            400,
+            "invalid_request",
+        ),
+        (json!({"goal": [0, 0]}), 400, "invalid_request"),
+    ] {
+        expect_error(create(&s, "f", body.clone()).await, status, code).await;
+    }
+    expect_error(
+        create(&s, "nope", json!({"goal": [0, 0]})).await,
+        404,
+        "map_not_found",
+    )
+    .await;
+    let (status, v) = json(create(&s, "f", json!({"goal": [0, 0], "region": small})).await).await;
+    assert_eq!(status, 201, "{v}");
+    expect_error(
+        create(&s, "f", json!({"goal": [1, 0], "region": small})).await,
+        429,
+        "too_many_flowfields",
+    )
+    .await;
+    let id = v["id"].as_str().unwrap();
+    let url = s.at(&format!("/v1/flowfields/{id}/events"));
+    let mut st = Sse::open(&s.client, &url, None).await;
+    st.expect().await;
+    let bad = s
+        .client
+        .get(&url)
+        .header("last-event-id", "x")
+        .send()
+        .await
+        .unwrap();
+    expect_error(bad, 400, "invalid_request").await;
+    // Deleting the map ends the field.
+    let resp = s.client.delete(s.at("/v1/maps/f")).send().await.unwrap();
+    assert_eq!(resp.status(), 204);
+    let ev = st.expect().await;
+    assert_eq!(ev.reason(), "map_deleted");
+    assert!(st.next().await.is_none());
+    expect_error(
+        s.client
+            .get(s.at(&format!("/v1/flowfields/{id}")))
+            .send()
+            .await
+            .unwrap(),
+        404,
+        "flowfield_not_found",
+    )
+    .await;
+    // Room again.
+    assert_eq!(s.put_json("f", &upload(&map_costs())).await.status(), 201);
+    assert_eq!(
+        create(&s, "f", json!({"goal": [0, 0], "region": small}))
+            .await
+            .status(),
+        201
+    );
+}
+
+#[tokio::test]
+async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.subscription_ttl_secs = 1;
+    let s = TestServer::start(dirs, config).await;
+    let mut costs = map_costs();
+    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
+    let (_, v) = json(create(&s, "f", json!({"goal": [35, 3]})).await).await;
+    let id = v["id"].as_str().unwrap().to_owned();
+    let url = s.at(&format!("/v1/flowfields/{id}/events"));
+    let mut st = Sse::open(&s.client, &url, None).await;
+    assert_eq!(st.expect().await.reason(), "current");
+    // Same shape: the difference arrives as a patch.
+    costs[10 * W + 20] = 0;
+    costs[11 * W + 20] = 0;
+    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 200);
+    let ev = st.expect().await;
+    assert_eq!((ev.seq(), ev.reason()), (1, "changed"));
+    let (_, now) = get_field(&s, &id).await;
+    let (dirs, got) = decode(&now);
+    check_field(&costs, &dirs, &got, (35, 3), 1);
+    // Another shape: the field ends.
+    let other = json!({"width": 5, "height": 5, "costs": vec![1; 25], "movement": "octile"});
+    assert_eq!(s.put_json("f", &other).await.status(), 200);
+    assert_eq!(st.expect().await.reason(), "map_replaced");
+    assert!(st.next().await.is_none());
+    // An idle field (no stream, no request) expires after the TTL.
+    let (_, v) = json(create(&s, "f", json!({"goal": [0, 0]})).await).await;
+    let id = v["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    let (status, _) = get_field(&s, &id).await;
+    assert_eq!(status, 404);
+}
