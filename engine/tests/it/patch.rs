@@ -5,11 +5,9 @@
 //! Seeded random patch sequences (cells and rectangles, walls and terrain) on random maps of
 //! several sizes (multiples of the 64-cell tile and not), both movement rules.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::{random_grid, random_passable, reference};
+use crate::common::{random_grid, random_passable, reference};
 use pathd_engine::{Algorithm, Grid, Movement, Patch, Point, Query, Rect, Searcher, Status};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -1,8 +1,6 @@
 //! One table of small hand-made scenarios, run against every optimal algorithm.
 
-mod common;
-
-use common::check_path;
+use crate::common::check_path;
 use pathd_engine::movingai::parse_map;
 use pathd_engine::{Algorithm, Grid, Movement, Point, Query, QueryError, Searcher, Status};
 

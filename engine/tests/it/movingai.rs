@@ -2,9 +2,7 @@
 //! a deterministic sample of its scenario rows, every optimal algorithm, each path checked
 //! step by step.
 
-mod common;
-
-use common::{
+use crate::common::{
     check_path, load_map, load_scen, maps_with_scen, matches_optimal, sample, sample_size,
 };
 use pathd_engine::{Algorithm, Query, Searcher, Status};

@@ -2,12 +2,10 @@
 //! movement rules, random patches and agent moves, compared after every step) and the
 //! classic failure cases of D* Lite implementations, each by name.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use common::{
+use crate::common::{
     check_path, load_map, load_scen, matches_optimal, random_grid, random_passable, show,
 };
 use pathd_engine::{

@@ -2,9 +2,7 @@
 //! the reference Dijkstra on random maps; incremental updates equal fresh builds after random
 //! patch sequences; limits, partial answers and misuse.
 
-mod common;
-
-use common::{
+use crate::common::{
     bench_dir, check_path, load_map, load_scen, random_grid, random_passable, reference, sample,
     show,
 };
@@ -24,7 +22,7 @@ const ROWS_PER_MAP: usize = 60;
 
 /// Benchmark maps at least 512 cells on both sides, with their scenario files.
 fn big_maps() -> Vec<(String, String)> {
-    common::maps_with_scen()
+    crate::common::maps_with_scen()
         .into_iter()
         .filter(|(m, _)| {
             let text = std::fs::read_to_string(bench_dir().join("maps").join(m)).unwrap();

@@ -1,9 +1,7 @@
 //! Parser tests: the real benchmark quirks, and hostile input that must give an error naming
 //! the line, never a panic.
 
-mod common;
-
-use common::{bench_dir, load_map, load_scen};
+use crate::common::{bench_dir, load_map, load_scen};
 use pathd_engine::movingai::{parse_map, parse_scen, write_map};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

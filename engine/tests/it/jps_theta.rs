@@ -8,9 +8,9 @@
 //! (two cells on an edge, four at a corner). Segment costs are recomputed independently from
 //! the same crossings.
 
-mod common;
-
-use common::{check_path, load_map, load_scen, random_grid, random_passable, reference, show};
+use crate::common::{
+    check_path, load_map, load_scen, random_grid, random_passable, reference, show,
+};
 use pathd_engine::{
     Algorithm, Grid, Limits, Movement, Patch, Point, Query, QueryError, Rect, Searcher, Status,
     resolve_auto,
@@ -554,7 +554,7 @@ fn theta_on_moving_ai_maps() {
     ] {
         let grid = load_map(&format!("{map}.map"));
         let rows = load_scen(&format!("{map}.map.scen"));
-        for row in common::sample(&rows, 12)
+        for row in crate::common::sample(&rows, 12)
             .iter()
             .filter(|r| !r.unreachable())
         {
@@ -587,7 +587,7 @@ fn theta_on_moving_ai_maps() {
             checked += 1;
         }
     }
-    assert!(checked >= 6 * common::sample_size(12));
+    assert!(checked >= 6 * crate::common::sample_size(12));
     eprintln!(
         "Moving AI: theta vs smoothed A*: worst excess {:.4}%",
         worst * 100.0

@@ -1,9 +1,7 @@
 //! Seeded property tests: every optimal algorithm against the test-only reference Dijkstra
 //! on random maps (1x1 to 128x128, 0-60% walls, weighted cells, both movement rules).
 
-mod common;
-
-use common::{check_path, random_grid, random_passable, reference, show};
+use crate::common::{check_path, random_grid, random_passable, reference, show};
 use pathd_engine::{Algorithm, Limits, Movement, Query, Searcher, Status};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

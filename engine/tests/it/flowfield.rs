@@ -3,8 +3,6 @@
 //! from the clearance annotation), restricted to the field's region. Before and after random
 //! patch sequences, on seeded random maps, octile and cardinal, uniform and weighted.
 
-mod common;
-
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -159,7 +157,7 @@ fn fields_under_patches(seed: u64, sizes: &[u32], rounds: usize, patches: usize)
         };
         let weighted = round % 4 >= 2;
         let (w, h) = (rng.random_range(4..28), rng.random_range(4..28));
-        let mut grid = common::random_grid(&mut rng, w, h, 0.2, weighted, movement);
+        let mut grid = crate::common::random_grid(&mut rng, w, h, 0.2, weighted, movement);
         let k = sizes[round % sizes.len()];
         // A goal the agent fits at (skip maps without one).
         let goals: Vec<Point> = (0..w * h)
@@ -250,7 +248,7 @@ fn clearance_after_random_patches_equals_a_fresh_computation() {
     let mut rng = StdRng::seed_from_u64(7);
     for round in 0..20 {
         let (w, h) = (rng.random_range(1..40), rng.random_range(1..40));
-        let mut grid = common::random_grid(&mut rng, w, h, 0.15, false, Movement::Octile);
+        let mut grid = crate::common::random_grid(&mut rng, w, h, 0.15, false, Movement::Octile);
         grid.clearance();
         for n in 0..15 {
             let patch = random_patch(&mut rng, &grid, false);
@@ -311,16 +309,16 @@ fn field_errors() {
 fn measure_repair_against_fresh() {
     use std::time::Instant;
     for name in ["den520d.map", "Berlin_1_1024.map", "16room_000.map"] {
-        let mut grid = common::load_map(name);
+        let mut grid = crate::common::load_map(name);
         let mut rng = StdRng::seed_from_u64(1);
-        let goal = common::random_passable(&mut rng, &grid).unwrap();
+        let goal = crate::common::random_passable(&mut rng, &grid).unwrap();
         let spec = FlowSpec::new(goal);
         let t = Instant::now();
         let mut f = FlowField::new(&grid, &spec).unwrap();
         let fresh = t.elapsed();
         let (mut times, mut touched) = (Vec::new(), Vec::new());
         for _ in 0..200 {
-            let p = common::random_passable(&mut rng, &grid).unwrap();
+            let p = crate::common::random_passable(&mut rng, &grid).unwrap();
             let cost = if rng.random_bool(0.5) { 0 } else { 1 };
             let patch = Patch {
                 cells: vec![(p, cost)],
@@ -403,7 +401,7 @@ fn sized_queries_and_dstar_match_the_eroded_reference_under_patches() {
         };
         let weighted = round % 4 >= 2;
         let (w, h) = (rng.random_range(6..30), rng.random_range(6..30));
-        let mut grid = common::random_grid(&mut rng, w, h, 0.12, weighted, movement);
+        let mut grid = crate::common::random_grid(&mut rng, w, h, 0.12, weighted, movement);
         let k = 1 + round as u32 % 4;
         let anchors: Vec<Point> = (0..w * h)
             .map(|i| Point::new(i % w, i / w))
@@ -521,14 +519,14 @@ fn measure_clearance_and_sized_search() {
     use pathd_engine::{Query, Searcher, Status};
     use std::time::{Duration, Instant};
     for name in ["den520d.map", "Berlin_1_1024.map", "16room_000.map"] {
-        let mut grid = common::load_map(name);
+        let mut grid = crate::common::load_map(name);
         let t = Instant::now();
         grid.clearance();
         let build = t.elapsed();
         let mut rng = StdRng::seed_from_u64(3);
         let mut derive = Vec::new();
         for _ in 0..100 {
-            let p = common::random_passable(&mut rng, &grid).unwrap();
+            let p = crate::common::random_passable(&mut rng, &grid).unwrap();
             let patch = Patch {
                 cells: vec![(p, if rng.random_bool(0.5) { 0 } else { 1 })],
                 rects: vec![],
@@ -545,8 +543,8 @@ fn measure_clearance_and_sized_search() {
         let mut times = [Duration::ZERO; 3];
         let mut found = [0; 3];
         for _ in 0..100 {
-            let a = common::random_passable(&mut rng, &grid).unwrap();
-            let b = common::random_passable(&mut rng, &grid).unwrap();
+            let a = crate::common::random_passable(&mut rng, &grid).unwrap();
+            let b = crate::common::random_passable(&mut rng, &grid).unwrap();
             for (i, k) in [1u32, 2, 4].into_iter().enumerate() {
                 let q = Query {
                     size: k,

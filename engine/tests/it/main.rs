@@ -1,0 +1,14 @@
+//! Every engine integration test, as one test binary (one link instead of one per file);
+//! each module is one area, sharing the support code in `common`.
+
+mod common;
+
+mod dstar_lite;
+mod flowfield;
+mod hpa;
+mod jps_theta;
+mod movingai;
+mod oracle;
+mod parser;
+mod patch;
+mod scenarios;
