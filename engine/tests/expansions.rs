@@ -77,7 +77,9 @@ fn weighted_astar_expands_fewer_cells_than_astar_on_every_map() {
         // Strictly fewer, except where A* already expands nothing but its path (then both
         // expand exactly the path and cannot do better).
         let path_only = rows.iter().all(|row| {
-            let r = searcher.find_path(&grid, &Query::new(row.start, row.goal)).unwrap();
+            let r = searcher
+                .find_path(&grid, &Query::new(row.start, row.goal))
+                .unwrap();
             r.stats.expanded as usize == r.path.len()
         });
         for (w, x) in WEIGHTS.iter().zip(ws) {

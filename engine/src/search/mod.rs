@@ -6,9 +6,11 @@
 //! expanders (warthog's "expansion policy").
 //!
 //! Open list: a 4-ary heap keyed by `f` with decrease-key ([`heap`]): each open node is in it
-//! once, an improvement moves its entry.
+//! once, an improvement moves its entry. Closed nodes are never reopened under an inflated
+//! heuristic (weighted A*).
 //!
-//! Tie-breaking (documented, deterministic): smaller `f` first; among equal `f`, larger `g`
+//! Tie-breaking (documented, deterministic): smaller `f = g + w h` first (the weighted `f`
+//! for weighted A*, so its ties too follow the order it expands in); among equal `f`, larger `g`
 //! (the node deeper along its path, which finishes straight runs first; compared at `f32`
 //! precision); then the smaller node index (row-major order). Successors are generated in the order
 //! N, E, S, W, NE, SE, SW, NW. The heap order is total, so the same query on the same map
@@ -45,10 +47,10 @@ pub(crate) struct Succ {
 
 /// Decides which successors an expanded node has.
 pub(crate) trait Expander {
-    /// Whether an expanded node is reopened when a cheaper way to it turns up. Weighted A*
-    /// needs it for its bound; with a consistent heuristic it never happens anyway. Theta*
-    /// keeps closed nodes closed (Nash et al.), which is also what keeps its parent chains'
-    /// lengths equal to their `g`.
+    /// Whether an expanded node may be reopened when a cheaper way to it turns up (only ever
+    /// with weight `<= 1`: weighted A* keeps its bound without reopening, see
+    /// `algo::astar`). With a consistent heuristic it never happens in exact arithmetic. Theta* keeps closed nodes closed (Nash et al.), which is also what keeps
+    /// its parent chains' lengths equal to their `g`.
     const REOPEN: bool = true;
 
     /// Whether [`Expander::refine`] does anything (lets the core skip the call).
@@ -277,6 +279,9 @@ fn best_first_traced<E: Expander, T: Tracer>(
     let mut closest: Option<(f64, f64, u32)> = None;
     let mut debug = Vec::new();
     let max_exp = run.limits.max_expansions.unwrap_or(u64::MAX);
+    // Closed nodes stay closed under an inflated heuristic (see `algo::astar` for why the
+    // bound holds without reopening); with a consistent one no closed node ever improves.
+    let reopen = E::REOPEN && run.weight <= 1.0;
 
     let (nodes, open, succs) = scratch.parts();
     nodes.touch(run.start, 0.0, run.start);
@@ -344,7 +349,7 @@ fn best_first_traced<E: Expander, T: Tracer>(
             let (old, closed) = match nodes.state(s.node) {
                 State::New => (f64::INFINITY, false),
                 State::Open(g) => (g, false),
-                State::Closed(_) if !E::REOPEN => continue,
+                State::Closed(_) if !reopen => continue,
                 State::Closed(g) => (g, true),
             };
             if E::REFINES {
