@@ -1,8 +1,9 @@
 //! `pathd scen MAP.map FILE.scen`: checks the engine against a Moving AI scenario file.
 //!
 //! Every row whose stated size matches the map is answered; a row matches when the cost is
-//! within `6e-3 + 1e-5 * optimal` of the stated optimum, or, for the rows stated as
-//! unreachable (optimal 0 with start != goal), when the answer is "no path".
+//! within `6e-3 + 1e-5 * optimal` of the stated optimum (for weighted A*, `--weight W`: not
+//! below it and at most `W` times it), or, for the rows stated as unreachable (optimal 0 with
+//! start != goal), when the answer is "no path".
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,6 +23,10 @@ pub struct ScenArgs {
     /// Algorithm wire name (astar, dijkstra, weighted_astar, jps, theta, hpa, auto).
     #[arg(long, default_value = "astar")]
     pub algorithm: String,
+    /// Heuristic weight `w` of weighted A* (`f = g + w h`, answers within `w` of optimal);
+    /// checked like a query's weight, ignored by the other algorithms.
+    #[arg(long, default_value_t = 1.0)]
+    pub weight: f64,
     /// Print one JSON object instead of a text line.
     #[arg(long)]
     pub json: bool,
@@ -46,25 +51,38 @@ pub struct ScenReport {
 
 /// True when `cost`/`status` answer `row` correctly: the optimal grid length within the
 /// benchmarks' print tolerance, or, for an any-angle answer (Theta*'s `smoothed_length`),
-/// at most that length.
-pub fn matches(row: &ScenRow, status: Status, cost: f64, any_angle: bool) -> bool {
+/// at most that length, or, for a bounded-suboptimal answer (weighted A*, `bound` = its
+/// weight; 1 for the optimal algorithms), between the optimum and `bound` times it.
+pub fn matches(row: &ScenRow, status: Status, cost: f64, any_angle: bool, bound: f64) -> bool {
     let tol = 6e-3 + 1e-5 * row.optimal;
     if row.unreachable() {
         status == Status::NoPath
     } else if any_angle {
         status == Status::Found && cost <= row.optimal + tol
     } else {
-        status == Status::Found && (cost - row.optimal).abs() <= tol
+        status == Status::Found && cost + tol >= row.optimal && cost <= bound * row.optimal + tol
     }
 }
 
-/// Answers every row on `grid`, reporting mismatches (at most 10) on stderr.
-pub fn check(grid: &Grid, rows: &[ScenRow], algorithm: Algorithm) -> Result<ScenReport, String> {
+/// Answers every row on `grid` with `algorithm` (and `weight`, for weighted A*), reporting
+/// mismatches (at most 10) on stderr.
+pub fn check(
+    grid: &Grid,
+    rows: &[ScenRow],
+    algorithm: Algorithm,
+    weight: f64,
+) -> Result<ScenReport, String> {
     let mut searcher = Searcher::new();
+    let bound = if algorithm == Algorithm::WeightedAStar {
+        weight
+    } else {
+        1.0
+    };
     let mut times = Vec::with_capacity(rows.len());
     let (mut matched, mut expanded, mut shown) = (0, 0u64, 0);
     for row in rows {
-        let query = Query::new(row.start, row.goal).with_algorithm(algorithm);
+        let mut query = Query::new(row.start, row.goal).with_algorithm(algorithm);
+        query.weight = weight;
         let t = Instant::now();
         let r = searcher
             .find_path(grid, &query)
@@ -77,7 +95,7 @@ pub fn check(grid: &Grid, rows: &[ScenRow], algorithm: Algorithm) -> Result<Scen
         } else {
             r.cost
         };
-        if matches(row, r.status, cost, any_angle) {
+        if matches(row, r.status, cost, any_angle, bound) {
             matched += 1;
         } else if shown < 10 {
             shown += 1;
@@ -115,6 +133,7 @@ pub fn check(grid: &Grid, rows: &[ScenRow], algorithm: Algorithm) -> Result<Scen
 pub fn run(args: &ScenArgs) -> Result<ScenReport, String> {
     let algorithm = Algorithm::parse(&args.algorithm)
         .ok_or_else(|| format!("unknown algorithm {:?}", args.algorithm))?;
+    pathd_engine::query::check_weight(args.weight).map_err(|e| e.to_string())?;
     let read =
         |p: &PathBuf| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
     let grid = movingai::parse_map(&read(&args.map)?)
@@ -124,7 +143,7 @@ pub fn run(args: &ScenArgs) -> Result<ScenReport, String> {
         .into_iter()
         .filter(|r| r.width == grid.width() && r.height == grid.height())
         .collect();
-    check(&grid, &rows, algorithm)
+    check(&grid, &rows, algorithm, args.weight)
 }
 
 impl ScenReport {
