@@ -4,6 +4,7 @@
 mod common;
 
 mod dstar_lite;
+mod expansions;
 mod flowfield;
 mod hpa;
 mod jps_theta;

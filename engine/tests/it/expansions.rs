@@ -3,9 +3,7 @@
 //!
 //! Run with `--nocapture` to see the table of mean expansions per map.
 
-mod common;
-
-use common::{check_path, load_map, load_scen, maps_with_scen, matches_optimal, sample};
+use crate::common::{check_path, load_map, load_scen, maps_with_scen, matches_optimal, sample};
 use pathd_engine::movingai::ScenRow;
 use pathd_engine::{Algorithm, Grid, Query, Searcher, Status};
 
