@@ -75,7 +75,12 @@ pub fn sample_size(n: usize) -> usize {
 /// `n` (at least 3) on every map; `PATHD_FULL_SWEEP=1` takes all `n` (the full sweep, one
 /// command away: `PATHD_FULL_SWEEP=1 cargo test -p pathd-engine --release`).
 pub fn sample(rows: &[ScenRow], n: usize) -> Vec<ScenRow> {
-    let n = sample_size(n);
+    sample_exact(rows, sample_size(n))
+}
+
+/// Exactly `n` evenly spread rows (plus the unreachable ones), whatever the sweep setting:
+/// for tests that compare means, which a smaller sample would make noisy.
+pub fn sample_exact(rows: &[ScenRow], n: usize) -> Vec<ScenRow> {
     let step = (rows.len() / n.max(1)).max(1);
     rows.iter()
         .enumerate()
