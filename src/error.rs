@@ -73,6 +73,7 @@ error_codes! {
     BodyTimeout => "body_timeout",
     TooManyConnections => "too_many_connections",
     AbstractionBuilding => "abstraction_building",
+    ReplicaBehind => "replica_behind",
 }
 
 impl Serialize for ErrorCode {
@@ -317,6 +318,22 @@ impl From<crate::maps::MapsError> for ApiError {
                 )
             },
             E::Internal(m) => ApiError::internal(m),
+            E::Conflicted => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::StoreUnavailable,
+                    "other replicas kept writing this map first; retry shortly",
+                )
+            },
+            E::ReplicaBehind(_) => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::ReplicaBehind,
+                    message,
+                )
+            },
         }
     }
 }

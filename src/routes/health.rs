@@ -28,6 +28,7 @@ async fn healthz(State(state): State<AppState>) -> Json<Health> {
         status: "ok",
         maps: state.registry().len(),
         damaged_maps: damaged_names(&state),
+        store: state.maps().store_status().map(Into::into),
     })
 }
 
@@ -39,6 +40,7 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
             status: "ready",
             maps: state.registry().len(),
             damaged_maps: damaged_names(&state),
+            store: state.maps().store_status().map(Into::into),
         }))
     } else {
         Err(ApiError::new(
@@ -55,6 +57,7 @@ fn damaged_names(state: &AppState) -> Vec<String> {
 
 /// `GET /metrics` (operationId `metrics`): Prometheus text format.
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    state.maps().store_status(); // refreshes the replication gauges
     (
         [(
             header::CONTENT_TYPE,
