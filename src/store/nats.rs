@@ -456,24 +456,10 @@ impl NatsStore {
         let conn = self.open().await?;
         let replicas = self.opts.replicas;
         let mut delay = Duration::from_millis(100);
-        let (last, messages) = loop {
-            let attempt = async {
-                let info = conn.stream.get_info().await.map_err(|e| e.to_string())?;
-                let consumer = conn
-                    .stream
-                    .create_consumer(consumer::push::OrderedConfig {
-                        deliver_subject: conn.client.new_inbox(),
-                        filter_subject: format!("{SUBJECT_PREFIX}>"),
-                        deliver_policy: consumer::DeliverPolicy::All,
-                        ..Default::default()
-                    })
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let messages = consumer.messages().await.map_err(|e| e.to_string())?;
-                Ok::<_, String>((info.state.last_sequence, messages))
-            };
-            match attempt.await {
-                Ok(v) => break v,
+        let last = loop {
+            match conn.stream.get_info().await {
+                Ok(info) if info.state.messages == 0 => break 0,
+                Ok(info) => break info.state.last_sequence,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read the JetStream stream yet; retrying");
                     tokio::time::sleep(delay).await;
@@ -481,7 +467,7 @@ impl NatsStore {
                 }
             }
         };
-        let mut messages = messages;
+        let mut messages = Follower::new(conn.clone());
         enum Fold {
             Live(u64, Grid),
             Deleted(u64),
@@ -491,21 +477,18 @@ impl NatsStore {
         let mut states: HashMap<String, NameState> = HashMap::new();
         let mut seen = 0u64;
         while seen < last {
-            let Some(next) = messages.next().await else {
-                return Err(io_err(
-                    "nats",
-                    "the stream's consumer ended during bootstrap",
-                ));
+            // The stream's last message may be compacted away while this reads: then
+            // nothing more comes, and the feed takes whatever does later.
+            let Ok((msg, seq, _, _)) =
+                tokio::time::timeout(Duration::from_secs(5), messages.next()).await
+            else {
+                tracing::warn!(
+                    seen,
+                    last,
+                    "bootstrap: the stream went quiet before its last sequence"
+                );
+                break;
             };
-            let msg = match next {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading the stream during bootstrap");
-                    continue;
-                }
-            };
-            let Ok(info) = msg.info() else { continue };
-            let seq = info.stream_sequence;
             seen = seq;
             let d = match Self::decode(
                 conn,
@@ -679,6 +662,7 @@ impl NatsStore {
                     self.drop_object(key);
                 }
                 if e.kind() == PublishErrorKind::WrongLastSequence {
+                    tracing::debug!(map = %name, expected = st.seq, error = %e, "lost the compare-and-set");
                     metrics::counter!("pathd_store_conflicts_total").increment(1);
                     return Err(StoreError::Conflict {
                         name: name.to_owned(),
@@ -695,7 +679,9 @@ impl NatsStore {
             s.advance(version, ack.sequence, &meta);
         }
         // A whole map or a tombstone: what came before it on this subject is not needed.
-        if meta.body.is_some() || meta.op == Op::Delete {
+        // (Only when there is something before it: a purge below sequence 1 would be read
+        // as a purge of the whole subject.)
+        if (meta.body.is_some() || meta.op == Op::Delete) && st.seq > 0 {
             let old = st.object.clone();
             let replicas = self.opts.replicas;
             let seq = ack.sequence;
@@ -744,28 +730,149 @@ impl NatsStore {
     }
 }
 
+/// Heartbeat the follower's consumer asks for; three missed ones re-create it.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// An ordered reader of the stream: an ephemeral push consumer (subscribed before it is
+/// created, so nothing is missed), re-created from the last stream sequence read whenever
+/// a consumer sequence is skipped (messages lost in a reconnect) or heartbeats stop.
+struct Follower {
+    conn: Conn,
+    sub: Option<async_nats::Subscriber>,
+    consumer: Option<String>,
+    /// Last stream and consumer sequence read.
+    sseq: u64,
+    cseq: u64,
+}
+
+impl Follower {
+    fn new(conn: Conn) -> Self {
+        Follower {
+            conn,
+            sub: None,
+            consumer: None,
+            sseq: 0,
+            cseq: 0,
+        }
+    }
+
+    async fn open(&mut self) -> Result<(), String> {
+        self.sub = None;
+        if let Some(old) = self.consumer.take() {
+            let _ = self.conn.stream.delete_consumer(&old).await;
+        }
+        let inbox = self.conn.client.new_inbox();
+        let sub = self
+            .conn
+            .client
+            .subscribe(inbox.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        let deliver_policy = if self.sseq == 0 {
+            consumer::DeliverPolicy::All
+        } else {
+            consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: self.sseq + 1,
+            }
+        };
+        let c = self
+            .conn
+            .stream
+            .create_consumer(consumer::push::Config {
+                deliver_subject: inbox,
+                filter_subject: format!("{SUBJECT_PREFIX}>"),
+                deliver_policy,
+                ack_policy: consumer::AckPolicy::None,
+                max_deliver: 1,
+                idle_heartbeat: HEARTBEAT,
+                inactive_threshold: Duration::from_secs(30),
+                memory_storage: true,
+                num_replicas: 1,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        self.consumer = Some(c.cached_info().name.clone());
+        self.sub = Some(sub);
+        self.cseq = 0;
+        Ok(())
+    }
+
+    /// The next message of the stream: (message, stream sequence, pending, stored at).
+    /// Never fails: it re-creates its consumer until it can read again.
+    async fn next(&mut self) -> (async_nats::Message, u64, u64, SystemTime) {
+        let mut delay = Duration::from_millis(100);
+        loop {
+            if self.sub.is_none() {
+                if let Err(e) = self.open().await {
+                    tracing::warn!(error = %e, "cannot (re)create the stream consumer; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                    continue;
+                }
+                delay = Duration::from_millis(100);
+            }
+            let sub = self.sub.as_mut().expect("opened");
+            let got = tokio::time::timeout(HEARTBEAT * 3, sub.next()).await;
+            let msg = match got {
+                Ok(Some(m)) => m,
+                Ok(None) | Err(_) => {
+                    tracing::debug!("stream consumer silent; re-creating it");
+                    self.sub = None;
+                    continue;
+                }
+            };
+            if msg.status.is_some() {
+                // A heartbeat: it names the last consumer sequence sent; a higher one than
+                // read means messages were lost on the way.
+                let last = msg
+                    .headers
+                    .as_ref()
+                    .and_then(|h| h.get("Nats-Last-Consumer"))
+                    .and_then(|v| v.as_str().parse::<u64>().ok());
+                if last.is_some_and(|l| l > self.cseq) {
+                    self.sub = None;
+                }
+                if let Some(reply) = msg.reply.clone() {
+                    let _ = self.conn.client.publish(reply, Default::default()).await;
+                }
+                continue;
+            }
+            let jm = jetstream::Message {
+                message: msg,
+                context: self.conn.js.clone(),
+            };
+            let Ok(info) = jm.info() else { continue };
+            let (sseq, cseq, pending) =
+                (info.stream_sequence, info.consumer_sequence, info.pending);
+            let stored = UNIX_EPOCH
+                + Duration::from_nanos(
+                    u64::try_from(info.published.unix_timestamp_nanos()).unwrap_or(0),
+                );
+            if cseq != self.cseq + 1 {
+                self.sub = None; // a gap: read again from the last stream sequence
+                continue;
+            }
+            self.cseq = cseq;
+            if sseq <= self.sseq {
+                continue;
+            }
+            self.sseq = sseq;
+            return (jm.message, sseq, pending, stored);
+        }
+    }
+}
+
 /// The feed task: turns stream messages into [`Replicated`] mutations, in order.
 async fn feed(
     conn: Conn,
     replicas: usize,
-    mut messages: consumer::push::Ordered,
+    mut messages: Follower,
     tx: mpsc::Sender<Replicated>,
     shared: Arc<Shared>,
 ) {
-    while let Some(next) = messages.next().await {
-        let msg = match next {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::warn!(error = %e, "JetStream consumer error; it re-creates itself");
-                continue;
-            }
-        };
-        let Ok(info) = msg.info() else { continue };
-        let (seq, pending) = (info.stream_sequence, info.pending);
-        let stored = UNIX_EPOCH
-            + Duration::from_nanos(
-                u64::try_from(info.published.unix_timestamp_nanos()).unwrap_or(0),
-            );
+    loop {
+        let (msg, seq, pending, stored) = messages.next().await;
         *shared.pending.lock().expect("pending lock") = pending;
         let mut delay = Duration::from_millis(50);
         let decoded = loop {
