@@ -732,6 +732,8 @@ impl NatsStore {
 
 /// Heartbeat the follower's consumer asks for; three missed ones re-create it.
 const HEARTBEAT: Duration = Duration::from_secs(1);
+/// How often the follower looks at the connection while no message comes.
+const POLL: Duration = Duration::from_millis(100);
 
 /// An ordered reader of the stream: an ephemeral push consumer (subscribed before it is
 /// created, so nothing is missed), re-created from the last stream sequence read whenever
@@ -743,6 +745,8 @@ struct Follower {
     /// Last stream and consumer sequence read.
     sseq: u64,
     cseq: u64,
+    /// The connection dropped since the consumer was created.
+    disconnected: bool,
 }
 
 impl Follower {
@@ -753,6 +757,7 @@ impl Follower {
             consumer: None,
             sseq: 0,
             cseq: 0,
+            disconnected: false,
         }
     }
 
@@ -802,6 +807,7 @@ impl Follower {
     /// Never fails: it re-creates its consumer until it can read again.
     async fn next(&mut self) -> (async_nats::Message, u64, u64, SystemTime) {
         let mut delay = Duration::from_millis(100);
+        let mut silent = Duration::ZERO;
         loop {
             if self.sub.is_none() {
                 if let Err(e) = self.open().await {
@@ -813,12 +819,30 @@ impl Follower {
                 delay = Duration::from_millis(100);
             }
             let sub = self.sub.as_mut().expect("opened");
-            let got = tokio::time::timeout(HEARTBEAT * 3, sub.next()).await;
+            let got = tokio::time::timeout(POLL, sub.next()).await;
             let msg = match got {
-                Ok(Some(m)) => m,
-                Ok(None) | Err(_) => {
-                    tracing::debug!("stream consumer silent; re-creating it");
+                Ok(Some(m)) => {
+                    silent = Duration::ZERO;
+                    m
+                }
+                Ok(None) => {
                     self.sub = None;
+                    continue;
+                }
+                Err(_) => {
+                    // A reconnect loses the consumer's in-flight messages (and a restarted
+                    // server the consumer itself): read again from the last sequence as
+                    // soon as the connection is back, or after three missed heartbeats.
+                    silent += POLL;
+                    let connected = self.conn.client.connection_state() == State::Connected;
+                    if !connected {
+                        self.disconnected = true;
+                    } else if self.disconnected || silent >= HEARTBEAT * 3 {
+                        tracing::debug!("re-creating the stream consumer");
+                        self.disconnected = false;
+                        self.sub = None;
+                        silent = Duration::ZERO;
+                    }
                     continue;
                 }
             };
