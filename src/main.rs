@@ -25,7 +25,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP server (the default).
-    Serve(Config),
+    Serve(Box<Config>),
     /// Check a Moving AI scenario file against the engine.
     Scen(ScenArgs),
     /// Inspect or repair the data directory (run it while the server is stopped).
@@ -59,7 +59,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Scen(args)) => scen_main(&args),
-        Some(Command::Serve(config)) => serve_main(config),
+        Some(Command::Serve(config)) => serve_main(*config),
         Some(Command::Data(args)) => data_main(&args),
         None => serve_main(cli.serve),
     }

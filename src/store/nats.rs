@@ -613,7 +613,10 @@ impl NatsStore {
         let mut object = None;
         if let Some(g) = full {
             let body = snapshot::encode(name, version, g);
-            let limit = (conn.client.server_info().max_payload as usize)
+            let limit = conn
+                .client
+                .server_info()
+                .max_payload
                 .saturating_sub(64 << 10)
                 .max(64 << 10);
             if payload.len() + body.len() <= limit {
