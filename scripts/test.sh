@@ -10,6 +10,7 @@
 # Set PATHD_SKIP_CONTAINER=1 to skip step 5 on a machine without buildah.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+./scripts/ensure-nats.sh # the replication tests (tests/replicas.rs) start nats-server
 cargo test --workspace --locked
 ./scripts/readme-test.sh
 ./scripts/schemathesis.sh
