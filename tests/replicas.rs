@@ -153,10 +153,21 @@ impl Replica {
     }
 
     fn restart(&mut self) {
+        // PATHD_REPLICA_LOGS=DIR keeps each replica's log there (debugging).
+        let log = match std::env::var_os("PATHD_REPLICA_LOGS") {
+            Some(dir) => Stdio::from(
+                std::fs::File::create(Path::new(&dir).join(format!("pathd-{}.log", self.port)))
+                    .unwrap(),
+            ),
+            None => Stdio::null(),
+        };
         let child = Command::new(env!("CARGO_BIN_EXE_pathd"))
             .args(&self.args)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
+            .env(
+                "RUST_LOG",
+                std::env::var("PATHD_REPLICA_LOG_LEVEL").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(log)
             .stderr(Stdio::null())
             .spawn()
             .expect("pathd starts");
@@ -643,4 +654,108 @@ async fn killed_replica_catches_up_and_nats_outage_fails_writes_fast() {
     }
     settle(&[&a, &b]).await;
     assert_eq!(a.world().await, b.world().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_node_cluster_keeps_acknowledged_writes_when_a_node_dies() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let cluster: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let routes = cluster
+        .iter()
+        .map(|p| format!("nats://127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut nodes: Vec<Nats> = (0..3)
+        .map(|i| {
+            Nats::start(
+                &bin,
+                &tmp.path().join(format!("js{i}")),
+                vec![
+                    "-n".into(),
+                    format!("n{i}"),
+                    "--cluster_name".into(),
+                    "pathd".into(),
+                    "--cluster".into(),
+                    format!("nats://127.0.0.1:{}", cluster[i]),
+                    "--routes".into(),
+                    routes.clone(),
+                ],
+            )
+        })
+        .collect();
+    let store = format!(
+        "nats://{}",
+        nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let a = Replica::start(&store, tmp.path(), &["--nats-replicas", "3"]);
+    let b = Replica::start(&store, tmp.path(), &["--nats-replicas", "3"]);
+    a.ready().await;
+    b.ready().await;
+    let (s, v) = a.put("c", &open_text(40, 40)).await;
+    assert_eq!(s, 201, "{v}");
+    // Walls, one new cell per write, through A and B in turn; a NATS node dies midway.
+    let mut acked = Vec::new();
+    for i in 0..40u32 {
+        if i == 15 {
+            nodes[2].kill();
+        }
+        let r = if i % 2 == 0 { &a } else { &b };
+        let cell = (i % 40, 1 + i / 40);
+        let t = Instant::now();
+        loop {
+            let (s, v) = r
+                .patch(
+                    "c",
+                    json!({"cells": [{"x": cell.0, "y": cell.1, "cost": 0}]}),
+                )
+                .await;
+            if s == 200 {
+                acked.push((cell, v["version"].as_u64().unwrap()));
+                break;
+            }
+            assert!(matches!(s, 503), "write {i}: unexpected {s} {v}");
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "writes never resumed: {v}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let versions: HashSet<u64> = acked.iter().map(|(_, v)| *v).collect();
+    assert_eq!(
+        versions.len(),
+        acked.len(),
+        "a version was handed out twice"
+    );
+    let last = acked.iter().map(|(_, v)| *v).max().unwrap();
+    for r in [&a, &b] {
+        let t = Instant::now();
+        loop {
+            let (s, _) = r.get(&format!("/v1/maps/c?min_version={last}")).await;
+            if s == 200 {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(15),
+                "a replica never caught up"
+            );
+        }
+    }
+    let (wa, wb) = (a.world().await, b.world().await);
+    assert_eq!(wa, wb);
+    let (version, text) = &wa["c"];
+    assert_eq!(*version, last);
+    let rows: Vec<&str> = text.lines().skip(4).collect();
+    for ((x, y), _) in &acked {
+        assert_eq!(
+            rows[*y as usize].as_bytes()[*x as usize],
+            b'@',
+            "acknowledged wall at ({x}, {y}) missing"
+        );
+    }
 }

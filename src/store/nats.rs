@@ -767,7 +767,12 @@ impl Follower {
     async fn open(&mut self) -> Result<(), String> {
         self.sub = None;
         if let Some(old) = self.consumer.take() {
-            let _ = self.conn.stream.delete_consumer(&old).await;
+            // Best effort, and not waited for: a consumer on a dead node cannot answer, and
+            // the server drops an idle one by itself (`inactive_threshold`).
+            let stream = self.conn.stream.clone();
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(REQUEST_TIMEOUT, stream.delete_consumer(&old)).await;
+            });
         }
         let inbox = self.conn.client.new_inbox();
         let sub = self
@@ -783,22 +788,21 @@ impl Follower {
                 start_sequence: self.sseq + 1,
             }
         };
-        let c = self
-            .conn
-            .stream
-            .create_consumer(consumer::push::Config {
-                deliver_subject: inbox,
-                filter_subject: format!("{SUBJECT_PREFIX}>"),
-                deliver_policy,
-                ack_policy: consumer::AckPolicy::None,
-                max_deliver: 1,
-                idle_heartbeat: HEARTBEAT,
-                inactive_threshold: Duration::from_secs(30),
-                memory_storage: true,
-                num_replicas: 1,
-                ..Default::default()
-            })
+        let create = self.conn.stream.create_consumer(consumer::push::Config {
+            deliver_subject: inbox,
+            filter_subject: format!("{SUBJECT_PREFIX}>"),
+            deliver_policy,
+            ack_policy: consumer::AckPolicy::None,
+            max_deliver: 1,
+            idle_heartbeat: HEARTBEAT,
+            inactive_threshold: Duration::from_secs(10),
+            memory_storage: true,
+            num_replicas: 1,
+            ..Default::default()
+        });
+        let c = tokio::time::timeout(REQUEST_TIMEOUT, create)
             .await
+            .map_err(|_| "creating the consumer timed out".to_owned())?
             .map_err(|e| e.to_string())?;
         self.consumer = Some(c.cached_info().name.clone());
         self.sub = Some(sub);
