@@ -160,7 +160,14 @@ async fn find_paths(
     // Parsed off the runtime, and cut at the first query past the limit (`413`).
     let max = state.config().max_batch;
     let req = decode_off_runtime(body, move |de| BatchRequest::from_json(de, max)).await?;
-    wait_version(&state, &name, req.min_version).await?;
+    // The batch's `min_version`, or the highest one of its queries.
+    let min_version = req
+        .queries
+        .iter()
+        .filter_map(|q| q.min_version)
+        .chain(req.min_version)
+        .max();
+    wait_version(&state, &name, min_version).await?;
     let entry = lookup(&state, &name)?;
     let items: Vec<_> = req
         .queries
