@@ -10,6 +10,7 @@
 # Set PATHD_SKIP_CONTAINER=1 to skip step 5 on a machine without buildah.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+./scripts/ensure-nats.sh # the replication tests (tests/it/replicas.rs) start nats-server
 cargo test --workspace --locked
 # The binary the integration tests ran is the one the later stages start: no rebuild.
 target="${CARGO_TARGET_DIR:-target}"

@@ -143,6 +143,10 @@ pub struct Config {
     /// Flow field limits (see [`crate::flowfields`]). Boxed for the same reason.
     #[command(flatten)]
     pub flowfields: Box<FlowLimits>,
+
+    /// Replication through NATS JetStream (`--store`; see [`ReplicationOptions`]).
+    #[command(flatten)]
+    pub replication: Box<ReplicationOptions>,
 }
 
 /// How many flow fields the server keeps and how big one may be. Flow fields share the
@@ -158,6 +162,44 @@ pub struct FlowLimits {
     /// memory and the first computation of one field.
     #[arg(long, env = "PATHD_MAX_FLOWFIELD_CELLS", default_value_t = 4096 * 4096)]
     pub max_flowfield_cells: u64,
+}
+
+/// Where maps are stored and how replicas wait for each other (`--store`, `--nats-*`,
+/// `--max-wait-ms`).
+#[derive(Clone, Debug, Args)]
+pub struct ReplicationOptions {
+    /// Store maps in NATS JetStream instead of the data directory, shared by every replica
+    /// given the same servers: `nats://HOST:PORT[,HOST:PORT...]`. Unset: the local data
+    /// directory (`--data-dir`).
+    #[arg(long, env = "PATHD_STORE")]
+    pub store: Option<String>,
+
+    /// NATS credentials file (JWT and NKey seed, `.creds`).
+    #[arg(long, env = "PATHD_NATS_CREDS")]
+    pub nats_creds: Option<PathBuf>,
+
+    /// NATS user name (with `--nats-password`).
+    #[arg(long, env = "PATHD_NATS_USER")]
+    pub nats_user: Option<String>,
+
+    /// NATS password (with `--nats-user`).
+    #[arg(long, env = "PATHD_NATS_PASSWORD", hide_env_values = true)]
+    pub nats_password: Option<String>,
+
+    /// NATS authentication token.
+    #[arg(long, env = "PATHD_NATS_TOKEN", hide_env_values = true)]
+    pub nats_token: Option<String>,
+
+    /// Replicas of the JetStream stream when pathd creates it: 1 on a single NATS server,
+    /// 3 on a three-node cluster (a write is acknowledged once a quorum stored it).
+    #[arg(long, env = "PATHD_NATS_REPLICAS", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=5))]
+    pub nats_replicas: u16,
+
+    /// How long a request with `min_version` waits for this replica to apply that version,
+    /// in milliseconds; then `503 replica_behind`.
+    #[arg(long, env = "PATHD_MAX_WAIT_MS", default_value_t = 1_000)]
+    pub max_wait_ms: u64,
 }
 
 /// How long clients may take and how many connections are served at once (the flags of
@@ -233,6 +275,27 @@ impl Config {
             min_cells: self.hpa_min_cells,
             cluster_size: self.hpa_cluster_size,
         }
+    }
+
+    /// How long a `min_version` request waits at most.
+    pub fn max_wait(&self) -> Duration {
+        Duration::from_millis(self.replication.max_wait_ms)
+    }
+
+    /// The NATS options when `--store nats://...` is given.
+    pub fn nats(&self) -> Result<Option<crate::store::NatsOptions>, String> {
+        let r = &self.replication;
+        let Some(url) = &r.store else {
+            return Ok(None);
+        };
+        Ok(Some(crate::store::NatsOptions {
+            servers: crate::store::NatsOptions::parse(url)?,
+            creds: r.nats_creds.clone(),
+            user: r.nats_user.clone(),
+            password: r.nats_password.clone(),
+            token: r.nats_token.clone(),
+            replicas: usize::from(r.nats_replicas),
+        }))
     }
 
     /// The drain bound as a duration.

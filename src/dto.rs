@@ -103,6 +103,9 @@ pub struct UploadParams {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathRequest {
+    /// Wait (bounded by `--max-wait-ms`) until this replica has applied this map version
+    /// (read-your-writes across replicas); else `503 replica_behind`.
+    pub min_version: Option<u64>,
     /// `[x, y]`.
     pub start: [u32; 2],
     /// `[x, y]`.
@@ -260,6 +263,8 @@ impl PathResponse {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BatchRequest {
+    /// Wait until this replica has applied this map version (see [`PathRequest`]).
+    pub min_version: Option<u64>,
     /// The queries, answered in order.
     pub queries: Vec<PathRequest>,
 }
@@ -309,16 +314,17 @@ mod batch_seed {
     }
 
     #[derive(Deserialize)]
-    #[serde(field_identifier, rename_all = "lowercase")]
+    #[serde(field_identifier, rename_all = "snake_case")]
     enum Field {
         Queries,
+        MinVersion,
     }
 
     impl<'de> DeserializeSeed<'de> for Batch<'_> {
         type Value = BatchRequest;
 
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<BatchRequest, D::Error> {
-            d.deserialize_struct("BatchRequest", &["queries"], self)
+            d.deserialize_struct("BatchRequest", &["queries", "min_version"], self)
         }
     }
 
@@ -331,17 +337,31 @@ mod batch_seed {
 
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BatchRequest, A::Error> {
             let mut queries = None;
-            while let Some(Field::Queries) = map.next_key()? {
-                if queries.is_some() {
-                    return Err(de::Error::duplicate_field("queries"));
+            let mut min_version = None;
+            while let Some(field) = map.next_key()? {
+                match field {
+                    Field::Queries => {
+                        if queries.is_some() {
+                            return Err(de::Error::duplicate_field("queries"));
+                        }
+                        queries = Some(map.next_value_seed(Queries {
+                            max: self.max,
+                            over: self.over,
+                        })?);
+                    }
+                    Field::MinVersion => {
+                        if min_version.is_some() {
+                            return Err(de::Error::duplicate_field("min_version"));
+                        }
+                        min_version = Some(map.next_value::<Option<u64>>()?);
+                    }
                 }
-                queries = Some(map.next_value_seed(Queries {
-                    max: self.max,
-                    over: self.over,
-                })?);
             }
             let queries = queries.ok_or_else(|| de::Error::missing_field("queries"))?;
-            Ok(BatchRequest { queries })
+            Ok(BatchRequest {
+                min_version: min_version.flatten(),
+                queries,
+            })
         }
     }
 
@@ -422,4 +442,34 @@ pub struct Health {
     pub maps: usize,
     /// Maps not served because their durable data is damaged (`pathd data check`).
     pub damaged_maps: Vec<String>,
+    /// The replicated store's connection and lag (`--store nats://...` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreHealth>,
+}
+
+/// The replicated store as `/healthz` and `/readyz` report it.
+#[derive(Debug, Serialize)]
+pub struct StoreHealth {
+    /// `nats`.
+    pub kind: &'static str,
+    /// Whether NATS is reachable now (writes answer `503 store_unavailable` while not).
+    pub connected: bool,
+    /// Stream sequence of the last mutation applied here.
+    pub applied_position: u64,
+    /// Mutations stored but not yet applied here.
+    pub lag_messages: u64,
+    /// Age of the oldest stored mutation not yet applied here, in seconds.
+    pub lag_seconds: f64,
+}
+
+impl From<crate::store::StoreStatus> for StoreHealth {
+    fn from(s: crate::store::StoreStatus) -> Self {
+        StoreHealth {
+            kind: s.kind,
+            connected: s.connected,
+            applied_position: s.applied_position,
+            lag_messages: s.lag_messages,
+            lag_seconds: s.lag_seconds,
+        }
+    }
 }

@@ -75,6 +75,7 @@ error_codes! {
     AbstractionBuilding => "abstraction_building",
     FlowfieldNotFound => "flowfield_not_found",
     TooManyFlowfields => "too_many_flowfields",
+    ReplicaBehind => "replica_behind",
 }
 
 impl Serialize for ErrorCode {
@@ -322,6 +323,22 @@ impl From<crate::maps::MapsError> for ApiError {
                 )
             },
             E::Internal(m) => ApiError::internal(m),
+            E::Conflicted => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::StoreUnavailable,
+                    "other replicas kept writing this map first; retry shortly",
+                )
+            },
+            E::ReplicaBehind(_) => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::ReplicaBehind,
+                    message,
+                )
+            },
         }
     }
 }

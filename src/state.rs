@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use metrics_exporter_prometheus::PrometheusHandle;
 use pathd_engine::Grid;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
@@ -20,7 +21,7 @@ use crate::dto::MapSummary;
 use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot};
 use crate::live::Hub;
 use crate::maps::Maps;
-use crate::store::LocalStore;
+use crate::store::{LocalStore, MapStore, NatsStore};
 
 /// Where a map came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +106,8 @@ pub struct Registry {
     maps: RwLock<HashMap<String, Arc<MapEntry>>>,
     /// Last version of each deleted name, so a re-created map continues past it.
     tombstones: Mutex<HashMap<String, u64>>,
+    /// Bumped on every change (`min_version` waits on it).
+    changes: watch::Sender<u64>,
     /// Builds HPA* abstractions of inserted big maps in the background.
     hpa: HpaBuilder,
 }
@@ -115,6 +118,7 @@ impl Registry {
         Registry {
             maps: RwLock::default(),
             tombstones: Mutex::default(),
+            changes: watch::Sender::new(0),
             hpa: HpaBuilder::new(hpa),
         }
     }
@@ -165,6 +169,7 @@ impl Registry {
             .insert(entry.name.clone(), Arc::clone(&entry));
         // A patched entry already derived its abstraction; others queue a build.
         self.hpa.ensure(&entry);
+        self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
         old
     }
@@ -175,6 +180,7 @@ impl Registry {
         if let Some(e) = &old {
             self.note_deleted(name, e.version);
         }
+        self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
         old
     }
@@ -184,6 +190,18 @@ impl Registry {
         let mut t = self.tombstones.lock().expect("tombstone lock");
         let v = t.entry(name.to_owned()).or_insert(0);
         *v = (*v).max(version);
+        drop(t);
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// Wakes on every change of the registry.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// The newest version of `name` known here, live or deleted (0: never seen).
+    pub fn known_version(&self, name: &str) -> u64 {
+        self.next_version(name) - 1
     }
 
     /// The version a new map under `name` gets: one past the current or deleted one.
@@ -225,12 +243,21 @@ impl AppState {
     /// [`crate::run`] (or [`crate::load_maps`]) afterwards.
     pub fn new(config: Config) -> io::Result<Self> {
         let metrics = crate::metrics::handle(); // first, so the pool's gauges are recorded
-        let store = LocalStore::open(&config.data_dir, config.test_store_delay())?;
+        let store: Arc<dyn MapStore> = match config.nats().map_err(io::Error::other)? {
+            Some(opts) => Arc::new(NatsStore::new(
+                opts,
+                tokio::runtime::Handle::try_current().map_err(io::Error::other)?,
+            )),
+            None => Arc::new(LocalStore::open(
+                &config.data_dir,
+                config.test_store_delay(),
+            )?),
+        };
         let compute = Compute::new(config.worker_threads(), config.queue_depth);
         let shutdown = CancellationToken::new();
         let live = Hub::new(&config, compute.clone(), shutdown.clone());
         let maps = Maps::new(
-            Arc::new(store),
+            store,
             compute.clone(),
             live.clone(),
             Registry::new(config.hpa_settings()),

@@ -29,6 +29,12 @@ pub enum MapsError {
     Store(String),
     /// Something that should not happen (a failed task); logged where it is mapped.
     Internal(String),
+    /// Another replica wrote the map first (a lost compare-and-set); the maps service
+    /// catches up and retries, so callers only see it if that keeps failing.
+    Conflicted,
+    /// This replica has not applied the version asked for (or the store's newest
+    /// mutations of the map) in time.
+    ReplicaBehind(String),
 }
 
 impl fmt::Display for MapsError {
@@ -53,6 +59,8 @@ impl fmt::Display for MapsError {
             MapsError::PatchOutOfBounds(m) => write!(f, "{m}"),
             MapsError::Store(m) => write!(f, "the write could not be made durable: {m}"),
             MapsError::Internal(m) => write!(f, "{m}"),
+            MapsError::Conflicted => write!(f, "another replica wrote the map first"),
+            MapsError::ReplicaBehind(m) => write!(f, "this replica is behind: {m}"),
         }
     }
 }

@@ -33,7 +33,9 @@ pub use error::MapsError;
 use crate::compute::Compute;
 use crate::live::Hub;
 use crate::state::{MapEntry, MapSource, Registry};
-use crate::store::{Damage, MapStore, Mutation, Recovered, StoreError};
+use crate::store::{
+    Change, Damage, MapStore, Mutation, Recovered, Replicated, StoreError, StoreStatus,
+};
 
 /// True for 1-64 characters of `[A-Za-z0-9_.-]` not starting with a dot.
 pub fn valid_name(name: &str) -> bool {
@@ -70,7 +72,17 @@ struct Inner {
     loaded: watch::Sender<bool>,
     /// Maps held at most.
     max_maps: usize,
+    /// The task applying a replicated store's feed, and its stop signal.
+    follower: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    stop: tokio_util::sync::CancellationToken,
 }
+
+/// Attempts of a write that keeps losing the compare-and-set to other replicas.
+const MAX_ATTEMPTS: usize = 8;
+const CONTENDED: &str = "other replicas kept writing this map first";
+
+/// A patched entry, the changed cells, and their new costs.
+type Patched = (MapEntry, Vec<Point>, Vec<(Point, u8)>);
 
 /// What a `put` did.
 #[derive(Debug)]
@@ -128,6 +140,8 @@ impl Maps {
                 writes: TaskTracker::new(),
                 loaded: watch::Sender::new(false),
                 max_maps,
+                follower: Mutex::default(),
+                stop: tokio_util::sync::CancellationToken::new(),
             }),
         }
     }
@@ -208,7 +222,8 @@ impl Maps {
             .map_err(|e| MapsError::Internal(format!("write task failed: {e}")))?
     }
 
-    /// Makes a write durable off the runtime; on a damaged store, marks the map.
+    /// Makes a write durable off the runtime; on a damaged store, marks the map. A lost
+    /// compare-and-set (another replica wrote first) is [`MapsError::Conflicted`].
     async fn persist(
         &self,
         name: &str,
@@ -225,10 +240,25 @@ impl Maps {
                 self.mark_damaged(d.clone());
                 Err(MapsError::Store(d.reason))
             }
+            Err(StoreError::Conflict { .. }) => Err(MapsError::Conflicted),
             Err(e) => {
                 tracing::error!(map = %name, version, error = %e, "write not made durable");
                 Err(MapsError::Store(e.to_string()))
             }
+        }
+    }
+
+    /// Waits (off the runtime) until this replica has applied every mutation of `name` the
+    /// store holds: after a lost compare-and-set, or before answering a conflict that may
+    /// only be this replica lagging. A store only this process writes returns at once.
+    async fn catch_up(&self, name: &str) -> Result<(), MapsError> {
+        let store = Arc::clone(&self.inner.store);
+        let n = name.to_owned();
+        match tokio::task::spawn_blocking(move || store.catch_up(&n)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(StoreError::Behind(m))) => Err(MapsError::ReplicaBehind(m)),
+            Ok(Err(e)) => Err(MapsError::Store(e.to_string())),
+            Err(e) => Err(MapsError::Internal(format!("store task failed: {e}"))),
         }
     }
 
@@ -238,46 +268,120 @@ impl Maps {
             return Err(MapsError::InvalidName);
         }
         self.spawn_write(move |me| async move {
-            let _order = me.write_order(&name).await;
-            if let Some(d) = me.damage(&name) {
-                return Err(MapsError::Damaged(d));
+            let mut grid = grid;
+            for _ in 0..MAX_ATTEMPTS {
+                match me.try_put(&name, grid).await? {
+                    Ok(out) => return Ok(out),
+                    Err(back) => {
+                        grid = back;
+                        me.catch_up(&name).await?;
+                    }
+                }
             }
-            let registry = &me.inner.registry;
-            let old = registry.get(&name);
-            if old.is_none() && registry.len() >= me.inner.max_maps {
-                return Err(MapsError::TooManyMaps(me.inner.max_maps));
-            }
-            let version = registry.next_version(&name);
-            let entry = Arc::new(MapEntry::new(
-                name.clone(),
-                version,
-                grid,
-                MapSource::Uploaded,
-            ));
-            let e = Arc::clone(&entry);
-            me.persist(&name, version, move |s| {
-                s.append(&e.name, e.version, Mutation::Put(&e.grid))
-            })
-            .await?;
-            registry.insert(Arc::clone(&entry));
-            if let Some(old) = &old {
-                me.inner
-                    .live
-                    .on_replace(
-                        &name,
-                        Arc::clone(&old.grid),
-                        Arc::clone(&entry.grid),
-                        version,
-                    )
-                    .await;
-            }
-            tracing::info!(map = %name, version, "map stored");
-            Ok(PutOutcome {
-                entry,
-                created: old.is_none(),
-            })
+            Err(MapsError::Store(CONTENDED.into()))
         })
         .await
+    }
+
+    /// One attempt of `put`; `Ok(Err(grid))` when another replica wrote first.
+    async fn try_put(&self, name: &str, grid: Grid) -> Result<Result<PutOutcome, Grid>, MapsError> {
+        let _order = self.write_order(name).await;
+        if let Some(d) = self.damage(name) {
+            return Err(MapsError::Damaged(d));
+        }
+        let registry = &self.inner.registry;
+        let old = registry.get(name);
+        if old.is_none() && registry.len() >= self.inner.max_maps {
+            return Err(MapsError::TooManyMaps(self.inner.max_maps));
+        }
+        let version = registry.next_version(name);
+        let entry = Arc::new(MapEntry::new(
+            name.to_owned(),
+            version,
+            grid,
+            MapSource::Uploaded,
+        ));
+        let e = Arc::clone(&entry);
+        match self
+            .persist(name, version, move |s| {
+                s.append(&e.name, e.version, Mutation::Put(&e.grid))
+            })
+            .await
+        {
+            Ok(()) => {}
+            Err(MapsError::Conflicted) => return Ok(Err((*entry.grid).clone())),
+            Err(e) => return Err(e),
+        }
+        registry.insert(Arc::clone(&entry));
+        if let Some(old) = &old {
+            self.inner
+                .live
+                .on_replace(
+                    name,
+                    Arc::clone(&old.grid),
+                    Arc::clone(&entry.grid),
+                    version,
+                )
+                .await;
+        }
+        tracing::info!(map = %name, version, "map stored");
+        Ok(Ok(PutOutcome {
+            entry,
+            created: old.is_none(),
+        }))
+    }
+
+    /// The entry after `patch` on `prev` (at version `prev.version + 1`, its abstraction
+    /// derived from `prev`'s), the changed cells and their costs; `None` for a no-op.
+    async fn build_patched(
+        &self,
+        prev: Arc<MapEntry>,
+        patch: Patch,
+    ) -> Result<Option<Patched>, MapsError> {
+        let (n, next) = (prev.name.clone(), prev.version + 1);
+        self.inner
+            .compute
+            .run_waiting(move |_| {
+                let out = prev.grid.apply_patch(&patch)?;
+                Ok::<_, PatchError>(out.map(|(g, changed)| {
+                    let costs: Vec<(Point, u8)> = changed.iter().map(|&p| (p, g.cost(p))).collect();
+                    let next_entry = MapEntry::new(n, next, g, MapSource::Uploaded);
+                    // Only the clusters the patch touched are rebuilt (see crate::hpa).
+                    next_entry
+                        .hpa
+                        .derive(&next_entry.name, &prev.hpa, &next_entry.grid, &changed);
+                    (next_entry, changed, costs)
+                }))
+            })
+            .await
+            .map_err(|e| MapsError::Internal(e.message))?
+            .map_err(|e| MapsError::PatchOutOfBounds(e.to_string()))
+    }
+
+    /// Serves `new` (the patch of `prev`) and hands the change to the live hub; returns the
+    /// subscriptions it reached.
+    fn install_patched(&self, prev: &MapEntry, new: &Arc<MapEntry>, changed: Vec<Point>) -> u64 {
+        self.inner.registry.insert(Arc::clone(new));
+        let delivery = self.inner.live.on_patch(
+            &new.name,
+            prev.grid.min_cost(),
+            Arc::clone(&new.grid),
+            new.version,
+            changed,
+        );
+        delivery.delivered as u64
+    }
+
+    /// The current entry of `name`; when it is not known here, after catching up with the
+    /// store first (another replica may have created it).
+    async fn get_caught_up(&self, name: &str) -> Result<Arc<MapEntry>, MapsError> {
+        match self.get(name) {
+            Err(MapsError::NotFound(_)) if valid_name(name) => {
+                self.catch_up(name).await?;
+                self.get(name)
+            }
+            other => other,
+        }
     }
 
     /// Applies `patch` to map `name` (only at `if_version`, when given).
@@ -287,77 +391,72 @@ impl Maps {
         patch: Patch,
         if_version: Option<u64>,
     ) -> Result<PatchOutcome, MapsError> {
-        self.get(&name)?; // keeps unknown names away from the writer table
+        self.get_caught_up(&name).await?; // keeps unknown names away from the writer table
         self.spawn_write(move |me| async move {
-            let _order = me.write_order(&name).await;
-            let entry = me.get(&name)?;
-            if let Some(expected) = if_version
-                && expected != entry.version
-            {
-                return Err(MapsError::VersionConflict {
-                    current: entry.version,
-                    expected,
+            let mut caught_up = false;
+            for _ in 0..MAX_ATTEMPTS {
+                let order = me.write_order(&name).await;
+                let entry = me.get(&name)?;
+                if let Some(expected) = if_version
+                    && expected != entry.version
+                {
+                    // A newer expected version may only mean this replica lags: catch up
+                    // once before answering.
+                    if expected > entry.version && !caught_up {
+                        drop(order);
+                        me.catch_up(&name).await?;
+                        caught_up = true;
+                        continue;
+                    }
+                    return Err(MapsError::VersionConflict {
+                        current: entry.version,
+                        expected,
+                    });
+                }
+                let Some((new, changed, costs)) =
+                    me.build_patched(Arc::clone(&entry), patch.clone()).await?
+                else {
+                    return Ok(PatchOutcome {
+                        version: entry.version,
+                        changed_cells: 0,
+                        affected_subscriptions: 0,
+                    });
+                };
+                let new = Arc::new(new);
+                let e = Arc::clone(&new);
+                match me
+                    .persist(&name, new.version, move |s| {
+                        s.append(
+                            &e.name,
+                            e.version,
+                            Mutation::Patch {
+                                cells: &costs,
+                                after: &e.grid,
+                            },
+                        )
+                    })
+                    .await
+                {
+                    Ok(()) => {}
+                    Err(MapsError::Conflicted) => {
+                        drop(order);
+                        me.catch_up(&name).await?;
+                        caught_up = true;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+                let changed_cells = changed.len() as u64;
+                let affected = me.install_patched(&entry, &new, changed);
+                metrics::counter!("pathd_patches_total").increment(1);
+                tracing::info!(map = %name, version = new.version, changed_cells, affected, "map patched");
+                return Ok(PatchOutcome {
+                    version: new.version,
+                    changed_cells,
+                    affected_subscriptions: affected,
                 });
             }
-            let (prev, n, next) = (Arc::clone(&entry), name.clone(), entry.version + 1);
-            let applied = me
-                .inner
-                .compute
-                .run_waiting(move |_| {
-                    let out = prev.grid.apply_patch(&patch)?;
-                    Ok::<_, PatchError>(out.map(|(g, changed)| {
-                        let costs: Vec<(Point, u8)> =
-                            changed.iter().map(|&p| (p, g.cost(p))).collect();
-                        let next_entry = MapEntry::new(n, next, g, MapSource::Uploaded);
-                        // Only the clusters the patch touched are rebuilt (see crate::hpa).
-                        next_entry.hpa.derive(
-                            &next_entry.name,
-                            &prev.hpa,
-                            &next_entry.grid,
-                            &changed,
-                        );
-                        (next_entry, changed, costs)
-                    }))
-                })
-                .await
-                .map_err(|e| MapsError::Internal(e.message))?
-                .map_err(|e| MapsError::PatchOutOfBounds(e.to_string()))?;
-            let Some((new, changed, costs)) = applied else {
-                return Ok(PatchOutcome {
-                    version: entry.version,
-                    changed_cells: 0,
-                    affected_subscriptions: 0,
-                });
-            };
-            let new = Arc::new(new);
-            let e = Arc::clone(&new);
-            me.persist(&name, new.version, move |s| {
-                s.append(
-                    &e.name,
-                    e.version,
-                    Mutation::Patch {
-                        cells: &costs,
-                        after: &e.grid,
-                    },
-                )
-            })
-            .await?;
-            me.inner.registry.insert(Arc::clone(&new));
-            let changed_cells = changed.len() as u64;
-            let delivery = me.inner.live.on_patch(
-                &name,
-                entry.grid.min_cost(),
-                Arc::clone(&new.grid),
-                new.version,
-                changed,
-            );
-            metrics::counter!("pathd_patches_total").increment(1);
-            tracing::info!(map = %name, version = new.version, changed_cells, affected = delivery.delivered, "map patched");
-            Ok(PatchOutcome {
-                version: new.version,
-                changed_cells,
-                affected_subscriptions: delivery.delivered as u64,
-            })
+            Err(MapsError::Store(CONTENDED.into()))
         })
         .await
     }
@@ -365,22 +464,205 @@ impl Maps {
     /// Deletes map `name`; returns its last version. Queries already running on it finish
     /// on their snapshot; its subscriptions end with `map_deleted`.
     pub async fn delete(&self, name: String) -> Result<u64, MapsError> {
-        self.get(&name)?;
+        self.get_caught_up(&name).await?;
         self.spawn_write(move |me| async move {
-            let _order = me.write_order(&name).await;
-            let entry = me.get(&name)?;
-            let version = entry.version;
-            let n = name.clone();
-            me.persist(&name, version, move |s| {
-                s.append(&n, version, Mutation::Delete)
-            })
-            .await?;
-            me.inner.registry.remove(&name);
-            me.inner.live.end_map(&name, "map_deleted");
-            tracing::info!(map = %name, version, "map deleted");
-            Ok(version)
+            for _ in 0..MAX_ATTEMPTS {
+                let order = me.write_order(&name).await;
+                let entry = me.get(&name)?;
+                let version = entry.version;
+                let n = name.clone();
+                match me
+                    .persist(&name, version, move |s| {
+                        s.append(&n, version, Mutation::Delete)
+                    })
+                    .await
+                {
+                    Ok(()) => {}
+                    Err(MapsError::Conflicted) => {
+                        drop(order);
+                        me.catch_up(&name).await?;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+                me.inner.registry.remove(&name);
+                me.inner.live.end_map(&name, "map_deleted");
+                tracing::info!(map = %name, version, "map deleted");
+                return Ok(version);
+            }
+            Err(MapsError::Store(CONTENDED.into()))
         })
         .await
+    }
+
+    /// Applies a mutation read back from a replicated store (written by any replica,
+    /// this one included), in the map's write order: skipped when this replica already
+    /// has that version; otherwise served, with derived state rebuilt and the live hub told
+    /// exactly as for a local write (subscriptions here are repaired by a patch written
+    /// through another replica).
+    pub async fn apply_replicated(&self, rep: Replicated) {
+        let Replicated {
+            name,
+            version,
+            position,
+            change,
+        } = rep;
+        let _order = self.write_order(&name).await;
+        let registry = &self.inner.registry;
+        let known = registry.known_version(&name);
+        let current = registry.get(&name);
+        match change {
+            Change::Delete => {
+                if current.as_ref().is_some_and(|c| c.version <= version) {
+                    registry.remove(&name);
+                    self.inner.live.end_map(&name, "map_deleted");
+                    tracing::info!(map = %name, version, "replicated delete applied");
+                }
+                registry.note_deleted(&name, version);
+            }
+            _ if version <= known => {} // already applied (this replica's own write)
+            Change::Patch { cells, full } => {
+                let patch = Patch {
+                    cells,
+                    rects: Vec::new(),
+                };
+                let base = current.filter(|c| c.version + 1 == version);
+                let mut done = false;
+                if let Some(prev) = base {
+                    match self.build_patched(Arc::clone(&prev), patch).await {
+                        Ok(Some((new, changed, _))) => {
+                            self.install_patched(&prev, &Arc::new(new), changed);
+                            done = true;
+                        }
+                        Ok(None) => {
+                            // Nothing changed here: serve the same cells under the new version.
+                            let g = (*prev.grid).clone();
+                            self.replace_replicated(&name, version, g).await;
+                            done = true;
+                        }
+                        Err(e) => {
+                            tracing::error!(map = %name, version, error = %e, "replicated patch does not apply")
+                        }
+                    }
+                }
+                if !done {
+                    match full {
+                        Some(g) => self.replace_replicated(&name, version, g).await,
+                        None => tracing::error!(
+                            map = %name,
+                            version,
+                            have = known,
+                            "replicated patch without its base version; not applied"
+                        ),
+                    }
+                }
+            }
+            Change::Put(g) => self.replace_replicated(&name, version, g).await,
+        }
+        metrics::counter!("pathd_replicated_mutations_total").increment(1);
+        let store = Arc::clone(&self.inner.store);
+        store.applied(&name, version, position);
+    }
+
+    /// Serves `grid` as `version` of `name` (a replicated put, or a patch applied by its
+    /// whole map), telling the live hub as a local replace does.
+    async fn replace_replicated(&self, name: &str, version: u64, grid: Grid) {
+        let n = name.to_owned();
+        let entry = self
+            .inner
+            .compute
+            .run_waiting(move |_| MapEntry::new(n, version, grid, MapSource::Uploaded))
+            .await;
+        let entry = match entry {
+            Ok(e) => Arc::new(e),
+            Err(e) => {
+                tracing::error!(map = %name, error = %e.message, "building a replicated map failed");
+                return;
+            }
+        };
+        let old = self.inner.registry.insert(Arc::clone(&entry));
+        if let Some(old) = old {
+            self.inner
+                .live
+                .on_replace(
+                    name,
+                    Arc::clone(&old.grid),
+                    Arc::clone(&entry.grid),
+                    version,
+                )
+                .await;
+        }
+        tracing::debug!(map = %name, version, "replicated map applied");
+    }
+
+    /// Waits (up to `max_wait`; with a local store not at all) until this replica has
+    /// applied version `min` of `name` (or a later one, or its deletion at or past it);
+    /// `None` returns at once. Else [`MapsError::ReplicaBehind`].
+    pub async fn wait_version(
+        &self,
+        name: &str,
+        min: Option<u64>,
+        max_wait: std::time::Duration,
+    ) -> Result<(), MapsError> {
+        let Some(min) = min else { return Ok(()) };
+        // A store only this process writes: every acknowledged version is already applied,
+        // so waiting cannot help.
+        let max_wait = if self.inner.store.status().is_some() {
+            max_wait
+        } else {
+            std::time::Duration::ZERO
+        };
+        let registry = &self.inner.registry;
+        let mut changes = registry.changes();
+        let deadline = tokio::time::Instant::now() + max_wait;
+        loop {
+            let have = registry.known_version(name);
+            if have >= min {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(deadline, changes.changed())
+                .await
+                .is_err()
+            {
+                metrics::counter!("pathd_replica_behind_total").increment(1);
+                return Err(MapsError::ReplicaBehind(format!(
+                    "map {name:?} is at version {have} here; version {min} was not applied within {} ms",
+                    max_wait.as_millis()
+                )));
+            }
+        }
+    }
+
+    /// The replicated store's connection and lag (`None` with the local data directory);
+    /// also sets the replication gauges.
+    pub fn store_status(&self) -> Option<StoreStatus> {
+        let s = self.inner.store.status()?;
+        metrics::gauge!("pathd_store_connected").set(if s.connected { 1.0 } else { 0.0 });
+        metrics::gauge!("pathd_replication_lag_messages").set(s.lag_messages as f64);
+        metrics::gauge!("pathd_replication_lag_seconds").set(s.lag_seconds);
+        metrics::gauge!("pathd_replication_applied_position").set(s.applied_position as f64);
+        Some(s)
+    }
+
+    /// Starts applying the replicated store's feed (if it has one): a task that applies
+    /// every mutation in store order until [`Maps::drain`] stops it.
+    fn follow(&self) {
+        let Some(mut feed) = self.inner.store.feed() else {
+            return;
+        };
+        let me = self.clone();
+        let stop = self.inner.stop.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let rep = tokio::select! {
+                    _ = stop.cancelled() => return,
+                    rep = feed.recv() => rep,
+                };
+                let Some(rep) = rep else { return };
+                me.apply_replicated(rep).await;
+            }
+        });
+        *self.inner.follower.lock().expect("follower lock") = Some(task);
     }
 
     /// Waits until every write task has finished (shutdown; new writes are still taken
@@ -388,6 +670,11 @@ impl Maps {
     pub async fn drain(&self) {
         self.inner.writes.close();
         self.inner.writes.wait().await;
+        self.inner.stop.cancel();
+        let follower = self.inner.follower.lock().expect("follower lock").take();
+        if let Some(task) = follower {
+            let _ = task.await;
+        }
     }
 
     /// Loads the startup maps: everything the store holds, then the bundled `*.map` files
@@ -483,6 +770,7 @@ impl Maps {
             damaged = report.damaged,
             "startup maps loaded"
         );
+        self.follow();
         self.inner.loaded.send_replace(true);
         report
     }

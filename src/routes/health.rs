@@ -28,6 +28,7 @@ async fn healthz(State(state): State<AppState>) -> Json<Health> {
         status: "ok",
         maps: state.registry().len(),
         damaged_maps: damaged_names(&state),
+        store: state.maps().store_status().map(Into::into),
     })
 }
 
@@ -39,6 +40,7 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
             status: "ready",
             maps: state.registry().len(),
             damaged_maps: damaged_names(&state),
+            store: state.maps().store_status().map(Into::into),
         }))
     } else {
         Err(ApiError::new(
@@ -57,6 +59,7 @@ fn damaged_names(state: &AppState) -> Vec<String> {
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     // Set from this server's own state when rendered (the recorder is process-wide).
     metrics::gauge!("pathd_maps_damaged").set(state.maps().damaged().len() as f64);
+    state.maps().store_status(); // refreshes the replication gauges
     (
         [(
             header::CONTENT_TYPE,

@@ -46,6 +46,14 @@ async fn list_maps(_: QueryAuth, State(state): State<AppState>) -> Json<MapList>
     Json(MapList { maps, damaged })
 }
 
+/// Query parameters of `GET /v1/maps/{name}`.
+#[derive(Debug, serde::Deserialize)]
+pub struct ReadParams {
+    /// Wait until this replica has applied this version (read-your-writes across
+    /// replicas); else `503 replica_behind`.
+    pub min_version: Option<u64>,
+}
+
 /// True when the client prefers a Moving AI text file to JSON.
 fn wants_text(headers: &HeaderMap) -> bool {
     let accept = headers
@@ -65,8 +73,11 @@ async fn get_map(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(name): Path<String>,
+    params: Result<Query<ReadParams>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let Query(params) = params?;
+    crate::routes::paths::wait_version(&state, &name, params.min_version).await?;
     let entry = lookup(&state, &name)?;
     if !wants_text(&headers) {
         return Ok(Json(entry.summary()).into_response());

@@ -107,6 +107,20 @@ fn check_hpa(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), Ap
     ))
 }
 
+/// Waits until this replica has applied `min_version` of `name` (when given; bounded by
+/// `--max-wait-ms`), else `503 replica_behind`.
+pub async fn wait_version(
+    state: &AppState,
+    name: &str,
+    min_version: Option<u64>,
+) -> Result<(), ApiError> {
+    state
+        .maps()
+        .wait_version(name, min_version, state.config().max_wait())
+        .await
+        .map_err(Into::into)
+}
+
 /// `POST /v1/maps/{name}/path` (operationId `findPath`).
 async fn find_path(
     _: QueryAuth,
@@ -114,6 +128,7 @@ async fn find_path(
     Path(name): Path<String>,
     BlockingJson(req): BlockingJson<PathRequest>,
 ) -> Result<Json<PathResponse>, ApiError> {
+    wait_version(&state, &name, req.min_version).await?;
     let entry = lookup(&state, &name)?;
     let debug = req.debug.unwrap_or(false);
     let (query, timeout) = req.to_query(state.config())?;
@@ -146,6 +161,14 @@ async fn find_paths(
     // Parsed off the runtime, and cut at the first query past the limit (`413`).
     let max = state.config().max_batch;
     let req = decode_off_runtime(body, move |de| BatchRequest::from_json(de, max)).await?;
+    // The batch's `min_version`, or the highest one of its queries.
+    let min_version = req
+        .queries
+        .iter()
+        .filter_map(|q| q.min_version)
+        .chain(req.min_version)
+        .max();
+    wait_version(&state, &name, min_version).await?;
     let entry = lookup(&state, &name)?;
     let items: Vec<_> = req
         .queries

@@ -128,6 +128,7 @@ async fn create(
             "`partial`, `debug` and `trace` are not available for subscriptions",
         ));
     }
+    crate::routes::paths::wait_version(&state, &name, req.min_version).await?;
     lookup(&state, &name)?;
     state.live().check_room(&name)?;
     // Under the writer lock no patch lands between the first search and registration.

@@ -15,6 +15,7 @@
 
 pub mod local;
 pub mod log;
+pub mod nats;
 pub mod snapshot;
 
 use std::fmt;
@@ -22,6 +23,7 @@ use std::fmt;
 use pathd_engine::{Grid, Point};
 
 pub use local::LocalStore;
+pub use nats::{NatsOptions, NatsStore};
 
 /// One mutation of a map, as it is made durable.
 #[derive(Clone, Copy, Debug)]
@@ -121,6 +123,8 @@ pub enum StoreError {
     Io(std::io::Error),
     /// A failed write could not be undone: the map's durable data is no longer trusted.
     Damaged(Damage),
+    /// This replica has not applied the store's newest mutations of a map in time.
+    Behind(String),
 }
 
 impl fmt::Display for StoreError {
@@ -136,6 +140,7 @@ impl fmt::Display for StoreError {
             ),
             StoreError::Io(e) => write!(f, "store I/O error: {e}"),
             StoreError::Damaged(d) => write!(f, "store damaged: {d}"),
+            StoreError::Behind(m) => write!(f, "replica behind: {m}"),
         }
     }
 }
@@ -146,6 +151,53 @@ impl From<std::io::Error> for StoreError {
     fn from(e: std::io::Error) -> Self {
         StoreError::Io(e)
     }
+}
+
+/// A mutation read back from a replicated store, in the store's order: written by any
+/// replica (this one included), for the maps service to apply
+/// ([`crate::maps::Maps::apply_replicated`]).
+#[derive(Debug)]
+pub struct Replicated {
+    /// The map.
+    pub name: String,
+    /// The map version the mutation produced (a delete: the map's last version).
+    pub version: u64,
+    /// Its position in the store (the stream sequence); increasing.
+    pub position: u64,
+    /// What changed.
+    pub change: Change,
+}
+
+/// The content of a [`Replicated`] mutation.
+#[derive(Debug)]
+pub enum Change {
+    /// The map was created or replaced.
+    Put(Grid),
+    /// Cells changed; `full` is the whole map afterwards when the writer stored it too (a
+    /// snapshot point of the log).
+    Patch {
+        /// The changed cells with their new costs.
+        cells: Vec<(Point, u8)>,
+        /// The map afterwards, when stored.
+        full: Option<Grid>,
+    },
+    /// The map was deleted.
+    Delete,
+}
+
+/// How a store is doing, for `/readyz` and `/metrics` (replicated stores only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoreStatus {
+    /// The store kind (`nats`).
+    pub kind: &'static str,
+    /// Whether the store is reachable now.
+    pub connected: bool,
+    /// Store position of the last mutation applied here.
+    pub applied_position: u64,
+    /// Mutations stored but not yet applied here (as of the last one read).
+    pub lag_messages: u64,
+    /// Age of the oldest stored mutation not yet applied here, in seconds (0 when none).
+    pub lag_seconds: f64,
 }
 
 /// Durable, per-map ordered mutations with snapshots (see the module docs).
@@ -164,4 +216,30 @@ pub trait MapStore: Send + Sync + 'static {
     /// The logged patches of `name` after version `after`, in order (from the last
     /// snapshot on: older ones were compacted away).
     fn replay(&self, name: &str, after: u64) -> Result<Vec<LogRecord>, StoreError>;
+
+    /// A replicated store: the mutations stored after what [`MapStore::recover`] returned,
+    /// by every replica, in store order, for the maps service to apply. Handed out once
+    /// (after `recover`); `None` for a store only this process writes.
+    fn feed(&self) -> Option<tokio::sync::mpsc::Receiver<Replicated>> {
+        None
+    }
+
+    /// The maps service has applied (or found already applied) the mutation of `name` at
+    /// `position`, producing `version`: the next `append` for `name` compares against it.
+    fn applied(&self, name: &str, version: u64, position: u64) {
+        let _ = (name, version, position);
+    }
+
+    /// Blocks until every mutation of `name` that the store holds now has been applied
+    /// here (after [`StoreError::Conflict`]: another replica wrote first). A store only
+    /// this process writes is always caught up.
+    fn catch_up(&self, name: &str) -> Result<(), StoreError> {
+        let _ = name;
+        Ok(())
+    }
+
+    /// Connection and replication lag of a replicated store; `None` for a local one.
+    fn status(&self) -> Option<StoreStatus> {
+        None
+    }
 }

@@ -19,6 +19,7 @@ mod oneshot;
 mod openapi;
 mod paths;
 mod pool;
+mod replicas;
 mod shutdown;
 mod sizes;
 mod ui;

@@ -1,0 +1,759 @@
+//! Several pathd replicas sharing one world through NATS JetStream (`--store nats://...`):
+//! real `nats-server` processes with JetStream on loopback ports in temporary directories,
+//! and real pathd processes, all stopped by pid.
+//!
+//! Needs `nats-server` (Debian package `nats-server`; `scripts/test.sh` installs it). Without
+//! it these tests say so and pass, except under CI (`CI` set), where they fail.
+
+use crate::live::sse;
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+use sse::Sse;
+
+fn nats_server() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+        .map(|d| d.join("nats-server"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "nats-server is not installed (scripts/test.sh installs it)"
+        );
+        eprintln!("SKIPPED: nats-server is not installed (apt-get install nats-server)");
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_port(port: u16) {
+    let t = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "port {port} never opened"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One `nats-server -js`, killed on drop.
+struct Nats {
+    bin: PathBuf,
+    port: u16,
+    dir: PathBuf,
+    extra: Vec<String>,
+    child: Option<Child>,
+}
+
+impl Nats {
+    fn start(bin: &Path, dir: &Path, extra: Vec<String>) -> Nats {
+        let mut n = Nats {
+            bin: bin.to_owned(),
+            port: free_port(),
+            dir: dir.to_owned(),
+            extra,
+            child: None,
+        };
+        n.restart();
+        n
+    }
+
+    fn restart(&mut self) {
+        let child = Command::new(&self.bin)
+            .args([
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-sd",
+            ])
+            .arg(&self.dir)
+            .args(&self.extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server starts");
+        self.child = Some(child);
+        wait_port(self.port);
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One pathd replica process, killed (-9) on drop.
+struct Replica {
+    args: Vec<String>,
+    port: u16,
+    child: Option<Child>,
+    client: reqwest::Client,
+}
+
+impl Replica {
+    fn start(store: &str, scratch: &Path, extra: &[&str]) -> Replica {
+        let port = free_port();
+        let empty = scratch.join("maps");
+        std::fs::create_dir_all(&empty).unwrap();
+        let mut args: Vec<String> = vec![
+            "--addr".into(),
+            format!("127.0.0.1:{port}"),
+            "--maps-dir".into(),
+            empty.display().to_string(),
+            "--data-dir".into(),
+            scratch.join(format!("data-{port}")).display().to_string(),
+            "--store".into(),
+            store.into(),
+            "--pool-threads".into(),
+            "1".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut r = Replica {
+            args,
+            port,
+            child: None,
+            client: reqwest::Client::new(),
+        };
+        r.restart();
+        r
+    }
+
+    fn restart(&mut self) {
+        // PATHD_REPLICA_LOGS=DIR keeps each replica's log there (debugging).
+        let log = match std::env::var_os("PATHD_REPLICA_LOGS") {
+            Some(dir) => Stdio::from(
+                std::fs::File::create(Path::new(&dir).join(format!("pathd-{}.log", self.port)))
+                    .unwrap(),
+            ),
+            None => Stdio::null(),
+        };
+        let child = Command::new(env!("CARGO_BIN_EXE_pathd"))
+            .args(&self.args)
+            .env(
+                "RUST_LOG",
+                std::env::var("PATHD_REPLICA_LOG_LEVEL").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(log)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("pathd starts");
+        self.child = Some(child);
+    }
+
+    fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn at(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    async fn ready(&self) -> Value {
+        let t = Instant::now();
+        loop {
+            if let Ok(r) = self.client.get(self.at("/readyz")).send().await
+                && r.status() == 200
+            {
+                return r.json().await.unwrap();
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "replica never ready");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn put(&self, name: &str, text: &str) -> (u16, Value) {
+        let r = self
+            .client
+            .put(self.at(&format!("/v1/maps/{name}")))
+            .header("content-type", "text/plain")
+            .body(text.to_owned())
+            .send()
+            .await
+            .unwrap();
+        crate::common::json(r).await
+    }
+
+    async fn patch(&self, name: &str, body: Value) -> (u16, Value) {
+        let r = self
+            .client
+            .patch(self.at(&format!("/v1/maps/{name}")))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        crate::common::json(r).await
+    }
+
+    async fn delete(&self, name: &str) -> u16 {
+        self.client
+            .delete(self.at(&format!("/v1/maps/{name}")))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        crate::common::json(self.client.get(self.at(path)).send().await.unwrap()).await
+    }
+
+    /// Every map's version and cells (`Accept: text/plain`).
+    async fn world(&self) -> BTreeMap<String, (u64, String)> {
+        let (_, list) = self.get("/v1/maps").await;
+        let mut out = BTreeMap::new();
+        for m in list["maps"].as_array().unwrap() {
+            let name = m["name"].as_str().unwrap();
+            let text = self
+                .client
+                .get(self.at(&format!("/v1/maps/{name}")))
+                .header("accept", "text/plain")
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            out.insert(name.to_owned(), (m["version"].as_u64().unwrap(), text));
+        }
+        out
+    }
+
+    async fn store(&self) -> Value {
+        self.get("/readyz").await.1["store"].clone()
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// A uniform map (`.` and `@` only), `w` x `h`, with a random sprinkle of walls.
+fn map_text(w: usize, h: usize, rng: &mut impl Rng) -> String {
+    let mut s = format!("type octile\nheight {h}\nwidth {w}\nmap\n");
+    for _ in 0..h {
+        for _ in 0..w {
+            s.push(if rng.random_bool(0.1) { '@' } else { '.' });
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// A map of `w` x `h` open cells.
+fn open_text(w: usize, h: usize) -> String {
+    let mut s = format!("type octile\nheight {h}\nwidth {w}\nmap\n");
+    for _ in 0..h {
+        s.push_str(&".".repeat(w));
+        s.push('\n');
+    }
+    s
+}
+
+/// Waits until every replica has applied the same stream position with no lag.
+async fn settle(rs: &[&Replica]) {
+    let t = Instant::now();
+    loop {
+        let mut pos = HashSet::new();
+        let mut lag = 0;
+        for r in rs {
+            let s = r.store().await;
+            pos.insert(s["applied_position"].as_u64().unwrap_or(0));
+            lag += s["lag_messages"].as_u64().unwrap_or(1);
+        }
+        if pos.len() == 1 && lag == 0 {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "replicas never settled: {pos:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_writes_through_random_replicas_converge() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
+    let rs: Vec<Arc<Replica>> = (0..3)
+        .map(|_| Arc::new(Replica::start(&nats.url(), tmp.path(), &[])))
+        .collect();
+    for r in &rs {
+        r.ready().await;
+    }
+    let names = ["alpha", "beta.v2", "gamma"];
+    // Every acknowledged (map, version) of a put or patch: never handed out twice.
+    let acked: Arc<Mutex<Vec<(String, u64)>>> = Arc::default();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut tasks = Vec::new();
+    for worker in 0..4u64 {
+        let (rs, acked) = (rs.clone(), Arc::clone(&acked));
+        tasks.push(tokio::spawn(async move {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(worker);
+            let mut n = 0;
+            while Instant::now() < deadline {
+                n += 1;
+                let r = &rs[rng.random_range(0..rs.len())];
+                let name = names[rng.random_range(0..names.len())];
+                match rng.random_range(0..10) {
+                    0 => {
+                        let (s, v) = r.put(name, &map_text(24, 12, &mut rng)).await;
+                        assert!(s == 200 || s == 201, "put: {s} {v}");
+                        acked
+                            .lock()
+                            .unwrap()
+                            .push((name.into(), v["version"].as_u64().unwrap()));
+                    }
+                    1 => {
+                        let s = r.delete(name).await;
+                        assert!(s == 204 || s == 404, "delete: {s}");
+                    }
+                    k => {
+                        let (x, y) = (rng.random_range(0..24), rng.random_range(0..12));
+                        let cost = u32::from(rng.random_bool(0.5));
+                        let mut body = json!({"cells": [{"x": x, "y": y, "cost": cost}]});
+                        if k % 2 == 0 {
+                            let (s, v) = r.get(&format!("/v1/maps/{name}")).await;
+                            if s != 200 {
+                                continue;
+                            }
+                            body["if_version"] = v["version"].clone();
+                        }
+                        let (s, v) = r.patch(name, body).await;
+                        assert!(
+                            matches!(s, 200 | 404 | 409),
+                            "patch (worker {worker}, op {n}): {s} {v}"
+                        );
+                        if s == 200 && v["changed_cells"] == 1 {
+                            let version = v["version"].as_u64().unwrap();
+                            acked.lock().unwrap().push((name.into(), version));
+                            // Read-your-writes through another replica.
+                            let other = &rs[rng.random_range(0..rs.len())];
+                            let (s, v) = other
+                                .get(&format!("/v1/maps/{name}?min_version={version}"))
+                                .await;
+                            assert!(
+                                (s == 200 && v["version"].as_u64().unwrap() >= version) || s == 404,
+                                "min_version read: {s} {v}"
+                            );
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    let unique: HashSet<_> = acked.iter().cloned().collect();
+    assert_eq!(unique.len(), acked.len(), "a version was handed out twice");
+    assert!(acked.len() > 20, "too few writes landed: {}", acked.len());
+
+    // Conflicting if_version writes through two replicas: exactly one wins.
+    rs[0].put("duel", &open_text(8, 8)).await;
+    for round in 0..5u32 {
+        let (_, v) = rs[1].get("/v1/maps/duel?min_version=1").await;
+        let version = v["version"].clone();
+        let (a, b) = tokio::join!(
+            rs[1].patch(
+                "duel",
+                json!({"cells": [{"x": round, "y": 0, "cost": 0}], "if_version": version})
+            ),
+            rs[2].patch(
+                "duel",
+                json!({"cells": [{"x": round, "y": 1, "cost": 0}], "if_version": version})
+            ),
+        );
+        let mut statuses = [a.0, b.0];
+        statuses.sort();
+        assert_eq!(statuses, [200, 409], "round {round}: {a:?} {b:?}");
+        // Both replicas must have applied the winner before the next round reads.
+        let won = if a.0 == 200 { &a.1 } else { &b.1 };
+        let v = won["version"].as_u64().unwrap();
+        rs[1].get(&format!("/v1/maps/duel?min_version={v}")).await;
+        rs[2].get(&format!("/v1/maps/duel?min_version={v}")).await;
+    }
+
+    let refs: Vec<&Replica> = rs.iter().map(|r| r.as_ref()).collect();
+    settle(&refs).await;
+    let w0 = rs[0].world().await;
+    assert!(w0.contains_key("duel"));
+    for r in &rs[1..] {
+        assert_eq!(r.world().await, w0, "replicas diverged");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
+    let a = Replica::start(&nats.url(), tmp.path(), &[]);
+    let b = Replica::start(&nats.url(), tmp.path(), &[]);
+    a.ready().await;
+    b.ready().await;
+    // 60x20 open map.
+    let (s, v) = a.put("open", &open_text(60, 20)).await;
+    assert_eq!(s, 201, "{v}");
+    let resp = b
+        .client
+        .post(b.at("/v1/maps/open/subscriptions"))
+        .json(&json!({"start": [2, 3], "goal": [57, 3], "min_version": 1}))
+        .send()
+        .await
+        .unwrap();
+    let (s, sub) = crate::common::json(resp).await;
+    assert_eq!(s, 201, "{sub}");
+    let id = sub["id"].as_str().unwrap();
+    let mut events = Sse::open(
+        &b.client,
+        &b.at(&format!("/v1/subscriptions/{id}/events")),
+        None,
+    )
+    .await;
+    assert_eq!(events.expect().await.reason(), "initial");
+    // A wall across the path, written through A.
+    let (s, v) = a
+        .patch(
+            "open",
+            json!({"rects": [{"x": 30, "y": 0, "width": 1, "height": 9, "cost": 0}]}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let ev = events.expect().await;
+    assert_eq!(ev.reason(), "blocked", "{:?}", ev.data);
+    assert_eq!(ev.data["map_version"].as_u64(), Some(2));
+    assert_eq!((ev.seq(), ev.id.as_deref()), (2, Some("2")));
+
+    // A map body above NATS's message size (1 MiB) goes through the object store.
+    let mut big = String::from("type octile\nheight 1000\nwidth 1100\nmap\n");
+    for y in 0..1000 {
+        for x in 0..1100 {
+            big.push(if (x * 7 + y * 13) % 31 == 0 { '@' } else { '.' });
+        }
+        big.push('\n');
+    }
+    let (s, v) = a.put("big", &big).await;
+    assert_eq!(s, 201, "{v}");
+    let (s, v) = b.get("/v1/maps/big?min_version=1").await;
+    assert_eq!((s, v["width"].as_u64()), (200, Some(1100)), "{v}");
+    let text = b
+        .client
+        .get(b.at("/v1/maps/big"))
+        .header("accept", "text/plain")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(text, big);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn min_version_waits_then_times_out_with_replica_behind() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
+    let a = Replica::start(&nats.url(), tmp.path(), &[]);
+    let b = Replica::start(&nats.url(), tmp.path(), &["--max-wait-ms", "400"]);
+    a.ready().await;
+    b.ready().await;
+    let (s, _) = a.put("m", &open_text(16, 16)).await;
+    assert_eq!(s, 201);
+
+    // Too new: answered after the bounded wait.
+    let t = Instant::now();
+    let resp = b
+        .client
+        .get(b.at("/v1/maps/m?min_version=9"))
+        .send()
+        .await
+        .unwrap();
+    let waited = t.elapsed();
+    assert!(resp.headers().contains_key("retry-after"));
+    crate::common::expect_error(resp, 503, "replica_behind").await;
+    assert!(
+        waited >= Duration::from_millis(380) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    let resp = b
+        .client
+        .post(b.at("/v1/maps/m/path"))
+        .json(&json!({"start": [0, 0], "goal": [1, 1], "min_version": 9}))
+        .send()
+        .await
+        .unwrap();
+    crate::common::expect_error(resp, 503, "replica_behind").await;
+    let resp = b
+        .client
+        .post(b.at("/v1/maps/m/paths"))
+        .json(&json!({"min_version": 9, "queries": []}))
+        .send()
+        .await
+        .unwrap();
+    crate::common::expect_error(resp, 503, "replica_behind").await;
+
+    // A wait that a write through A ends: answered as soon as B applied it.
+    let waiting = tokio::spawn({
+        let (client, url) = (b.client.clone(), b.at("/v1/maps/m?min_version=2"));
+        async move {
+            let r = client.get(url).send().await.unwrap();
+            crate::common::json(r).await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (s, v) = a
+        .patch("m", json!({"cells": [{"x": 0, "y": 0, "cost": 0}]}))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = waiting.await.unwrap();
+    assert_eq!((s, v["version"].as_u64()), (200, Some(2)), "{v}");
+    // An old version is there at once.
+    let (s, _) = b.get("/v1/maps/m?min_version=1").await;
+    assert_eq!(s, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_replica_catches_up_and_nats_outage_fails_writes_fast() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
+    let a = Replica::start(&nats.url(), tmp.path(), &[]);
+    let mut b = Replica::start(&nats.url(), tmp.path(), &[]);
+    a.ready().await;
+    b.ready().await;
+    let (s, _) = a.put("w", &open_text(32, 32)).await;
+    assert_eq!(s, 201);
+
+    // A stream of writes through A; B is killed -9 in the middle and restarted.
+    let mut last = 1;
+    for i in 0..60u32 {
+        if i == 20 {
+            b.kill9();
+        }
+        if i == 40 {
+            b.restart();
+        }
+        let (s, v) = a
+            .patch(
+                "w",
+                json!({"cells": [{"x": i % 32, "y": i / 32, "cost": i % 2}]}),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+        last = v["version"].as_u64().unwrap().max(last);
+    }
+    b.ready().await;
+    let (s, v) = b.get(&format!("/v1/maps/w?min_version={last}")).await;
+    assert_eq!((s, v["version"].as_u64()), (200, Some(last)), "{v}");
+    settle(&[&a, &b]).await;
+    assert_eq!(a.world().await, b.world().await);
+
+    // NATS down: writes fail fast with 503 store_unavailable; queries are still answered.
+    nats.kill();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let t = Instant::now();
+    let (s, v) = a
+        .patch("w", json!({"cells": [{"x": 5, "y": 5, "cost": 0}]}))
+        .await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (503, Some("store_unavailable")),
+        "{v}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let (s, _) = b.put("new", &map_text(8, 8, &mut rand::rng())).await;
+    assert_eq!(s, 503);
+    for r in [&a, &b] {
+        let resp = r
+            .client
+            .post(r.at("/v1/maps/w/path"))
+            .json(&json!({"start": [31, 31], "goal": [30, 30]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        let (s, v) = r.get("/v1/maps/w").await;
+        assert_eq!((s, v["version"].as_u64()), (200, Some(last)));
+        let st = r.store().await;
+        assert_eq!(st["connected"], false, "{st}");
+    }
+
+    // NATS back: the replicas reconnect by themselves and writes work again.
+    nats.restart();
+    let t = Instant::now();
+    let v = loop {
+        let (s, v) = b
+            .patch("w", json!({"cells": [{"x": 6, "y": 6, "cost": 0}]}))
+            .await;
+        if s == 200 {
+            break v;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "writes never resumed: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let version = v["version"].as_u64().unwrap();
+    assert_eq!(version, last + 1, "{v}");
+    // A caught up too (its consumer is re-created once the connection is back).
+    let t = Instant::now();
+    loop {
+        let (s, v) = a.get(&format!("/v1/maps/w?min_version={version}")).await;
+        if s == 200 {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "A never caught up: {v}"
+        );
+    }
+    settle(&[&a, &b]).await;
+    assert_eq!(a.world().await, b.world().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_node_cluster_keeps_acknowledged_writes_when_a_node_dies() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let cluster: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let routes = cluster
+        .iter()
+        .map(|p| format!("nats://127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut nodes: Vec<Nats> = (0..3)
+        .map(|i| {
+            Nats::start(
+                &bin,
+                &tmp.path().join(format!("js{i}")),
+                vec![
+                    "-n".into(),
+                    format!("n{i}"),
+                    "--cluster_name".into(),
+                    "pathd".into(),
+                    "--cluster".into(),
+                    format!("nats://127.0.0.1:{}", cluster[i]),
+                    "--routes".into(),
+                    routes.clone(),
+                ],
+            )
+        })
+        .collect();
+    let store = format!(
+        "nats://{}",
+        nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let a = Replica::start(&store, tmp.path(), &["--nats-replicas", "3"]);
+    let b = Replica::start(&store, tmp.path(), &["--nats-replicas", "3"]);
+    a.ready().await;
+    b.ready().await;
+    let (s, v) = a.put("c", &open_text(40, 40)).await;
+    assert_eq!(s, 201, "{v}");
+    // Walls, one new cell per write, through A and B in turn; a NATS node dies midway.
+    let mut acked = Vec::new();
+    for i in 0..40u32 {
+        if i == 15 {
+            nodes[2].kill();
+        }
+        let r = if i % 2 == 0 { &a } else { &b };
+        let cell = (i % 40, 1 + i / 40);
+        let t = Instant::now();
+        loop {
+            let (s, v) = r
+                .patch(
+                    "c",
+                    json!({"cells": [{"x": cell.0, "y": cell.1, "cost": 0}]}),
+                )
+                .await;
+            if s == 200 {
+                acked.push((cell, v["version"].as_u64().unwrap()));
+                break;
+            }
+            assert!(matches!(s, 503), "write {i}: unexpected {s} {v}");
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "writes never resumed: {v}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let versions: HashSet<u64> = acked.iter().map(|(_, v)| *v).collect();
+    assert_eq!(
+        versions.len(),
+        acked.len(),
+        "a version was handed out twice"
+    );
+    let last = acked.iter().map(|(_, v)| *v).max().unwrap();
+    for r in [&a, &b] {
+        let t = Instant::now();
+        loop {
+            let (s, _) = r.get(&format!("/v1/maps/c?min_version={last}")).await;
+            if s == 200 {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(15),
+                "a replica never caught up"
+            );
+        }
+    }
+    let (wa, wb) = (a.world().await, b.world().await);
+    assert_eq!(wa, wb);
+    let (version, text) = &wa["c"];
+    assert_eq!(*version, last);
+    let rows: Vec<&str> = text.lines().skip(4).collect();
+    for ((x, y), _) in &acked {
+        assert_eq!(
+            rows[*y as usize].as_bytes()[*x as usize],
+            b'@',
+            "acknowledged wall at ({x}, {y}) missing"
+        );
+    }
+}
