@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs nats-server (Debian package) when it is missing: the replication tests
-# (tests/replicas.rs) and scripts/replicas-bench.sh start real NATS JetStream servers.
+# (tests/it/replicas.rs) and scripts/replicas-bench.sh start real NATS JetStream servers.
 set -euo pipefail
 if command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ]; then
   exit 0
