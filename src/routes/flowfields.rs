@@ -23,7 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{QueryAuth, carries_admin_token};
 use crate::error::{ApiError, ErrorCode, Json, Path};
-use crate::flowfields::{Flow, Next, StreamGuard, base64};
+use crate::flowfields::{Flow, Next, StreamGuard};
+use crate::routes::cells::base64;
 use crate::routes::maps::lookup;
 use crate::state::AppState;
 
