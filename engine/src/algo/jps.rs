@@ -26,8 +26,14 @@
 //! manner of Harabor & Grastien's block-based JPS (2014): the blocked cells, and the forced
 //! cells found from the two lines beside, are a few shifts and masks per word.
 //!
-//! Why it is optimal: every jump edge is a straight or diagonal run whose cost is its octile
-//! distance, the heuristic is consistent on those edges, and the canonical paths through jump
+//! Successors of a diagonal jump point are generated when the ray finding it stops there
+//! (see [`JpsExpander::diagonal_ray`]): the jump points its arms find hang off the ray's
+//! origin by diagonal-then-straight edges, and the diagonal jump point, once popped, only
+//! continues its ray. The answer's waypoints get those corners back, so they are the classic
+//! jump points, joined by straight or diagonal runs.
+//!
+//! Why it is optimal: every jump edge is a straight or diagonal run, or a diagonal run then a
+//! straight one, whose cost is its octile distance, the heuristic is consistent on those edges, and the canonical paths through jump
 //! points include an optimal path to every cell (the forced rules above are exactly where an
 //! obstacle breaks a canonical path). The tests check it against A* on every Moving AI map and
 //! against a reference Dijkstra on random maps.
