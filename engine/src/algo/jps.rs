@@ -26,8 +26,14 @@
 //! manner of Harabor & Grastien's block-based JPS (2014): the blocked cells, and the forced
 //! cells found from the two lines beside, are a few shifts and masks per word.
 //!
-//! Why it is optimal: every jump edge is a straight or diagonal run whose cost is its octile
-//! distance, the heuristic is consistent on those edges, and the canonical paths through jump
+//! Successors of a diagonal jump point are generated when the ray finding it stops there
+//! (see [`JpsExpander::diagonal_ray`]): the jump points its arms find hang off the ray's
+//! origin by diagonal-then-straight edges, and the diagonal jump point, once popped, only
+//! continues its ray. The answer's waypoints get those corners back, so they are the classic
+//! jump points, joined by straight or diagonal runs.
+//!
+//! Why it is optimal: every jump edge is a straight or diagonal run, or a diagonal run then a
+//! straight one, whose cost is its octile distance, the heuristic is consistent on those edges, and the canonical paths through jump
 //! points include an optimal path to every cell (the forced rules above are exactly where an
 //! obstacle breaks a canonical path). The tests check it against A* on every Moving AI map and
 //! against a reference Dijkstra on random maps.
@@ -77,7 +83,7 @@ pub(crate) fn search(
         query,
         Algorithm::Jps,
         |g, chain, _| {
-            let jumps: Vec<Point> = chain.iter().map(|&n| g.ppoint(n as usize)).collect();
+            let jumps = with_corners(chain.iter().map(|&n| g.ppoint(n as usize)));
             let (path, cost) = fill(planes, &jumps);
             crate::planner::Shaped {
                 path,
@@ -87,6 +93,25 @@ pub(crate) fn search(
             }
         },
     )
+}
+
+/// The jump points of a chain of search nodes: each diagonal-then-straight edge (see
+/// [`JpsExpander`]) gets back the diagonal jump point at its corner, so consecutive points are
+/// joined by straight or diagonal runs, as in classic JPS.
+fn with_corners(nodes: impl Iterator<Item = Point>) -> Vec<Point> {
+    let mut out: Vec<Point> = Vec::new();
+    for b in nodes {
+        if let Some(&a) = out.last() {
+            let (ax, ay) = (a.x.abs_diff(b.x), a.y.abs_diff(b.y));
+            if ax != 0 && ay != 0 && ax != ay {
+                let k = ax.min(ay);
+                let step = |from: u32, to: u32| if to > from { from + k } else { from - k };
+                out.push(Point::new(step(a.x, b.x), step(a.y, b.y)));
+            }
+        }
+        out.push(b);
+    }
+    out
 }
 
 /// Expands the straight and diagonal runs between consecutive jump points into the full cell
@@ -386,8 +411,8 @@ impl<'p> JpsExpander<'p> {
         }
     }
 
-    /// Jumps from padded `(x, y)` in direction `(dx, dy)`; returns the jump point and the
-    /// number of steps to it (a straight or diagonal run).
+    /// Jumps from padded `(x, y)` in straight direction `(dx, dy)`; returns the jump point and
+    /// the number of steps to it.
     #[inline]
     fn jump(&self, x: usize, y: usize, dx: isize, dy: isize) -> Option<(usize, usize, u32)> {
         let p = self.planes;
@@ -401,28 +426,67 @@ impl<'p> JpsExpander<'p> {
             (0, _, false) => self
                 .jump_col_cardinal(x, y, dy)
                 .map(|jy| (x, jy, jy.abs_diff(y) as u32)),
-            _ => self
-                .jump_diag(x, y, dx, dy)
-                .map(|(jx, jy)| (jx, jy, jx.abs_diff(x) as u32)),
+            _ => unreachable!("diagonal moves go through diagonal_ray"),
         }
     }
 
-    /// Diagonal run: stops at the goal or where a straight arm finds a jump point; fails where
-    /// the next diagonal step is illegal.
-    fn jump_diag(&self, x: usize, y: usize, dx: isize, dy: isize) -> Option<(usize, usize)> {
+    /// The diagonal ray from padded `n` (reached with cost `g`) in direction `(dx, dy)`,
+    /// octile maps, up to its next diagonal jump point `d` (the first diagonal cell where a
+    /// straight arm finds a jump point): the jump points the two arms of `d` find are pushed
+    /// as successors of `n` (diagonal-then-straight edges), then `d` itself, which, when
+    /// expanded, only continues the ray (see [`Expander::successors`] below). The ray ends
+    /// where the next diagonal step is illegal or at the goal (pushed itself).
+    ///
+    /// Why: classic JPS finds `d` by scanning its arms, pushes it and, when `d` is popped,
+    /// scans the same arms again. `d` has no forced neighbours (module docs), so its
+    /// successors are exactly those arm jump points and the rest of the ray: generating the
+    /// arm jump points right away, at their exact costs (`k` diagonal steps then `m` straight
+    /// ones cost `k sqrt2 + m`, their octile distance, so the heuristic stays consistent on
+    /// these edges), saves the second scan, and most of them are never pushed twice. The ray
+    /// itself stays lazy: scanning whole rays eagerly made `arena2` dearer (the search rarely
+    /// needs a ray's far end).
+    fn diagonal_ray(&self, n: usize, g: f64, (dx, dy): (isize, isize), out: &mut Vec<Succ>) {
         let p = self.planes;
-        let (mut x, mut y) = (x, y);
+        let (mut x, mut y) = (n % self.pw, n / self.pw);
+        let mut k = 0u32;
         loop {
             let (nx, ny) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
             if !p.open(nx, y) || !p.open(x, ny) || !p.open(nx, ny) {
-                return None;
+                return;
             }
             (x, y) = (nx, ny);
-            if (x, y) == self.goal
-                || self.planes.scan_row(x, y, dx, self.goal).is_some()
-                || self.planes.scan_col(x, y, dy, self.goal).is_some()
-            {
-                return Some((x, y));
+            k += 1;
+            let diag = k as f64 * SQRT2;
+            if (x, y) == self.goal {
+                out.push(Succ {
+                    node: (y * self.pw + x) as u32,
+                    g: g + diag,
+                    parent: n as u32,
+                });
+                return;
+            }
+            let before = out.len();
+            if let Some(jx) = p.scan_row(x, y, dx, self.goal) {
+                out.push(Succ {
+                    node: (y * self.pw + jx) as u32,
+                    g: g + (diag + jx.abs_diff(x) as f64),
+                    parent: n as u32,
+                });
+            }
+            if let Some(jy) = p.scan_col(x, y, dy, self.goal) {
+                out.push(Succ {
+                    node: (jy * self.pw + x) as u32,
+                    g: g + (diag + jy.abs_diff(y) as f64),
+                    parent: n as u32,
+                });
+            }
+            if out.len() > before {
+                out.push(Succ {
+                    node: (y * self.pw + x) as u32,
+                    g: g + diag,
+                    parent: n as u32,
+                });
+                return;
             }
         }
     }
@@ -444,18 +508,19 @@ impl<'p> JpsExpander<'p> {
         }
     }
 
+    /// Pushes the successors of `n` in direction `dir`: the next jump point of a straight
+    /// move, or everything a diagonal ray finds ([`JpsExpander::diagonal_ray`]).
     #[inline]
     fn push(&self, n: usize, g: f64, dir: (isize, isize), out: &mut Vec<Succ>) {
+        if dir.0 != 0 && dir.1 != 0 {
+            self.diagonal_ray(n, g, dir, out);
+            return;
+        }
         let (x, y) = (n % self.pw, n / self.pw);
         if let Some((jx, jy, steps)) = self.jump(x, y, dir.0, dir.1) {
-            let len = if dir.0 != 0 && dir.1 != 0 {
-                steps as f64 * SQRT2
-            } else {
-                steps as f64
-            };
             out.push(Succ {
                 node: (jy * self.pw + jx) as u32,
-                g: g + len,
+                g: g + steps as f64,
                 parent: n as u32,
             });
         }
@@ -495,14 +560,22 @@ impl Expander for JpsExpander<'_> {
         };
         let (nx, ny) = (n % pw, n / pw);
         let (px, py) = (p as usize % pw, p as usize / pw);
-        let dx = (nx as isize - px as isize).signum();
-        let dy = (ny as isize - py as isize).signum();
-        if dx != 0 && dy != 0 {
-            // Diagonal (octile only): straight components first, then onwards.
-            self.push(n, g, (dx, 0), out);
-            self.push(n, g, (0, dy), out);
-            self.push(n, g, (dx, dy), out);
+        let (ax, ay) = (nx.abs_diff(px), ny.abs_diff(py));
+        let mut dx = (nx as isize - px as isize).signum();
+        let mut dy = (ny as isize - py as isize).signum();
+        if ax == ay {
+            // A pure diagonal edge ends at a diagonal jump point (or the goal, never
+            // expanded), and only a ray stopping there makes one: the ray already pushed this
+            // cell's arm jump points, at this very cost (the parent is still the ray's origin,
+            // so `g` is the one the ray gave), so only the ray goes on.
+            self.diagonal_ray(n, g, (dx, dy), out);
             return;
+        }
+        // A diagonal-then-straight edge arrives by its straight part, along the longer axis.
+        if ax > ay {
+            dy = 0;
+        } else if ay > ax {
+            dx = 0;
         }
         if !self.octile && dy != 0 {
             // Cardinal vertical: onwards and both horizontal arms.

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# pathd beside warthog (../shared/peers/side-by-side.sh) on evenly spread samples of the
+# Moving AI scenario files, for one or more pathd binaries in one run, so that a before/after
+# comparison is taken under the same (shared, noisy) machine conditions.
+#
+# Why samples: the full files take about 40 minutes per binary on a loaded 2-core machine
+# (maze512-1-0 has 11960 rows, and every A* row on Berlin_1_1024 takes ~0.1 s in each
+# planner); every k-th row keeps all buckets, short and long, represented. ROWS=0 runs the
+# whole files.
+#
+# Usage: scripts/side-by-side-sample.sh [ROWS] PATHD_BIN...
+#   ROWS   rows per map (default 250)
+#   MAPS   environment: maps to run (default: arena2 16room_000 maze512-1-0 random512-20-0
+#          Berlin_1_1024)
+# Compare the columns of one table (one binary's run), never absolute figures across runs.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+peers=$root/../shared/peers
+bench=$root/../shared/benchmarks/movingai
+rows=250
+if [[ ${1:-} =~ ^[0-9]+$ ]]; then
+  rows=$1
+  shift
+fi
+[ $# -ge 1 ] || { echo "usage: $0 [ROWS] PATHD_BIN..." >&2; exit 2; }
+maps=${MAPS:-"arena2 16room_000 maze512-1-0 random512-20-0 Berlin_1_1024"}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pairs=()
+for m in $maps; do
+  scen=$bench/scen/$m.map.scen
+  if [ "$rows" -gt 0 ]; then
+    total=$(($(wc -l <"$scen") - 1))
+    step=$((total / rows > 0 ? total / rows : 1))
+    # The header line, then every step-th row (from the middle of the first step).
+    awk -v s="$step" 'NR == 1 {print; next} (NR - 2) % s == int(s / 2)' "$scen" >"$tmp/$m.map.scen"
+    scen=$tmp/$m.map.scen
+  fi
+  pairs+=("$bench/maps/$m.map:$scen")
+done
+# Map by map, every binary in turn (each with its own warthog columns), so that the binaries'
+# rows of one map are measured minutes apart, not a whole table apart.
+printf "%-16s %9s %9s %9s %9s %9s %9s %9s  %s\n" map pd_astar wh_astar pd_jps wh_jps wh_jps2 wh_jps+ wh_jps2+ "binary ($rows rows per map)"
+for pair in "${pairs[@]}"; do
+  for bin in "$@"; do
+    "$peers/side-by-side.sh" "$bin" "$pair" | tail -n +2 | sed "s|\$|  $bin|"
+  done
+done
