@@ -620,6 +620,17 @@ impl Maps {
             if have >= min {
                 return Ok(());
             }
+            if max_wait.is_zero() && self.inner.store.status().is_none() {
+                // Alone, this server has applied everything it ever acknowledged: a newer
+                // version was never written. That is the client's mistake, not a lag.
+                if registry.get(name).is_none() {
+                    return Err(MapsError::NotFound(name.to_owned()));
+                }
+                return Err(MapsError::VersionConflict {
+                    current: have,
+                    expected: min,
+                });
+            }
             if tokio::time::timeout_at(deadline, changes.changed())
                 .await
                 .is_err()

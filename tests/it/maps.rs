@@ -297,3 +297,31 @@ async fn bundled_maps_are_served() {
     let (st, v) = json(s.client.get(s.at("/readyz")).send().await.unwrap()).await;
     assert_eq!((st, v["maps"].as_u64()), (200, Some(1)));
 }
+
+/// A single server has applied every version it acknowledged: `min_version` at or below the
+/// map's version answers at once, above it is a version never written (`409`), and an
+/// unknown map stays `404` (not a 5xx "replica behind").
+#[tokio::test]
+async fn min_version_on_a_single_server() {
+    let s = TestServer::new().await;
+    assert_eq!(
+        s.put_text("small", crate::common::SMALL_MAP).await.status(),
+        201
+    );
+    let get = |q: &str| s.client.get(s.at(&format!("/v1/maps/{q}"))).send();
+    assert_eq!(get("small?min_version=1").await.unwrap().status(), 200);
+    expect_error(
+        get("small?min_version=99").await.unwrap(),
+        409,
+        "version_conflict",
+    )
+    .await;
+    expect_error(
+        get("nope?min_version=3").await.unwrap(),
+        404,
+        "map_not_found",
+    )
+    .await;
+    let q = serde_json::json!({"start": [0, 0], "goal": [1, 0], "min_version": 5});
+    expect_error(s.path("small", &q).await, 409, "version_conflict").await;
+}
