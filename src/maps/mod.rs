@@ -312,18 +312,7 @@ impl Maps {
             Err(MapsError::Conflicted) => return Ok(Err((*entry.grid).clone())),
             Err(e) => return Err(e),
         }
-        registry.insert(Arc::clone(&entry));
-        if let Some(old) = &old {
-            self.inner
-                .live
-                .on_replace(
-                    name,
-                    Arc::clone(&old.grid),
-                    Arc::clone(&entry.grid),
-                    version,
-                )
-                .await;
-        }
+        self.install_replacement(name, &entry).await;
         tracing::info!(map = %name, version, "map stored");
         Ok(Ok(PutOutcome {
             entry,
@@ -567,32 +556,31 @@ impl Maps {
     /// Serves `grid` as `version` of `name` (a replicated put, or a patch applied by its
     /// whole map), telling the live hub as a local replace does.
     async fn replace_replicated(&self, name: &str, version: u64, grid: Grid) {
-        let n = name.to_owned();
-        let entry = self
-            .inner
-            .compute
-            .run_waiting(move |_| MapEntry::new(n, version, grid, MapSource::Uploaded))
-            .await;
-        let entry = match entry {
-            Ok(e) => Arc::new(e),
-            Err(e) => {
-                tracing::error!(map = %name, error = %e.message, "building a replicated map failed");
-                return;
-            }
-        };
-        let old = self.inner.registry.insert(Arc::clone(&entry));
-        if let Some(old) = old {
+        // O(1): the grid keeps its own statistics, so no pool hop is needed.
+        let entry = Arc::new(MapEntry::new(
+            name.to_owned(),
+            version,
+            grid,
+            MapSource::Uploaded,
+        ));
+        self.install_replacement(name, &entry).await;
+        tracing::debug!(map = %name, version, "replicated map applied");
+    }
+
+    /// Serves `entry` in place of whatever `name` held, and hands a replaced map's
+    /// subscriptions the difference (local and replicated puts alike).
+    async fn install_replacement(&self, name: &str, entry: &Arc<MapEntry>) {
+        if let Some(old) = self.inner.registry.insert(Arc::clone(entry)) {
             self.inner
                 .live
                 .on_replace(
                     name,
                     Arc::clone(&old.grid),
                     Arc::clone(&entry.grid),
-                    version,
+                    entry.version,
                 )
                 .await;
         }
-        tracing::debug!(map = %name, version, "replicated map applied");
     }
 
     /// Waits (up to `max_wait`; with a local store not at all) until this replica has
@@ -715,22 +703,10 @@ impl Maps {
                     grid,
                 } => {
                     seen.insert(name.clone());
-                    let entry = self
-                        .inner
-                        .compute
-                        .run_waiting(move |_| {
-                            MapEntry::new(name, version, *grid, MapSource::Uploaded)
-                        })
-                        .await;
-                    match entry {
-                        Ok(e) => {
-                            registry.insert(Arc::new(e));
-                            report.uploaded += 1;
-                        }
-                        Err(e) => {
-                            tracing::error!(error = %e.message, "loading a stored map failed")
-                        }
-                    }
+                    // O(1): the grid keeps its own statistics.
+                    let entry = MapEntry::new(name, version, *grid, MapSource::Uploaded);
+                    registry.insert(Arc::new(entry));
+                    report.uploaded += 1;
                 }
                 Recovered::Deleted { name, version } => {
                     registry.note_deleted(&name, version);
