@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use pathd_engine::{DStarLite, Point};
+use pathd_engine::{Agent, Point};
 use serde::Serialize;
 
 /// One event of a subscription (`SubscriptionEvent` in `openapi.yaml`).
@@ -34,9 +34,9 @@ pub struct Event {
 }
 
 impl Event {
-    /// The state of `search` as an event (`seq` is set by [`Feed::push`]).
-    pub fn of(id: &str, search: &DStarLite, map_version: u64, reason: &'static str) -> Self {
-        let (path, cost) = match search.path() {
+    /// The state of `agent` as an event (`seq` is set by [`Feed::push`]).
+    pub fn of(id: &str, agent: &Agent, map_version: u64, reason: &'static str) -> Self {
+        let (path, cost) = match agent.path() {
             Some((p, c)) => (p.iter().map(|p: &Point| [p.x, p.y]).collect(), c),
             None => (Vec::new(), 0.0),
         };
@@ -44,7 +44,7 @@ impl Event {
             id: id.to_owned(),
             seq: 0,
             map_version,
-            status: search.status().as_str(),
+            status: agent.status().as_str(),
             path,
             cost,
             reason,

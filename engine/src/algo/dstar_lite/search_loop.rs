@@ -65,37 +65,7 @@ impl DStarLite {
     /// Legal moves from `n` with their costs, in direction order; none from a wall.
     #[inline]
     pub(super) fn neighbours(&self, cells: &View<'_>, n: u32, out: &mut [(u32, f64); 8]) -> usize {
-        let u = n as usize;
-        let cu = cells.cost(u);
-        if cu == 0 {
-            return 0;
-        }
-        let cu = cu as f64;
-        let mut k = 0;
-        let mut open = [false; 4];
-        for (d, is_open) in open.iter_mut().enumerate() {
-            let m = u.wrapping_add_signed(self.offsets[d]);
-            let cm = cells.cost(m);
-            if cm != 0 {
-                *is_open = true;
-                out[k] = (m as u32, (cu + cm as f64) * 0.5);
-                k += 1;
-            }
-        }
-        if self.movement == Movement::Octile {
-            for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
-                if !(open[a] && open[b]) {
-                    continue;
-                }
-                let m = u.wrapping_add_signed(self.offsets[4 + d]);
-                let cm = cells.cost(m);
-                if cm != 0 {
-                    out[k] = (m as u32, SQRT2 * (cu + cm as f64) * 0.5);
-                    k += 1;
-                }
-            }
-        }
-        k
+        neighbours(cells, &self.offsets, self.movement, n, out)
     }
 
     /// Rebuilds the queue with one fresh key per inconsistent vertex.
@@ -296,4 +266,46 @@ impl DStarLite {
         }
         path
     }
+}
+
+/// Legal moves from `n` with their costs, in direction order; none from a wall.
+#[inline]
+pub(crate) fn neighbours(
+    cells: &View<'_>,
+    offsets: &[isize; 8],
+    movement: Movement,
+    n: u32,
+    out: &mut [(u32, f64); 8],
+) -> usize {
+    let u = n as usize;
+    let cu = cells.cost(u);
+    if cu == 0 {
+        return 0;
+    }
+    let cu = cu as f64;
+    let mut k = 0;
+    let mut open = [false; 4];
+    for (d, is_open) in open.iter_mut().enumerate() {
+        let m = u.wrapping_add_signed(offsets[d]);
+        let cm = cells.cost(m);
+        if cm != 0 {
+            *is_open = true;
+            out[k] = (m as u32, (cu + cm as f64) * 0.5);
+            k += 1;
+        }
+    }
+    if movement == Movement::Octile {
+        for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
+            if !(open[a] && open[b]) {
+                continue;
+            }
+            let m = u.wrapping_add_signed(offsets[4 + d]);
+            let cm = cells.cost(m);
+            if cm != 0 {
+                out[k] = (m as u32, SQRT2 * (cu + cm as f64) * 0.5);
+                k += 1;
+            }
+        }
+    }
+    k
 }
