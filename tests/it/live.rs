@@ -1,5 +1,7 @@
 //! Live maps over a real server: patches, subscriptions, their event streams, moves, limits.
 
+#[path = "live/shared.rs"]
+mod shared;
 #[path = "live/sse.rs"]
 pub(crate) mod sse;
 
