@@ -39,6 +39,18 @@ pub struct MapSummary {
     /// The HPA* abstraction (maps of at least `PATHD_HPA_MIN_CELLS` cells).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hpa: Option<crate::hpa::HpaInfo>,
+    /// The map's live subscriptions and the memory they hold (while it has any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscriptions: Option<SubscriptionUsage>,
+}
+
+/// `subscriptions` of a map summary.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SubscriptionUsage {
+    /// Live subscriptions.
+    pub count: usize,
+    /// Bytes their shared searches and paths hold (as of their last repair).
+    pub memory_bytes: usize,
 }
 
 /// `GET /v1/maps`.

@@ -43,7 +43,8 @@
 //!
 //! # Metrics
 //!
-//! `pathd_subscriptions` (gauge), `pathd_repairs_total{change}` (per member answer that
+//! `pathd_subscriptions` (gauge), `pathd_subscription_memory_bytes` (gauge: shared searches
+//! and paths, updated after every repair), `pathd_repairs_total{change}` (per member answer that
 //! searched or changed, and per move; `change` is the outcome, `move` for moves),
 //! `pathd_repair_duration_seconds` (histogram), `pathd_subscription_events_total` (events
 //! published), `pathd_sse_events_sent_total` (frames written to streams),
@@ -194,6 +195,14 @@ struct MapSubs {
 }
 
 impl MapSubs {
+    /// Bytes held by the map's groups (trees and agents, as of their last drain).
+    fn bytes(&self) -> usize {
+        self.groups
+            .values()
+            .map(|g| g.bytes.load(std::sync::atomic::Ordering::Relaxed))
+            .sum()
+    }
+
     fn unindex(&mut self, key: GroupKey, buckets: Option<(Bucket, Bucket)>) {
         if let Some((lo, hi)) = buckets {
             for by in lo.1..=hi.1 {
@@ -278,6 +287,9 @@ struct HubInner {
     compute: Compute,
     per_map: usize,
     total: usize,
+    /// Memory budgets (bytes) per map and per server.
+    bytes_per_map: usize,
+    bytes_total: usize,
     ttl: Duration,
     ring: usize,
     shutdown: CancellationToken,
@@ -313,6 +325,8 @@ impl Hub {
                 compute: compute.clone(),
                 per_map: config.max_subscriptions_per_map,
                 total: config.max_subscriptions,
+                bytes_per_map: config.max_subscription_bytes_per_map,
+                bytes_total: config.max_subscription_bytes,
                 ttl: Duration::from_secs(config.subscription_ttl_secs.max(1)),
                 ring: config.subscription_event_buffer.max(1),
                 shutdown: shutdown.clone(),
@@ -355,8 +369,34 @@ impl Hub {
         Ok(sub)
     }
 
-    /// `429 too_many_subscriptions` when `map` (or the server) is full.
+    /// Subscriptions of `map` and the bytes they hold (shared searches and paths, as of
+    /// their groups' last repair).
+    pub fn usage(&self, map: &str) -> (usize, usize) {
+        let maps = self.inner.maps.lock().expect("index lock");
+        maps.get(map)
+            .map_or((0, 0), |ms| (ms.subs.len(), ms.bytes()))
+    }
+
+    /// `429 too_many_subscriptions` when `map` (or the server) is full: by count or by
+    /// memory budget.
     pub fn check_room(&self, map: &str) -> Result<(), ApiError> {
+        let (map_bytes, all_bytes) = {
+            let maps = self.inner.maps.lock().expect("index lock");
+            let all: usize = maps.values().map(MapSubs::bytes).sum();
+            (maps.get(map).map_or(0, MapSubs::bytes), all)
+        };
+        if all_bytes >= self.inner.bytes_total {
+            return Err(too_many(format!(
+                "the subscriptions on this server use {all_bytes} bytes, the budget is {}",
+                self.inner.bytes_total
+            )));
+        }
+        if map_bytes >= self.inner.bytes_per_map {
+            return Err(too_many(format!(
+                "the subscriptions on map {map:?} use {map_bytes} bytes, the budget is {}",
+                self.inner.bytes_per_map
+            )));
+        }
         let total = self.inner.subs.lock().expect("subs lock").len();
         let on_map = self
             .inner
@@ -779,6 +819,8 @@ fn finish(hub: &HubInner, group: &Arc<Group>) -> bool {
             maps.remove(&group.map);
         }
     }
+    let bytes: usize = maps.values().map(MapSubs::bytes).sum();
+    metrics::gauge!("pathd_subscription_memory_bytes").set(bytes as f64);
     true
 }
 

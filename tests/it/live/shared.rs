@@ -138,3 +138,50 @@ async fn subscriptions_sharing_a_goal_answer_like_one_search_each() {
         "too few patches ({version}) or events ({events})"
     );
 }
+
+#[tokio::test]
+async fn the_memory_budget_is_enforced_and_reported() {
+    let dirs = crate::common::Dirs::new();
+    let mut config = dirs.config();
+    // The first subscription's shared search uses up the map's budget.
+    config.max_subscription_bytes_per_map = 1;
+    let s = TestServer::start(dirs, config).await;
+    assert_eq!(s.put_json("h", &super::halves()).await.status(), 201);
+    assert_eq!(s.put_json("g", &super::halves()).await.status(), 201);
+    let (_, summary) =
+        crate::common::json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
+    assert!(summary.get("subscriptions").is_none(), "{summary}");
+    subscribe(&s, "h", super::SUB).await;
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/h/subscriptions"))
+        .header("content-type", "application/json")
+        .body(super::SUB)
+        .send()
+        .await
+        .unwrap();
+    let err = crate::common::expect_error(resp, 429, "too_many_subscriptions").await;
+    assert!(err.to_string().contains("bytes"), "{err}");
+    // Another map has a budget of its own.
+    subscribe(&s, "g", super::SUB).await;
+    let (_, summary) =
+        crate::common::json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
+    let usage = &summary["subscriptions"];
+    assert_eq!(usage["count"].as_u64(), Some(1), "{summary}");
+    assert!(usage["memory_bytes"].as_u64() > Some(0), "{summary}");
+    let metrics = s
+        .client
+        .get(s.at("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("pathd_subscription_memory_bytes ")),
+        "{metrics}"
+    );
+}
