@@ -78,8 +78,8 @@ pub use agent::Agent;
 /// use pathd_engine::{Agent, GoalTree, Grid, Limits, Movement, Patch, Point};
 /// let grid = Grid::from_costs(4, 3, vec![1; 12], Movement::Cardinal).unwrap();
 /// let mut tree = GoalTree::new(&grid, Point::new(3, 1), 1).unwrap();
-/// let mut a = Agent::new(&mut tree, &grid, Point::new(0, 1), Limits::default()).unwrap();
-/// let mut b = Agent::new(&mut tree, &grid, Point::new(0, 0), Limits::default()).unwrap();
+/// let (mut a, _) = Agent::new(&mut tree, &grid, Point::new(0, 1), Limits::default()).unwrap();
+/// let (mut b, _) = Agent::new(&mut tree, &grid, Point::new(0, 0), Limits::default()).unwrap();
 /// assert_eq!((a.cost(), b.cost()), (3.0, 4.0));
 ///
 /// // A wall on a's path: only a is repaired, forward from itself.
