@@ -137,13 +137,16 @@ fn bench_map(c: &mut Criterion, map: &str) {
     // Per spot: goal tree forward repair, then its background settle.
     let mut tree_sums = [(0u64, 0u64); 4];
     let mut initial = (0u64, 0u64);
+    // Memory: D* Lite search, settled goal tree, one agent (bytes, summed over rows).
+    let mut bytes = (0usize, 0usize, 0usize);
     for row in &rows {
         let d = DStarLite::new(&grid, row.start, row.goal, Limits::default()).expect("valid row");
         let mut tree = GoalTree::new(&grid, row.goal, 1).expect("valid goal");
         let (agent, _) =
             Agent::new(&mut tree, &grid, row.start, Limits::default()).expect("valid start");
-        // As a server leaves it: settled past its farthest agent by the margin.
-        tree.settle(&grid, GoalTree::settle_target(agent.cost()));
+        bytes.0 += d.memory_bytes();
+        bytes.1 += tree.memory_bytes();
+        bytes.2 += agent.memory_bytes();
         let a = find_path(&grid, &Query::new(row.start, row.goal)).unwrap();
         initial.0 += d.initial_stats().expanded;
         initial.1 += a.stats.expanded;
@@ -171,7 +174,7 @@ fn bench_map(c: &mut Criterion, map: &str) {
                 a.cost(),
                 case.astar_cost
             );
-            let settle = t.settle(&case.next, GoalTree::settle_target(a.cost()));
+            let settle = t.settle(&case.next, a.cost());
             tree_sums[k].0 += out.stats.expanded;
             tree_sums[k].1 += settle.expanded;
             sums[k].0 += wall;
@@ -185,6 +188,14 @@ fn bench_map(c: &mut Criterion, map: &str) {
         "[repair] {map}: {n_rows} rows; initial search: D* Lite {} vs A* {} expansions (mean)",
         initial.0 / n_rows,
         initial.1 / n_rows
+    );
+    let n = rows.len();
+    eprintln!(
+        "[repair] {map}: memory (mean): D* Lite search {} KiB; goal tree settled up to \
+         the agent {} KiB, shared by its agents; one agent {} KiB",
+        bytes.0 / n / 1024,
+        bytes.1 / n / 1024,
+        bytes.2 / n / 1024,
     );
     for (label, ((wall, back, astar, n), (fwd, settle))) in
         labels.iter().zip(sums.into_iter().zip(tree_sums))

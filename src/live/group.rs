@@ -219,7 +219,7 @@ pub(super) fn drain(hub: &HubInner, group: &Arc<Group>) {
                 .iter()
                 .map(|s| s.agent.lock().expect("agent lock").cost())
                 .fold(0.0, f64::max);
-            tree.settle(&grid, GoalTree::settle_target(target));
+            tree.settle(&grid, target);
         }
         let agents: usize = members
             .iter()

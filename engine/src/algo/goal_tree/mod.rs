@@ -274,15 +274,6 @@ impl GoalTree {
         stats
     }
 
-    /// How far a server settles a tree whose farthest agent's path costs `cost`: a quarter
-    /// more (and 16 steps). The forward repair's estimate of a cell beyond the bound is only
-    /// the bound, so without a margin an agent at the edge of the tree would flood the
-    /// cells behind it within the detour's extra cost; with the margin they carry their
-    /// exact (old) costs and the repair stays along the new path.
-    pub fn settle_target(cost: f64) -> f64 {
-        cost * 1.25 + 16.0
-    }
-
     /// Extends (and repairs) the tree until `p` is settled: [`Status::Found`] with its cost
     /// to the goal readable by [`Self::cost_from`], [`Status::NoPath`] when `p` cannot reach
     /// the goal (answered from the map's components, without searching), or
