@@ -158,30 +158,6 @@ fn log_filter(var: Option<&str>) -> (Targets, Option<String>) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::log_filter;
-    use tracing::Level;
-
-    #[test]
-    fn rust_log_takes_levels_and_targets_and_falls_back_to_info() {
-        let (f, bad) = log_filter(None);
-        assert!(bad.is_none());
-        assert!(f.would_enable("pathd", &Level::INFO));
-        assert!(!f.would_enable("pathd", &Level::DEBUG));
-
-        let (f, bad) = log_filter(Some("warn,pathd::live=debug"));
-        assert!(bad.is_none());
-        assert!(!f.would_enable("pathd::maps", &Level::INFO));
-        assert!(f.would_enable("pathd::maps", &Level::WARN));
-        assert!(f.would_enable("pathd::live", &Level::DEBUG));
-
-        let (f, bad) = log_filter(Some("pathd=[{x}]"));
-        assert_eq!(bad.as_deref(), Some("pathd=[{x}]"));
-        assert!(f.would_enable("pathd", &Level::INFO));
-    }
-}
-
 fn serve_main(config: Config) -> ExitCode {
     init_tracing(config.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
@@ -226,5 +202,29 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_filter;
+    use tracing::Level;
+
+    #[test]
+    fn rust_log_takes_levels_and_targets_and_falls_back_to_info() {
+        let (f, bad) = log_filter(None);
+        assert!(bad.is_none());
+        assert!(f.would_enable("pathd", &Level::INFO));
+        assert!(!f.would_enable("pathd", &Level::DEBUG));
+
+        let (f, bad) = log_filter(Some("warn,pathd::live=debug"));
+        assert!(bad.is_none());
+        assert!(!f.would_enable("pathd::maps", &Level::INFO));
+        assert!(f.would_enable("pathd::maps", &Level::WARN));
+        assert!(f.would_enable("pathd::live", &Level::DEBUG));
+
+        let (f, bad) = log_filter(Some("pathd=[{x}]"));
+        assert_eq!(bad.as_deref(), Some("pathd=[{x}]"));
+        assert!(f.would_enable("pathd", &Level::INFO));
     }
 }
