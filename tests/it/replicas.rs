@@ -812,6 +812,8 @@ async fn lag_is_reported_per_map_in_versions_and_seconds() {
             && m["applied_version"].as_u64().unwrap() < 4
         {
             if !lagging_seen {
+                let (_, body) = b.get("/readyz").await;
+                crate::openapi::assert_get_200_matches("/readyz", &body);
                 assert!(m["lag_seconds"].as_f64().unwrap() > 0.0, "{s}");
                 assert!(s["lag_seconds"].as_f64().unwrap() > 0.0, "{s}");
                 let (_, metrics) = b.text("/metrics").await;
