@@ -105,8 +105,20 @@ struct Head {
     /// The newest version stored.
     version: u64,
     /// Versions stored but (maybe) not applied yet, with when they were stored; pruned
-    /// up to the applied version whenever the status is read.
+    /// up to the applied version at every new message of the map and every status read,
+    /// so it holds little more than the versions the map is behind.
     unapplied: BTreeMap<u64, SystemTime>,
+}
+
+impl Head {
+    /// Forgets the versions up to `applied`.
+    fn prune(&mut self, applied: u64) {
+        while let Some(e) = self.unapplied.first_entry()
+            && *e.key() <= applied
+        {
+            e.remove();
+        }
+    }
 }
 
 impl Shared {
@@ -997,6 +1009,7 @@ async fn watch_heads(mut heads: Follower, shared: Arc<Shared>) {
         let mut all = shared.heads.lock().expect("heads lock");
         let head = all.entry(name).or_default();
         head.version = head.version.max(version);
+        head.prune(applied);
         if version > applied {
             head.unapplied.entry(version).or_insert(stored);
         }
@@ -1148,7 +1161,7 @@ impl MapStore for NatsStore {
                 let (version, deleted) = applied.get(&name).copied().unwrap_or((0, false));
                 let (stream_version, oldest) = match heads.get_mut(&name) {
                     Some(h) => {
-                        h.unapplied = h.unapplied.split_off(&(version + 1));
+                        h.prune(version);
                         (h.version.max(version), h.unapplied.values().next().copied())
                     }
                     None => (version, None),
