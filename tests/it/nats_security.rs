@@ -1,8 +1,8 @@
-//! NATS with TLS and with user/password authorization: a real `nats-server` configured with
+//! NATS with TLS and with authorization: a real `nats-server` configured with
 //! `tls { ... verify: true }` (certificates made by the `openssl` CLI in a temporary
-//! directory) or `authorization { user, password }`, and real pathd replicas. Right
-//! settings serve writes; wrong ones stop pathd at start with a message saying what to
-//! check.
+//! directory), `authorization { user, password }` or `authorization { token }`, and real
+//! pathd replicas. Right settings serve writes; wrong ones stop pathd at start with a
+//! message saying what to check.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -245,4 +245,21 @@ async fn user_and_password_right_serves_wrong_fails_clearly() {
     );
     refused(&format!("nats://pathd:wrong@127.0.0.1:{port}"), &[], &hint);
     refused(&nats.url(), &[], &hint);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_right_serves_wrong_fails_clearly() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let nats = nats_with(&bin, d, "authorization {\n  token: \"s3cret\"\n}\n");
+    let port = nats.port;
+    let r = Replica::start(&format!("nats://s3cret@127.0.0.1:{port}"), d, &[]);
+    serves_a_write(&r).await;
+    let r2 = Replica::start(&nats.url(), d, &["--nats-token", "s3cret"]);
+    let ready = r2.ready().await;
+    assert_eq!(ready["store"]["connected"], true, "{ready}");
+    let hint = ["authorization violation", "check the credentials"];
+    refused(&nats.url(), &["--nats-token", "wrong"], &hint);
+    refused(&format!("nats://wrong@127.0.0.1:{port}"), &[], &hint);
 }
