@@ -852,6 +852,7 @@ fn error_codes_are_the_enum_of_the_contract() {
 
 /// Asserts that `body` is a valid `200` answer of `GET path` per `openapi.yaml` (for
 /// responses other modules get from processes of their own, e.g. replicas).
+#[cfg(feature = "nats")]
 pub(crate) fn assert_get_200_matches(path: &str, body: &Value) {
     let c = Contract::load();
     let mut schema =
