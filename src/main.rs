@@ -11,9 +11,18 @@ use pathd::state::AppState;
 use pathd::store::local;
 use tracing_subscriber::filter::Targets;
 
+/// `pathd --version`: the version and whether this build has the replicated store.
+#[cfg(feature = "nats")]
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (with nats)");
+#[cfg(not(feature = "nats"))]
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (without nats: build with --features nats for --store nats://...)"
+);
+
 /// pathd: grid pathfinding over HTTP.
 #[derive(Parser)]
-#[command(version, about, args_conflicts_with_subcommands = true)]
+#[command(version = VERSION, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -170,6 +179,13 @@ fn serve_main(config: Config) -> ExitCode {
     let result = runtime.block_on(async move {
         let addr = config.addr;
         let state = AppState::new(config)?;
+        // A store that refuses its configuration stops us before we listen (`run` checks
+        // it too, for embedders; the second check is free).
+        state
+            .maps()
+            .connect_store()
+            .await
+            .map_err(std::io::Error::other)?;
         let listener = tokio::net::TcpListener::bind(addr).await?;
         tracing::info!(addr = %listener.local_addr()?, "pathd listening");
         pathd::run(listener, state, shutdown_signal()).await

@@ -21,7 +21,7 @@ use crate::dto::MapSummary;
 use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot};
 use crate::live::Hub;
 use crate::maps::Maps;
-use crate::store::{LocalStore, MapStore, NatsStore};
+use crate::store::{LocalStore, MapStore};
 
 /// Where a map came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,10 +244,7 @@ impl AppState {
     pub fn new(config: Config) -> io::Result<Self> {
         let metrics = crate::metrics::handle(); // first, so the pool's gauges are recorded
         let store: Arc<dyn MapStore> = match config.nats().map_err(io::Error::other)? {
-            Some(opts) => Arc::new(NatsStore::new(
-                opts,
-                tokio::runtime::Handle::try_current().map_err(io::Error::other)?,
-            )),
+            Some(opts) => nats_store(&config, opts)?,
             None => Arc::new(LocalStore::open(
                 &config.data_dir,
                 config.test_store_delay(),
@@ -320,4 +317,26 @@ impl AppState {
     pub fn live(&self) -> &Hub {
         &self.inner.live
     }
+}
+
+/// The replicated store for `--store nats://...`.
+#[cfg(feature = "nats")]
+fn nats_store(config: &Config, opts: crate::store::NatsOptions) -> io::Result<Arc<dyn MapStore>> {
+    let rt = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+    let delay = std::time::Duration::from_millis(config.test_apply_delay_ms);
+    Ok(Arc::new(
+        crate::store::NatsStore::new(opts, rt).with_test_apply_delay(delay),
+    ))
+}
+
+/// Without the `nats` feature, `--store nats://...` is refused at start, saying how to get
+/// a build that has it (the flag still parses, so a deployment's configuration is checked
+/// the same way in every build).
+#[cfg(not(feature = "nats"))]
+fn nats_store(config: &Config, _opts: crate::store::NatsOptions) -> io::Result<Arc<dyn MapStore>> {
+    let url = config.replication.store.as_deref().unwrap_or_default();
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        crate::store::NatsOptions::unavailable(url),
+    ))
 }

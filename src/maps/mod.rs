@@ -639,6 +639,15 @@ impl Maps {
         metrics::gauge!("pathd_store_connected").set(if s.connected { 1.0 } else { 0.0 });
         metrics::gauge!("pathd_replication_lag_messages").set(s.lag_messages as f64);
         metrics::gauge!("pathd_replication_lag_seconds").set(s.lag_seconds);
+        metrics::gauge!("pathd_replication_lag_versions").set(s.lag_versions as f64);
+        // Per map: bounded by the maps this replica holds (`--max-maps`) plus the ones
+        // with something not applied yet.
+        for m in &s.maps {
+            let map = m.name.clone();
+            metrics::gauge!("pathd_replication_map_lag_versions", "map" => map.clone())
+                .set(m.lag_versions as f64);
+            metrics::gauge!("pathd_replication_map_lag_seconds", "map" => map).set(m.lag_seconds);
+        }
         metrics::gauge!("pathd_replication_applied_position").set(s.applied_position as f64);
         Some(s)
     }
@@ -674,6 +683,15 @@ impl Maps {
         if let Some(task) = follower {
             let _ = task.await;
         }
+    }
+
+    /// Checks that the store can be used as configured ([`MapStore::connect`]): at start,
+    /// before anything is served. Idempotent (a connected store answers at once).
+    pub async fn connect_store(&self) -> Result<(), StoreError> {
+        let store = Arc::clone(&self.inner.store);
+        tokio::task::spawn_blocking(move || store.connect())
+            .await
+            .map_err(|e| StoreError::Io(std::io::Error::other(e)))?
     }
 
     /// Loads the startup maps: everything the store holds, then the bundled `*.map` files

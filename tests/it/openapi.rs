@@ -866,3 +866,18 @@ fn error_codes_are_the_enum_of_the_contract() {
         "codes are distinct"
     );
 }
+
+/// Asserts that `body` is a valid `200` answer of `GET path` per `openapi.yaml` (for
+/// responses other modules get from processes of their own, e.g. replicas).
+#[cfg(feature = "nats")]
+pub(crate) fn assert_get_200_matches(path: &str, body: &Value) {
+    let c = Contract::load();
+    let mut schema =
+        c.spec["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+            .clone();
+    assert!(!schema.is_null(), "no 200 JSON answer of GET {path}");
+    schema["components"] = c.spec["components"].clone();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(body).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "GET {path}: {errors:?}\n{body}");
+}
