@@ -98,7 +98,7 @@ pub(crate) fn search(
 /// The jump points of a chain of search nodes: each diagonal-then-straight edge (see
 /// [`JpsExpander`]) gets back the diagonal jump point at its corner, so consecutive points are
 /// joined by straight or diagonal runs, as in classic JPS.
-fn with_corners(nodes: impl Iterator<Item = Point>) -> Vec<Point> {
+pub(crate) fn with_corners(nodes: impl Iterator<Item = Point>) -> Vec<Point> {
     let mut out: Vec<Point> = Vec::new();
     for b in nodes {
         if let Some(&a) = out.last() {
