@@ -116,6 +116,10 @@ pub struct Config {
     /// (0 = never). Smaller maps are fast enough for A*/JPS.
     #[arg(long, env = "PATHD_HPA_MIN_CELLS", default_value_t = 512 * 512)]
     pub hpa_min_cells: u64,
+    /// Uniform octile maps of at most this many cells get a JPS+ jump table (16 bytes a
+    /// cell), built in the background and kept current under patches (0 = never).
+    #[arg(long, env = "PATHD_JPS_PLUS_MAX_CELLS", default_value_t = 1 << 22)]
+    pub jps_plus_max_cells: u64,
     /// HPA* cluster side in cells (4..=128).
     #[arg(long, env = "PATHD_HPA_CLUSTER_SIZE", default_value_t = 32,
           value_parser = clap::value_parser!(u32).range(4..=128))]
@@ -303,6 +307,13 @@ impl Config {
         crate::hpa::HpaSettings {
             min_cells: self.hpa_min_cells,
             cluster_size: self.hpa_cluster_size,
+        }
+    }
+
+    /// The JPS+ settings.
+    pub fn jump_settings(&self) -> crate::jump::JumpSettings {
+        crate::jump::JumpSettings {
+            max_cells: self.jps_plus_max_cells,
         }
     }
 

@@ -39,6 +39,10 @@ pub struct MapSummary {
     /// The HPA* abstraction (maps of at least `PATHD_HPA_MIN_CELLS` cells).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hpa: Option<crate::hpa::HpaInfo>,
+    /// The JPS+ jump table (uniform octile maps of at most `PATHD_JPS_PLUS_MAX_CELLS`
+    /// cells).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jps_plus: Option<crate::jump::JumpInfo>,
 }
 
 /// `GET /v1/maps`.

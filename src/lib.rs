@@ -19,6 +19,7 @@ pub mod dto;
 pub mod error;
 pub mod flowfields;
 pub mod hpa;
+pub mod jump;
 pub mod live;
 pub mod load;
 pub mod maps;

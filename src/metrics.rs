@@ -137,6 +137,21 @@ fn describe() {
         Unit::Bytes,
         "Memory of a map's HPA* abstraction, by map"
     );
+    describe_histogram!(
+        "pathd_jps_plus_build_seconds",
+        Unit::Seconds,
+        "Time to build a map's JPS+ jump table"
+    );
+    describe_histogram!(
+        "pathd_jps_plus_update_seconds",
+        Unit::Seconds,
+        "Time to update a map's JPS+ jump table after a patch"
+    );
+    describe_gauge!(
+        "pathd_jps_plus_memory_bytes",
+        Unit::Bytes,
+        "Memory of a map's JPS+ jump table, by map"
+    );
     describe_gauge!("pathd_subscriptions", "Live subscriptions");
     describe_gauge!("pathd_flowfields", "Live flow fields");
     describe_counter!(

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use metrics_exporter_prometheus::PrometheusHandle;
-use pathd_engine::Grid;
+use pathd_engine::{Derived, Grid};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +19,7 @@ use crate::compute::Compute;
 use crate::config::Config;
 use crate::dto::MapSummary;
 use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot};
+use crate::jump::{JumpBuilder, JumpSettings, JumpSlot};
 use crate::live::Hub;
 use crate::maps::Maps;
 use crate::store::{LocalStore, MapStore};
@@ -58,6 +59,8 @@ pub struct MapEntry {
     pub max_cost: u8,
     /// This version's HPA* abstraction, once built (see [`crate::hpa`]).
     pub hpa: HpaSlot,
+    /// This version's JPS+ jump table, once built (see [`crate::jump`]).
+    pub jump: JumpSlot,
 }
 
 impl MapEntry {
@@ -71,6 +74,16 @@ impl MapEntry {
             source,
             max_cost,
             hpa: HpaSlot::default(),
+            jump: JumpSlot::default(),
+        }
+    }
+
+    /// What the planner may use beside the grid: the HPA* abstraction and the JPS+ table,
+    /// those of them that are ready.
+    pub fn derived(&self) -> Derived<'_> {
+        Derived {
+            hpa: self.hpa.get(),
+            jump_table: self.jump.get(),
         }
     }
 
@@ -95,6 +108,7 @@ impl MapEntry {
             max_cost: self.max_cost,
             source: self.source.as_str(),
             hpa: self.hpa.info(),
+            jps_plus: self.jump.info(),
         }
     }
 }
@@ -110,17 +124,26 @@ pub struct Registry {
     changes: watch::Sender<u64>,
     /// Builds HPA* abstractions of inserted big maps in the background.
     hpa: HpaBuilder,
+    /// Builds JPS+ jump tables of inserted uniform octile maps in the background.
+    jump: JumpBuilder,
 }
 
 impl Registry {
-    /// An empty registry whose big maps get HPA* abstractions per `hpa`.
-    pub fn new(hpa: HpaSettings) -> Self {
+    /// An empty registry whose big maps get HPA* abstractions per `hpa`, and whose uniform
+    /// octile maps get JPS+ jump tables per `jump`.
+    pub fn new(hpa: HpaSettings, jump: JumpSettings) -> Self {
         Registry {
             maps: RwLock::default(),
             tombstones: Mutex::default(),
             changes: watch::Sender::new(0),
             hpa: HpaBuilder::new(hpa),
+            jump: JumpBuilder::new(jump),
         }
+    }
+
+    /// The JPS+ settings in force.
+    pub fn jump_settings(&self) -> &JumpSettings {
+        self.jump.settings()
     }
 
     /// The HPA* settings in force.
@@ -167,8 +190,9 @@ impl Registry {
             .write()
             .expect("registry lock")
             .insert(entry.name.clone(), Arc::clone(&entry));
-        // A patched entry already derived its abstraction; others queue a build.
+        // A patched entry already derived its abstraction and table; others queue builds.
         self.hpa.ensure(&entry);
+        self.jump.ensure(&entry);
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
         old
@@ -257,7 +281,7 @@ impl AppState {
             store,
             compute.clone(),
             live.clone(),
-            Registry::new(config.hpa_settings()),
+            Registry::new(config.hpa_settings(), config.jump_settings()),
             config.max_maps,
         );
         Ok(AppState {

@@ -1,7 +1,7 @@
 //! Search traces: what the best-first core did, event by event, for visualisers and
 //! debugging ("why did my unit go that way?").
 //!
-//! [`find_path_traced`] answers a query like [`crate::find_path_with`] and also returns a
+//! [`find_path_traced`] answers a query like [`crate::find_path_derived`] and also returns a
 //! [`Trace`]: in order, every node the core generated (pushed onto the open list, or whose
 //! key decreased, or that was reopened) with its `g`, `h`, `f` and parent, and every node it
 //! expanded with the same. `f = g + weight * h`, where `weight` is 1 for A*, 0 for Dijkstra,
@@ -19,7 +19,6 @@
 //! Untraced searches pay nothing: the core is instantiated with a no-op tracer whose hooks
 //! compile away, and checks once per search whether a trace is wanted.
 
-use crate::Abstraction;
 use crate::grid::{Grid, Point};
 use crate::query::{Query, QueryError, SearchResult};
 use crate::search::trace::{RawKind, Recorder, put, take};
@@ -90,27 +89,27 @@ impl Drop for Parked {
     }
 }
 
-/// [`crate::find_path_with`] (per-thread searcher) recording a [`Trace`] of at most `cap`
+/// [`crate::find_path_derived`] (per-thread searcher) recording a [`Trace`] of at most `cap`
 /// expansions (and the generations in between).
 ///
 /// ```
 /// use pathd_engine::{movingai, Point, Query};
 /// use pathd_engine::trace::{find_path_traced, TraceKind};
 /// let grid = movingai::parse_map("type octile\nheight 1\nwidth 4\nmap\n....\n").unwrap();
-/// let (r, t) = find_path_traced(&grid, None, &Query::new(Point::new(0, 0), Point::new(3, 0)), 100).unwrap();
+/// let (r, t) = find_path_traced(&grid, Default::default(), &Query::new(Point::new(0, 0), Point::new(3, 0)), 100).unwrap();
 /// let expanded = t.events.iter().filter(|e| e.kind == TraceKind::Expand).count();
 /// assert_eq!(expanded as u64, r.stats.expanded);
 /// assert!(!t.truncated);
 /// ```
 pub fn find_path_traced(
     grid: &Grid,
-    hpa: Option<&Abstraction>,
+    derived: crate::Derived<'_>,
     query: &Query,
     cap: usize,
 ) -> Result<(SearchResult, Trace), QueryError> {
     let guard = Parked;
     put(Recorder::new(cap));
-    let result = crate::find_path_with(grid, hpa, query);
+    let result = crate::find_path_derived(grid, derived, query);
     let rec = take().unwrap_or_default();
     drop(guard);
     let result = result?;

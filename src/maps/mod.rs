@@ -328,6 +328,7 @@ impl Maps {
         patch: Patch,
     ) -> Result<Option<Patched>, MapsError> {
         let (n, next) = (prev.name.clone(), prev.version + 1);
+        let jump_settings = *self.inner.registry.jump_settings();
         self.inner
             .compute
             .run_waiting(move |_| {
@@ -339,6 +340,14 @@ impl Maps {
                     next_entry
                         .hpa
                         .derive(&next_entry.name, &prev.hpa, &next_entry.grid, &changed);
+                    // Only the jump entries the patch can change are recomputed (crate::jump).
+                    next_entry.jump.derive(
+                        &next_entry.name,
+                        &prev.jump,
+                        &jump_settings,
+                        &next_entry.grid,
+                        &changed,
+                    );
                     (next_entry, changed, costs)
                 }))
             })

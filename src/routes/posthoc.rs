@@ -53,7 +53,7 @@ async fn posthoc(
         .run(move |cancel| {
             query.limits.deadline = Instant::now().checked_add(timeout);
             query.limits.cancel = Some(Arc::clone(cancel));
-            let (r, t) = find_path_traced(&snapshot.grid, snapshot.hpa.get(), &query, cap)?;
+            let (r, t) = find_path_traced(&snapshot.grid, snapshot.derived(), &query, cap)?;
             if r.limit == Some(LimitKind::Cancelled) {
                 compute.note_cancelled();
             }

@@ -11,6 +11,7 @@ mod flowfields;
 mod hardening;
 mod holes;
 mod hpa;
+mod jps_plus;
 mod live;
 mod live_durability;
 mod maps;

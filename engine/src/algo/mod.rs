@@ -5,6 +5,7 @@ pub(crate) mod dstar_lite;
 pub(crate) mod flowfield;
 pub mod hpa;
 pub(crate) mod jps;
+pub(crate) mod jps_plus;
 pub(crate) mod los;
 pub(crate) mod sized;
 pub(crate) mod smooth;

@@ -7,6 +7,7 @@ mod dstar_lite;
 mod expansions;
 mod flowfield;
 mod hpa;
+mod jps_plus;
 mod jps_theta;
 mod movingai;
 mod oracle;
