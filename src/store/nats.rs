@@ -34,6 +34,16 @@
 //! skipped by version). An ordered consumer re-creates itself from the last sequence it
 //! delivered after a reconnect, so a replica catches up by itself.
 //!
+//! **Lag.** A second ordered consumer, headers only, reads every map's last message and
+//! then every new one (`watch_heads`): it knows each map's newest stored version while
+//! the feed is still busy applying, so the status reports per map the stream's version
+//! minus the applied one, and how long the oldest unapplied version has waited.
+//!
+//! **Connecting.** Credentials and TLS as NATS clients take them
+//! ([`super::nats_options`]). A server that answers but refuses the certificate or the
+//! credentials is a configuration error at start ([`MapStore::connect`]); one that cannot
+//! be reached yet is retried for ever.
+//!
 //! Every method blocks on the async client (`Handle::block_on`): callers run them off the
 //! runtime, as the trait asks.
 
@@ -317,26 +327,26 @@ impl NatsStore {
             .event_callback(|e| async move {
                 tracing::info!(event = %e, "nats connection event");
             });
-        let o_ = &self.opts;
+        let opts = &self.opts;
         let readable = |flag: &str, p: &PathBuf| {
             std::fs::File::open(p)
                 .map(drop)
                 .map_err(|e| format!("{flag} {}: {e}", p.display()))
         };
-        if let Some(c) = &o_.creds {
+        if let Some(c) = &opts.creds {
             readable("--nats-creds", c)?;
             o = o
                 .credentials_file(c)
                 .await
                 .map_err(|e| format!("--nats-creds {}: {e}", c.display()))?;
         }
-        if let (Some(u), Some(p)) = (&o_.user, &o_.password) {
+        if let (Some(u), Some(p)) = (&opts.user, &opts.password) {
             o = o.user_and_password(u.clone(), p.clone());
         }
-        if let Some(t) = &o_.token {
+        if let Some(t) = &opts.token {
             o = o.token(t.clone());
         }
-        let tls = &o_.tls;
+        let tls = &opts.tls;
         if let Some(ca) = &tls.ca {
             readable("--nats-tls-ca", ca)?;
             o = o.add_root_certificates(ca.clone());
@@ -353,7 +363,7 @@ impl NatsStore {
     /// CA; authentication) is a configuration error, reported as such and not retried; a
     /// server that cannot be reached yet is retried in the background for ever (NATS may
     /// start after pathd).
-    async fn connect(&self) -> Result<Client, String> {
+    async fn connect_client(&self) -> Result<Client, String> {
         if let Some(c) = self.client.get() {
             return Ok(c.clone());
         }
@@ -385,7 +395,7 @@ impl NatsStore {
             return Ok(c);
         }
         let client = self
-            .connect()
+            .connect_client()
             .await
             .map_err(|e| io_err("nats connect", e))?;
         let mut js = jetstream::new(client.clone());
@@ -1082,7 +1092,7 @@ async fn feed(
 impl MapStore for NatsStore {
     fn connect(&self) -> Result<(), StoreError> {
         self.rt
-            .block_on(self.connect())
+            .block_on(self.connect_client())
             .map(drop)
             .map_err(|e| io_err("nats connect", e))
     }
