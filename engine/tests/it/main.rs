@@ -13,3 +13,4 @@ mod oracle;
 mod parser;
 mod patch;
 mod scenarios;
+mod trace;
