@@ -45,6 +45,7 @@ impl DStarLite {
     #[inline]
     pub(super) fn write(&mut self, n: u32, old: Node, new: Node, stats: &mut Stats) {
         self.nodes.put(n, new);
+        self.repaired.push(n);
         if !new.consistent() && (old.consistent() || old.min() != new.min()) {
             self.open.push(self.key(n, new), n);
             stats.generated += 1;
@@ -149,6 +150,10 @@ impl DStarLite {
         if self.open.should_compact() {
             self.rebuild_queue();
         }
+        self.repaired.sort_unstable();
+        self.repaired.dedup();
+        // Keep no more memory than this repair needed (a big one must not pin its peak).
+        self.repaired.shrink_to(self.repaired.len().max(64));
         let (change, path_changed, cost_changed) =
             classify(&before, old_cost_now, status, &self.path, self.cost);
         stats.elapsed = started.elapsed();
@@ -224,6 +229,7 @@ impl DStarLite {
                 // may reach the goal more cheaply through u.
                 let gu = nu.rhs;
                 self.nodes.put(u, Node { g: gu, rhs: gu });
+                self.repaired.push(u);
                 for &(s, c) in &nb[..k] {
                     if s == self.s_goal {
                         continue;
