@@ -849,3 +849,18 @@ fn error_codes_are_the_enum_of_the_contract() {
         "codes are distinct"
     );
 }
+
+/// Asserts that `value` validates against `components.schemas.<name>` of the contract (for
+/// payloads that no response check sees whole, such as SSE events and HPA* traces).
+pub(crate) fn assert_schema(name: &str, value: &Value) {
+    let c = Contract::load();
+    let mut schema = json!({"$ref": format!("#/components/schemas/{name}")});
+    schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+    schema["components"] = c.spec["components"].clone();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{value}");
+}
