@@ -143,8 +143,9 @@ pub struct DStarLite {
     /// [`crate::clearance`]).
     size: u32,
     /// Padded ids of the vertices whose `g` or `rhs` the last call changed: appended by
-    /// every write (repeats included), sorted and deduplicated when the call ends. Its
-    /// size is proportional to the call's work; the constructor's is dropped.
+    /// every write (repeats included; [`Self::repaired_cells`] sorts and deduplicates a
+    /// copy, so a repair nobody asks about pays one push per write). Its size is
+    /// proportional to the call's work; the constructor's is dropped.
     repaired: Vec<u32>,
 }
 
@@ -323,8 +324,11 @@ impl DStarLite {
             let i = i as usize;
             Point::new((i % self.pw) as u32 - 1, (i / self.pw) as u32 - 1)
         };
-        let cells = self.repaired.iter().take(cap).map(|&i| point(i)).collect();
-        (cells, self.repaired.len())
+        let mut ids = self.repaired.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        let cells = ids.iter().take(cap).map(|&i| point(i)).collect();
+        (cells, ids.len())
     }
 
     /// Which patches can affect this search (see [`Interest`] for the exact rule).

@@ -150,10 +150,11 @@ impl DStarLite {
         if self.open.should_compact() {
             self.rebuild_queue();
         }
-        self.repaired.sort_unstable();
-        self.repaired.dedup();
-        // Keep no more memory than this repair needed (a big one must not pin its peak).
-        self.repaired.shrink_to(self.repaired.len().max(64));
+        // A big repair must not pin its peak memory for the calls after it.
+        if self.repaired.capacity() > 1 << 16 && self.repaired.len() < self.repaired.capacity() / 4
+        {
+            self.repaired.shrink_to(self.repaired.len());
+        }
         let (change, path_changed, cost_changed) =
             classify(&before, old_cost_now, status, &self.path, self.cost);
         stats.elapsed = started.elapsed();
