@@ -821,7 +821,8 @@ fn repair(
     let out = search.update(grid, changed);
     record(hub, out.change.as_str(), started);
     if out.should_notify() {
-        publish(hub, sub, search, version, out.change.as_str());
+        let reason = out.change.as_str();
+        publish_event(hub, sub, Event::repaired(&sub.id, search, version, reason));
     } else {
         let mut f = sub.feed();
         f.version = f.version.max(version);
@@ -835,9 +836,13 @@ fn record(hub: &HubInner, kind: &'static str, started: Instant) {
 }
 
 fn publish(hub: &HubInner, sub: &Sub, search: &DStarLite, version: u64, reason: &'static str) {
+    publish_event(hub, sub, Event::of(&sub.id, search, version, reason));
+}
+
+fn publish_event(hub: &HubInner, sub: &Sub, ev: Event) {
     hub.events.fetch_add(1, Ordering::Relaxed);
     metrics::counter!("pathd_subscription_events_total").increment(1);
-    sub.publish(Event::of(&sub.id, search, version, reason));
+    sub.publish(ev);
 }
 
 /// Clears `scheduled` and publishes the new interest, unless more work arrived meanwhile

@@ -872,12 +872,30 @@ fn error_codes_are_the_enum_of_the_contract() {
 #[cfg(feature = "nats")]
 pub(crate) fn assert_get_200_matches(path: &str, body: &Value) {
     let c = Contract::load();
-    let mut schema =
+    let schema =
         c.spec["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
             .clone();
     assert!(!schema.is_null(), "no 200 JSON answer of GET {path}");
-    schema["components"] = c.spec["components"].clone();
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = v.iter_errors(body).map(|e| e.to_string()).collect();
+    let errors = schema_errors(&c, schema, body);
     assert!(errors.is_empty(), "GET {path}: {errors:?}\n{body}");
+}
+
+/// Asserts that `value` validates against `components.schemas.<name>` of the contract (for
+/// payloads that no response check sees whole, such as SSE events and HPA* traces).
+pub(crate) fn assert_schema(name: &str, value: &Value) {
+    let c = Contract::load();
+    let mut schema = json!({"$ref": format!("#/components/schemas/{name}")});
+    schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+    let errors = schema_errors(&c, schema, value);
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{value}");
+}
+
+/// What is wrong with `value` under `schema`, which may refer to the contract's components.
+fn schema_errors(c: &Contract, mut schema: Value, value: &Value) -> Vec<String> {
+    schema["components"] = c.spec["components"].clone();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
 }

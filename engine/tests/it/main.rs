@@ -14,3 +14,4 @@ mod oracle;
 mod parser;
 mod patch;
 mod scenarios;
+mod trace;
