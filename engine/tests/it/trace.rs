@@ -5,7 +5,9 @@
 use crate::common::{random_grid, random_passable, show};
 
 use pathd_engine::trace::{Phase, RefineKind, TraceKind, find_path_traced};
-use pathd_engine::{Abstraction, Algorithm, Grid, HpaConfig, Movement, Point, Query, Status};
+use pathd_engine::{
+    Abstraction, Algorithm, Derived, Grid, HpaConfig, Movement, Point, Query, Status,
+};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -68,7 +70,16 @@ fn hpa_traces_account_for_the_search_and_replay_to_the_answer() {
             let mut q = Query::new(start, goal);
             q.algorithm = Algorithm::Hpa;
             let plain = hpa.find_path(&grid, &q).unwrap();
-            let (r, t) = find_path_traced(&grid, Some(&hpa), &q, cap).unwrap();
+            let (r, t) = find_path_traced(
+                &grid,
+                Derived {
+                    hpa: Some(&hpa),
+                    jump_table: None,
+                },
+                &q,
+                cap,
+            )
+            .unwrap();
             let ctx = || {
                 format!(
                     "seed {seed} {start} -> {goal}\n{}",
@@ -181,7 +192,16 @@ fn hpa_traces_hold_the_cap() {
     let mut q = Query::new(Point::new(0, 0), Point::new(95, 95));
     q.algorithm = Algorithm::Hpa;
     q.partial = true;
-    let (r, t) = find_path_traced(&grid, Some(&hpa), &q, 40).unwrap();
+    let (r, t) = find_path_traced(
+        &grid,
+        Derived {
+            hpa: Some(&hpa),
+            jump_table: None,
+        },
+        &q,
+        40,
+    )
+    .unwrap();
     assert!(t.truncated);
     assert_eq!(
         t.events
