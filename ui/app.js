@@ -14,7 +14,7 @@
 // until the next event.
 'use strict';
 
-const ALGORITHMS = ['astar', 'dijkstra', 'weighted_astar', 'jps', 'theta', 'hpa', 'auto'];
+const ALGORITHMS = ['astar', 'dijkstra', 'weighted_astar', 'jps', 'jps_plus', 'theta', 'hpa', 'auto'];
 const FINAL_REASONS = new Set(['deleted', 'map_deleted', 'map_replaced', 'expired']);
 const $ = (id) => document.getElementById(id);
 
@@ -861,9 +861,10 @@ function drawPane(p) {
     ctx.lineWidth = 1 / scale;
     ctx.stroke();
   }
-  // Parent links (jumps for JPS, line-of-sight parents for Theta*).
+  // Parent links (jumps for JPS and JPS+, line-of-sight parents for Theta*).
   const alg = p.result && p.result.algorithm;
-  if (p.events && ($('links').checked || alg === 'jps' || alg === 'theta')) {
+  const jumps = alg === 'jps' || alg === 'jps_plus';
+  if (p.events && ($('links').checked || jumps || alg === 'theta')) {
     ctx.beginPath();
     const W = S.W;
     const n = Math.min(p.links.length, 20000);
@@ -873,7 +874,7 @@ function drawPane(p) {
       ctx.moveTo((b % W) + 0.5, Math.floor(b / W) + 0.5);
       ctx.lineTo((a % W) + 0.5, Math.floor(a / W) + 0.5);
     }
-    ctx.strokeStyle = alg === 'jps' ? 'rgba(30,50,130,0.8)' : 'rgba(40,60,120,0.3)';
+    ctx.strokeStyle = jumps ? 'rgba(30,50,130,0.8)' : 'rgba(40,60,120,0.3)';
     ctx.lineWidth = 1 / scale;
     ctx.stroke();
   }

@@ -12,6 +12,7 @@ any failure. No pytest needed.
 
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -162,6 +163,17 @@ def main():
             bundled = sorted(f[:-4] for f in os.listdir("maps") if f.endswith(".map"))
             for n in bundled:
                 assert n in names, (n, names)
+
+        @test("every_algorithm_of_the_api_is_offered")
+        def _():
+            # The path query's `algorithm` enum in the served contract, in its order.
+            with urllib.request.urlopen(BASE + "/openapi.yaml", timeout=30) as r:
+                spec = r.read().decode()
+            m = re.search(r"enum: \[(astar, [a-z_, ]+)\]", spec)
+            assert m, "no algorithm enum in /openapi.yaml"
+            api = [a.strip() for a in m.group(1).split(",")]
+            offered = ui.js("[...document.querySelectorAll('#algo-a option')].map(o => o.value)")
+            assert offered == api, (offered, api)
 
         @test("selecting_a_map_draws_it")
         def _():
