@@ -6,8 +6,9 @@
 # Crates come from the local cargo cache (download time is not counted); container base
 # images are whatever buildah already holds. Run it on a quiet machine: it measures wall time.
 #
-#   scripts/cold-timings.sh            # both
-#   ONLY=run scripts/cold-timings.sh   # just the first answer
+#   scripts/cold-timings.sh             # both
+#   ONLY=run scripts/cold-timings.sh    # just the first answer
+#   ONLY=test scripts/cold-timings.sh   # just scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -22,6 +23,7 @@ git clone -q "$ROOT" "$CLONE"
 cd "$CLONE"
 unset CARGO_TARGET_DIR PATHD_BIN
 
+if [ "${ONLY:-}" != test ]; then
 start=$(date +%s.%N)
 PATHD_ADDR="127.0.0.1:$PORT" PATHD_DATA_DIR="$CLONE/data" cargo run --release >"$CLONE/run.log" 2>&1 &
 PID=$!
@@ -32,10 +34,11 @@ until curl -sf -X POST "127.0.0.1:$PORT/v1/maps/arena2/path" -H 'Content-Type: a
 done
 end=$(date +%s.%N)
 printf 'first answer of `cargo run --release`: %.0f s\n' "$(echo "$end - $start" | bc)"
-# Stop the server (cargo run's child) and cargo itself.
-pkill -TERM -f "$CLONE/target/release/pathd" 2>/dev/null || true
+# Stop the server (cargo run's child); cargo then exits.
+pkill -TERM -P "$PID" 2>/dev/null || true
 wait "$PID" 2>/dev/null || true
 PID=""
+fi
 
 if [ "${ONLY:-}" = run ]; then exit 0; fi
 rm -rf target

@@ -685,6 +685,9 @@ impl Maps {
     /// Waits until every write task has finished (shutdown; new writes are still taken
     /// until the server stops accepting requests).
     pub async fn drain(&self) {
+        // A startup recovery still waiting for the store stops waiting (writes queued
+        // behind it then fail fast, unacknowledged, like any write to an unreachable store).
+        self.inner.store.close();
         self.inner.writes.close();
         self.inner.writes.wait().await;
         self.inner.stop.cancel();

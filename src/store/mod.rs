@@ -238,6 +238,10 @@ pub trait MapStore: Send + Sync + 'static {
     /// anything else that does not read back as [`Recovered::Damaged`].
     fn recover(&self) -> Result<Vec<Recovered>, StoreError>;
 
+    /// Shutdown: a [`MapStore::recover`] still waiting for a store that has not been
+    /// reachable gives up (`Err`) instead of outliving the runtime that drives it.
+    fn close(&self) {}
+
     /// Durably records `mutation` as `version` of `name`. Compare-and-set: `version` must
     /// be newer than every version the store holds for `name` (a `Delete` may carry the
     /// current one), else [`StoreError::Conflict`] and nothing is written. On `Ok` the

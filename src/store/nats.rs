@@ -60,6 +60,7 @@ use futures_util::StreamExt;
 use pathd_engine::{Grid, Patch, Point};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 
 use super::nats_options::NatsOptions;
 use super::{
@@ -92,6 +93,9 @@ pub struct NatsStore {
     feed: Mutex<Option<mpsc::Receiver<Replicated>>>,
     /// Test-only: how long the feed holds each mutation before handing it on.
     apply_delay: Duration,
+    /// Cancelled by [`MapStore::close`] at shutdown: a recovery still waiting for NATS stops
+    /// waiting, so its retry timers are dropped before the runtime that drives them.
+    closed: CancellationToken,
 }
 
 /// What the store and its feed task share.
@@ -289,6 +293,7 @@ impl NatsStore {
             shared: Arc::default(),
             feed: Mutex::new(None),
             apply_delay: Duration::ZERO,
+            closed: CancellationToken::new(),
         }
     }
 
@@ -1098,7 +1103,19 @@ impl MapStore for NatsStore {
     }
 
     fn recover(&self) -> Result<Vec<Recovered>, StoreError> {
-        self.rt.block_on(self.bootstrap())
+        self.rt.block_on(async {
+            tokio::select! {
+                found = self.bootstrap() => found,
+                _ = self.closed.cancelled() => Err(io_err(
+                    "nats recover",
+                    "the server is shutting down before the store could be read",
+                )),
+            }
+        })
+    }
+
+    fn close(&self) {
+        self.closed.cancel();
     }
 
     fn append(&self, name: &str, version: u64, mutation: Mutation<'_>) -> Result<(), StoreError> {
