@@ -604,7 +604,8 @@ impl Maps {
         let Some(min) = min else { return Ok(()) };
         // A store only this process writes: every acknowledged version is already applied,
         // so waiting cannot help.
-        let max_wait = if self.inner.store.status().is_some() {
+        let replicated = self.inner.store.replicated();
+        let max_wait = if replicated {
             max_wait
         } else {
             std::time::Duration::ZERO
@@ -617,7 +618,7 @@ impl Maps {
             if have >= min {
                 return Ok(());
             }
-            if max_wait.is_zero() && self.inner.store.status().is_none() {
+            if !replicated {
                 // Alone, this server has applied everything it ever acknowledged: a newer
                 // version was never written. That is the client's mistake, not a lag.
                 if registry.get(name).is_none() {

@@ -273,6 +273,12 @@ pub trait MapStore: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whether other processes write to this store too (a version this server has not
+    /// applied may exist). Cheap, unlike [`MapStore::status`]: asked on every `min_version`.
+    fn replicated(&self) -> bool {
+        false
+    }
+
     /// Connection and replication lag of a replicated store; `None` for a local one.
     fn status(&self) -> Option<StoreStatus> {
         None

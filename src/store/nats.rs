@@ -1118,6 +1118,10 @@ impl MapStore for NatsStore {
         self.closed.cancel();
     }
 
+    fn replicated(&self) -> bool {
+        true
+    }
+
     fn append(&self, name: &str, version: u64, mutation: Mutation<'_>) -> Result<(), StoreError> {
         self.rt.block_on(self.publish(name, version, mutation))
     }
