@@ -49,8 +49,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# HPA* abstractions for maps of arena2's size (281x209) up, with clusters small enough to
+# show several entrances between start and goal.
 PATHD_ADDR="127.0.0.1:$PORT" PATHD_MAPS_DIR=maps PATHD_DATA_DIR="$TMP/data" \
     PATHD_POOL_THREADS=2 PATHD_LOG_FORMAT=json \
+    PATHD_HPA_MIN_CELLS=50000 PATHD_HPA_CLUSTER_SIZE=16 \
     "$BIN" serve >"$LOG" 2>&1 &
 PID=$!
 
@@ -72,7 +75,7 @@ status=0
 PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 tests/browser/test_ui.py || status=$?
 if [ "$status" = 0 ] && [ "${UPDATE_SCREENSHOTS:-0}" = 1 ]; then
     mkdir -p docs/ui
-    for shot in query trace-step compare subscription; do
+    for shot in query trace-step compare subscription hpa repair; do
         cp "$SHOTS/$shot.png" "docs/ui/$shot.png"
     done
     echo "updated docs/ui/*.png"

@@ -319,6 +319,15 @@ check_baked_maps() {
 # starts, and the health check runs in a second container of the same image.
 image_uid() { IMG_UID="$(buildah run "$1" -- id -u)"; }
 
+# The image is built with the `nats` feature (the Dockerfile's --features nats), so it can
+# run as a replica (--store nats://...).
+check_nats_feature() {
+    local v
+    v="$(buildah run "$1" -- /usr/local/bin/pathd --version)" || die "pathd --version failed"
+    case "$v" in *"with nats"*) ;; *) die "the image's pathd has no NATS support: $v" ;; esac
+    log "image binary: $v"
+}
+
 check_user() {
     local uid
     uid="$(awk '/^Uid:/{print $2}' "/proc/$SERVER_PID/status")"
@@ -402,6 +411,7 @@ main() {
     ctr="$CTR"
     check_baked_maps "$ctr"
     image_uid "$ctr"
+    check_nats_feature "$ctr"
     setup_network
 
     start_server "$ctr" "$TMP/server1.log"

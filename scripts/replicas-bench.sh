@@ -9,7 +9,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 ./scripts/ensure-nats.sh
-cargo build --release --locked --bin pathd --example replicas_bench
+cargo build --release --locked --features nats --bin pathd --example replicas_bench
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 NATS="$(command -v nats-server || echo /usr/sbin/nats-server)"
 exec "$TARGET/release/examples/replicas_bench" "$TARGET/release/pathd" "$NATS"

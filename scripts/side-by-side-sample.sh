@@ -13,6 +13,8 @@
 #   MAPS   environment: maps to run (default: arena2 16room_000 maze512-1-0 random512-20-0
 #          Berlin_1_1024)
 # Compare the columns of one table (one binary's run), never absolute figures across runs.
+# pd_jps+ is pathd's JPS+ (`pathd scen --algorithm jps_plus`), run right after the other
+# columns of the same map.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -39,11 +41,20 @@ for m in $maps; do
   fi
   pairs+=("$bench/maps/$m.map:$scen")
 done
+# pathd's JPS+ (jump table built before the rows and not timed, as warthog's jps+ does),
+# for binaries that have it; "-" for those that do not.
+jps_plus() {
+  "$1" scen "$2" "$3" --algorithm jps_plus --json 2>/dev/null | python3 -c 'import json,sys
+lines = sys.stdin.read().strip().splitlines()
+d = json.loads(lines[-1]) if lines else None
+print("-" if d is None else "%.1f%s" % (d["mean_us"], "" if d["matched"] == d["rows"] else "(!%d/%d)" % (d["matched"], d["rows"])))' || echo -
+}
 # Map by map, every binary in turn (each with its own warthog columns), so that the binaries'
 # rows of one map are measured minutes apart, not a whole table apart.
-printf "%-16s %9s %9s %9s %9s %9s %9s %9s  %s\n" map pd_astar wh_astar pd_jps wh_jps wh_jps2 wh_jps+ wh_jps2+ "binary ($rows rows per map)"
+printf "%-16s %9s %9s %9s %9s %9s %9s %9s %9s  %s\n" map pd_astar wh_astar pd_jps wh_jps wh_jps2 wh_jps+ wh_jps2+ pd_jps+ "binary ($rows rows per map)"
 for pair in "${pairs[@]}"; do
   for bin in "$@"; do
-    "$peers/side-by-side.sh" "$bin" "$pair" | tail -n +2 | sed "s|\$|  $bin|"
+    line=$("$peers/side-by-side.sh" "$bin" "$pair" | tail -n +2)
+    printf "%s %9s  %s\n" "$line" "$(jps_plus "$bin" "${pair%%:*}" "${pair#*:}")" "$bin"
   done
 done

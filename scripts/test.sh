@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the README's test command, also run by .ci/run.
 #   1. every Rust test (engine unit/integration/doc tests incl. the Moving AI benchmarks,
-#      server tests over real HTTP);
+#      server tests over real HTTP), built with every feature (`nats`: the replication
+#      tests against real nats-server processes);
 #   2. the README's curl session, executed against a fresh server (scripts/readme-test.sh);
 #   3. schemathesis against the running server and openapi.yaml;
 #   4. the visualiser in headless Chromium (scripts/browser-test.sh; PATHD_SKIP_BROWSER=1
@@ -11,8 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-nats.sh # the replication tests (tests/it/replicas.rs) start nats-server
-cargo test --workspace --locked
-# The binary the integration tests ran is the one the later stages start: no rebuild.
+cargo test --workspace --locked --all-features
+# The binary the integration tests ran (with NATS) is the one the later stages start: no
+# rebuild.
 target="${CARGO_TARGET_DIR:-target}"
 case $target in /*) ;; *) target="$(pwd)/$target" ;; esac
 export PATHD_BIN="$target/debug/pathd"

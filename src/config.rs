@@ -129,6 +129,10 @@ pub struct Config {
     /// (0 = never). Smaller maps are fast enough for A*/JPS.
     #[arg(long, env = "PATHD_HPA_MIN_CELLS", default_value_t = 512 * 512)]
     pub hpa_min_cells: u64,
+    /// Uniform octile maps of at most this many cells get a JPS+ jump table (16 bytes a
+    /// cell), built in the background and kept current under patches (0 = never).
+    #[arg(long, env = "PATHD_JPS_PLUS_MAX_CELLS", default_value_t = 1 << 22)]
+    pub jps_plus_max_cells: u64,
     /// HPA* cluster side in cells (4..=128).
     #[arg(long, env = "PATHD_HPA_CLUSTER_SIZE", default_value_t = 32,
           value_parser = clap::value_parser!(u32).range(4..=128))]
@@ -147,6 +151,17 @@ pub struct Config {
         hide = true
     )]
     pub test_store_delay_us: u64,
+
+    /// Test-only: with `--store nats://...`, each mutation read from the stream waits this
+    /// many milliseconds before it is applied, so tests can watch a replica lag. Never set
+    /// it in production.
+    #[arg(
+        long,
+        env = "PATHD_TEST_APPLY_DELAY_MS",
+        default_value_t = 0,
+        hide = true
+    )]
+    pub test_apply_delay_ms: u64,
 
     /// Connection limits (timeouts and cap; see [`crate::serve`]). Boxed: `Config` is
     /// carried in a command enum, which must not grow much bigger than its siblings.
@@ -202,6 +217,24 @@ pub struct ReplicationOptions {
     /// NATS authentication token.
     #[arg(long, env = "PATHD_NATS_TOKEN", hide_env_values = true)]
     pub nats_token: Option<String>,
+
+    /// Refuse to talk to NATS without TLS (a `tls://` store URL implies it).
+    #[arg(long, env = "PATHD_NATS_REQUIRE_TLS")]
+    pub nats_require_tls: bool,
+
+    /// PEM file of the CA that signed the NATS servers' certificates (default: the system's
+    /// root certificates).
+    #[arg(long, env = "PATHD_NATS_TLS_CA")]
+    pub nats_tls_ca: Option<PathBuf>,
+
+    /// PEM client certificate for NATS servers that verify clients (with
+    /// `--nats-tls-key`).
+    #[arg(long, env = "PATHD_NATS_TLS_CERT", requires = "nats_tls_key")]
+    pub nats_tls_cert: Option<PathBuf>,
+
+    /// PEM private key of `--nats-tls-cert`.
+    #[arg(long, env = "PATHD_NATS_TLS_KEY", requires = "nats_tls_cert")]
+    pub nats_tls_key: Option<PathBuf>,
 
     /// Replicas of the JetStream stream when pathd creates it: 1 on a single NATS server,
     /// 3 on a three-node cluster (a write is acknowledged once a quorum stored it).
@@ -290,25 +323,40 @@ impl Config {
         }
     }
 
+    /// The JPS+ settings.
+    pub fn jump_settings(&self) -> crate::jump::JumpSettings {
+        crate::jump::JumpSettings {
+            max_cells: self.jps_plus_max_cells,
+        }
+    }
+
     /// How long a `min_version` request waits at most.
     pub fn max_wait(&self) -> Duration {
         Duration::from_millis(self.replication.max_wait_ms)
     }
 
-    /// The NATS options when `--store nats://...` is given.
+    /// The NATS options when `--store nats://...` is given (checked here in every build;
+    /// only a build with the `nats` feature can use them).
     pub fn nats(&self) -> Result<Option<crate::store::NatsOptions>, String> {
         let r = &self.replication;
         let Some(url) = &r.store else {
             return Ok(None);
         };
-        Ok(Some(crate::store::NatsOptions {
-            servers: crate::store::NatsOptions::parse(url)?,
-            creds: r.nats_creds.clone(),
-            user: r.nats_user.clone(),
-            password: r.nats_password.clone(),
-            token: r.nats_token.clone(),
-            replicas: usize::from(r.nats_replicas),
-        }))
+        let tls = crate::store::NatsTls {
+            required: r.nats_require_tls,
+            ca: r.nats_tls_ca.clone(),
+            client_cert: r.nats_tls_cert.clone().zip(r.nats_tls_key.clone()),
+        };
+        crate::store::NatsOptions::from_flags(
+            url,
+            r.nats_creds.clone(),
+            r.nats_user.clone(),
+            r.nats_password.clone(),
+            r.nats_token.clone(),
+            tls,
+            usize::from(r.nats_replicas),
+        )
+        .map(Some)
     }
 
     /// The drain bound as a duration.

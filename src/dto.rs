@@ -42,6 +42,10 @@ pub struct MapSummary {
     /// The map's live subscriptions and the memory they hold (while it has any).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subscriptions: Option<SubscriptionUsage>,
+    /// The JPS+ jump table (uniform octile maps of at most `PATHD_JPS_PLUS_MAX_CELLS`
+    /// cells).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jps_plus: Option<crate::jump::JumpInfo>,
 }
 
 /// `subscriptions` of a map summary.
@@ -470,7 +474,26 @@ pub struct StoreHealth {
     pub applied_position: u64,
     /// Mutations stored but not yet applied here.
     pub lag_messages: u64,
+    /// Map versions stored but not yet applied here, summed over the maps.
+    pub lag_versions: u64,
     /// Age of the oldest stored mutation not yet applied here, in seconds.
+    pub lag_seconds: f64,
+    /// Per map: the stream's newest version, the applied one, and the lag.
+    pub maps: Vec<MapLagHealth>,
+}
+
+/// One map's replication lag, as `/healthz` and `/readyz` report it.
+#[derive(Debug, Serialize)]
+pub struct MapLagHealth {
+    /// The map.
+    pub name: String,
+    /// The newest version the stream holds.
+    pub stream_version: u64,
+    /// The version applied (and served) here.
+    pub applied_version: u64,
+    /// `stream_version - applied_version`.
+    pub lag_versions: u64,
+    /// Age of the oldest stored version not yet applied here, in seconds.
     pub lag_seconds: f64,
 }
 
@@ -481,7 +504,19 @@ impl From<crate::store::StoreStatus> for StoreHealth {
             connected: s.connected,
             applied_position: s.applied_position,
             lag_messages: s.lag_messages,
+            lag_versions: s.lag_versions,
             lag_seconds: s.lag_seconds,
+            maps: s
+                .maps
+                .into_iter()
+                .map(|m| MapLagHealth {
+                    name: m.name,
+                    stream_version: m.stream_version,
+                    applied_version: m.applied_version,
+                    lag_versions: m.lag_versions,
+                    lag_seconds: m.lag_seconds,
+                })
+                .collect(),
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod dto;
 pub mod error;
 pub mod flowfields;
 pub mod hpa;
+pub mod jump;
 pub mod live;
 pub mod load;
 pub mod maps;
@@ -71,6 +72,9 @@ pub fn app(state: AppState) -> Router {
 /// timed out and the number of connections is capped (`--header-timeout-ms`,
 /// `--body-timeout-ms`, `--idle-timeout-ms`, `--max-connections`).
 ///
+/// A store that cannot be used as configured (NATS refusing the certificates or the
+/// credentials) is an error before anything is served.
+///
 /// Shutdown is graceful: no new connections are accepted, in-flight requests get up to
 /// `shutdown_grace_ms` to finish, and then `run` returns even if some have not (their
 /// connections close when the runtime ends).
@@ -79,6 +83,11 @@ pub async fn run(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
+    state
+        .maps()
+        .connect_store()
+        .await
+        .map_err(io::Error::other)?;
     let loader = tokio::spawn(load_maps(state.clone()));
     let token = state.shutdown_token().clone();
     let upkeep = {

@@ -9,11 +9,20 @@ use pathd::config::{Config, LogFormat};
 use pathd::scen::{self, ScenArgs};
 use pathd::state::AppState;
 use pathd::store::local;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+
+/// `pathd --version`: the version and whether this build has the replicated store.
+#[cfg(feature = "nats")]
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (with nats)");
+#[cfg(not(feature = "nats"))]
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (without nats: build with --features nats for --store nats://...)"
+);
 
 /// pathd: grid pathfinding over HTTP.
 #[derive(Parser)]
-#[command(version, about, args_conflicts_with_subcommands = true)]
+#[command(version = VERSION, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -122,16 +131,39 @@ fn data_main(args: &DataArgs) -> ExitCode {
 }
 
 fn init_tracing(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    use tracing_subscriber::prelude::*;
+    let (filter, bad) = log_filter(std::env::var("RUST_LOG").ok().as_deref());
+    let registry = tracing_subscriber::registry().with(filter);
     match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
+        LogFormat::Text => registry.with(tracing_subscriber::fmt::layer()).init(),
+        LogFormat::Json => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(true)
+                    .with_span_list(false),
+            )
             .init(),
+    }
+    if let Some(bad) = bad {
+        tracing::warn!(RUST_LOG = %bad, "RUST_LOG is not a list of `level` or `target=level` directives; logging at info");
+    }
+}
+
+/// The log filter from `RUST_LOG`: comma-separated `level` and `target=level` directives
+/// (`warn`, `info,pathd::live=debug`). Per-target levels are all pathd needs, so the filter
+/// is tracing's `Targets` rather than `EnvFilter`, whose span and field matching would bring
+/// a regex engine into every build. An unparsable value falls back to `info` and is returned
+/// so it can be reported once logging is up.
+fn log_filter(var: Option<&str>) -> (Targets, Option<String>) {
+    let info = || Targets::new().with_default(tracing::Level::INFO);
+    match var.map(str::trim) {
+        None | Some("") => (info(), None),
+        Some(spec) => match spec.parse::<Targets>() {
+            Ok(targets) => (targets, None),
+            Err(_) => (info(), Some(spec.to_owned())),
+        },
     }
 }
 
@@ -147,6 +179,13 @@ fn serve_main(config: Config) -> ExitCode {
     let result = runtime.block_on(async move {
         let addr = config.addr;
         let state = AppState::new(config)?;
+        // A store that refuses its configuration stops us before we listen (`run` checks
+        // it too, for embedders; the second check is free).
+        state
+            .maps()
+            .connect_store()
+            .await
+            .map_err(std::io::Error::other)?;
         let listener = tokio::net::TcpListener::bind(addr).await?;
         tracing::info!(addr = %listener.local_addr()?, "pathd listening");
         pathd::run(listener, state, shutdown_signal()).await
@@ -179,5 +218,29 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_filter;
+    use tracing::Level;
+
+    #[test]
+    fn rust_log_takes_levels_and_targets_and_falls_back_to_info() {
+        let (f, bad) = log_filter(None);
+        assert!(bad.is_none());
+        assert!(f.would_enable("pathd", &Level::INFO));
+        assert!(!f.would_enable("pathd", &Level::DEBUG));
+
+        let (f, bad) = log_filter(Some("warn,pathd::live=debug"));
+        assert!(bad.is_none());
+        assert!(!f.would_enable("pathd::maps", &Level::INFO));
+        assert!(f.would_enable("pathd::maps", &Level::WARN));
+        assert!(f.would_enable("pathd::live", &Level::DEBUG));
+
+        let (f, bad) = log_filter(Some("pathd=[{x}]"));
+        assert_eq!(bad.as_deref(), Some("pathd=[{x}]"));
+        assert!(f.would_enable("pathd", &Level::INFO));
     }
 }

@@ -11,7 +11,9 @@
 //! status}`, `pathd_query_duration_seconds{algorithm}` (histogram of search time),
 //! `pathd_query_expansions` (histogram), `pathd_expansions_total`, `pathd_pool_threads`,
 //! `pathd_pool_busy`, `pathd_pool_queue_depth`, `pathd_pool_rejected_total`,
-//! `pathd_searches_cancelled_total`, `pathd_maps_loaded`.
+//! `pathd_searches_cancelled_total`, `pathd_maps_loaded`; with `--store nats://...` also
+//! `pathd_store_connected`, `pathd_store_append_seconds`, `pathd_replication_lag_{messages,
+//! versions,seconds}` and per map `pathd_replication_map_lag_{versions,seconds}{map}`.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -135,6 +137,21 @@ fn describe() {
         Unit::Bytes,
         "Memory of a map's HPA* abstraction, by map"
     );
+    describe_histogram!(
+        "pathd_jps_plus_build_seconds",
+        Unit::Seconds,
+        "Time to build a map's JPS+ jump table"
+    );
+    describe_histogram!(
+        "pathd_jps_plus_update_seconds",
+        Unit::Seconds,
+        "Time to update a map's JPS+ jump table after a patch"
+    );
+    describe_gauge!(
+        "pathd_jps_plus_memory_bytes",
+        Unit::Bytes,
+        "Memory of a map's JPS+ jump table, by map"
+    );
     describe_gauge!("pathd_subscriptions", "Live subscriptions");
     describe_gauge!(
         "pathd_subscription_memory_bytes",
@@ -168,6 +185,54 @@ fn describe() {
         "Server-Sent Event frames written to subscription streams"
     );
     describe_counter!("pathd_patches_total", "Map patches applied");
+    // The replicated store (`--store nats://...`).
+    describe_gauge!(
+        "pathd_store_connected",
+        "1 while the replicated store (NATS) is reachable, else 0"
+    );
+    describe_histogram!(
+        "pathd_store_append_seconds",
+        Unit::Seconds,
+        "Time for the replicated store to acknowledge one write"
+    );
+    describe_counter!(
+        "pathd_store_conflicts_total",
+        "Writes another replica got into the store first (compare-and-set lost)"
+    );
+    describe_counter!(
+        "pathd_replicated_mutations_total",
+        "Mutations read from the replicated store and applied here"
+    );
+    describe_counter!(
+        "pathd_replica_behind_total",
+        "min_version requests answered 503 replica_behind"
+    );
+    describe_gauge!(
+        "pathd_replication_applied_position",
+        "Stream sequence of the last mutation applied here"
+    );
+    describe_gauge!(
+        "pathd_replication_lag_messages",
+        "Mutations stored in the stream but not yet applied here"
+    );
+    describe_gauge!(
+        "pathd_replication_lag_versions",
+        "Map versions stored but not yet applied here, summed over the maps"
+    );
+    describe_gauge!(
+        "pathd_replication_lag_seconds",
+        Unit::Seconds,
+        "Age of the oldest stored mutation not yet applied here"
+    );
+    describe_gauge!(
+        "pathd_replication_map_lag_versions",
+        "Per map: the stream's newest version minus the version applied here"
+    );
+    describe_gauge!(
+        "pathd_replication_map_lag_seconds",
+        Unit::Seconds,
+        "Per map: age of the oldest stored version not yet applied here"
+    );
     describe_counter!(
         "pathd_patch_deliveries_total",
         "Subscriptions patches were queued for"

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use metrics_exporter_prometheus::PrometheusHandle;
-use pathd_engine::Grid;
+use pathd_engine::{Derived, Grid};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -19,9 +19,10 @@ use crate::compute::Compute;
 use crate::config::Config;
 use crate::dto::MapSummary;
 use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot};
+use crate::jump::{JumpBuilder, JumpSettings, JumpSlot};
 use crate::live::Hub;
 use crate::maps::Maps;
-use crate::store::{LocalStore, MapStore, NatsStore};
+use crate::store::{LocalStore, MapStore};
 
 /// Where a map came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +59,8 @@ pub struct MapEntry {
     pub max_cost: u8,
     /// This version's HPA* abstraction, once built (see [`crate::hpa`]).
     pub hpa: HpaSlot,
+    /// This version's JPS+ jump table, once built (see [`crate::jump`]).
+    pub jump: JumpSlot,
 }
 
 impl MapEntry {
@@ -71,6 +74,16 @@ impl MapEntry {
             source,
             max_cost,
             hpa: HpaSlot::default(),
+            jump: JumpSlot::default(),
+        }
+    }
+
+    /// What the planner may use beside the grid: the HPA* abstraction and the JPS+ table,
+    /// those of them that are ready.
+    pub fn derived(&self) -> Derived<'_> {
+        Derived {
+            hpa: self.hpa.get(),
+            jump_table: self.jump.get(),
         }
     }
 
@@ -96,6 +109,7 @@ impl MapEntry {
             source: self.source.as_str(),
             hpa: self.hpa.info(),
             subscriptions: None,
+            jps_plus: self.jump.info(),
         }
     }
 }
@@ -111,17 +125,26 @@ pub struct Registry {
     changes: watch::Sender<u64>,
     /// Builds HPA* abstractions of inserted big maps in the background.
     hpa: HpaBuilder,
+    /// Builds JPS+ jump tables of inserted uniform octile maps in the background.
+    jump: JumpBuilder,
 }
 
 impl Registry {
-    /// An empty registry whose big maps get HPA* abstractions per `hpa`.
-    pub fn new(hpa: HpaSettings) -> Self {
+    /// An empty registry whose big maps get HPA* abstractions per `hpa`, and whose uniform
+    /// octile maps get JPS+ jump tables per `jump`.
+    pub fn new(hpa: HpaSettings, jump: JumpSettings) -> Self {
         Registry {
             maps: RwLock::default(),
             tombstones: Mutex::default(),
             changes: watch::Sender::new(0),
             hpa: HpaBuilder::new(hpa),
+            jump: JumpBuilder::new(jump),
         }
+    }
+
+    /// The JPS+ settings in force.
+    pub fn jump_settings(&self) -> &JumpSettings {
+        self.jump.settings()
     }
 
     /// The HPA* settings in force.
@@ -168,8 +191,9 @@ impl Registry {
             .write()
             .expect("registry lock")
             .insert(entry.name.clone(), Arc::clone(&entry));
-        // A patched entry already derived its abstraction; others queue a build.
+        // A patched entry already derived its abstraction and table; others queue builds.
         self.hpa.ensure(&entry);
+        self.jump.ensure(&entry);
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
         old
@@ -245,10 +269,7 @@ impl AppState {
     pub fn new(config: Config) -> io::Result<Self> {
         let metrics = crate::metrics::handle(); // first, so the pool's gauges are recorded
         let store: Arc<dyn MapStore> = match config.nats().map_err(io::Error::other)? {
-            Some(opts) => Arc::new(NatsStore::new(
-                opts,
-                tokio::runtime::Handle::try_current().map_err(io::Error::other)?,
-            )),
+            Some(opts) => nats_store(&config, opts)?,
             None => Arc::new(LocalStore::open(
                 &config.data_dir,
                 config.test_store_delay(),
@@ -261,7 +282,7 @@ impl AppState {
             store,
             compute.clone(),
             live.clone(),
-            Registry::new(config.hpa_settings()),
+            Registry::new(config.hpa_settings(), config.jump_settings()),
             config.max_maps,
         );
         Ok(AppState {
@@ -321,4 +342,26 @@ impl AppState {
     pub fn live(&self) -> &Hub {
         &self.inner.live
     }
+}
+
+/// The replicated store for `--store nats://...`.
+#[cfg(feature = "nats")]
+fn nats_store(config: &Config, opts: crate::store::NatsOptions) -> io::Result<Arc<dyn MapStore>> {
+    let rt = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+    let delay = std::time::Duration::from_millis(config.test_apply_delay_ms);
+    Ok(Arc::new(
+        crate::store::NatsStore::new(opts, rt).with_test_apply_delay(delay),
+    ))
+}
+
+/// Without the `nats` feature, `--store nats://...` is refused at start, saying how to get
+/// a build that has it (the flag still parses, so a deployment's configuration is checked
+/// the same way in every build).
+#[cfg(not(feature = "nats"))]
+fn nats_store(config: &Config, _opts: crate::store::NatsOptions) -> io::Result<Arc<dyn MapStore>> {
+    let url = config.replication.store.as_deref().unwrap_or_default();
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        crate::store::NatsOptions::unavailable(url),
+    ))
 }

@@ -5,9 +5,16 @@
 // current pan/zoom, with image smoothing off. Search traces are replayed into a second
 // per-pane offscreen canvas through an ImageData whose dirty rectangle is flushed once per
 // animation frame, so a long trace animates in batches rather than cell by cell.
+//
+// HPA* traces add vector layers drawn per frame over the overlay: the entrances (abstract
+// nodes) of the clusters its abstract search reached, the abstract search's nodes and tree
+// as they are expanded, the abstract path once that search is done, and the path as the
+// refinement steps build it (each step appears when the player passes the events before
+// it). A subscription's repair events name the cells D* Lite touched; they are shaded
+// until the next event.
 'use strict';
 
-const ALGORITHMS = ['astar', 'dijkstra', 'weighted_astar', 'jps', 'theta', 'hpa', 'auto'];
+const ALGORITHMS = ['astar', 'dijkstra', 'weighted_astar', 'jps', 'jps_plus', 'theta', 'hpa', 'auto'];
 const FINAL_REASONS = new Set(['deleted', 'map_deleted', 'map_replaced', 'expired']);
 const $ = (id) => document.getElementById(id);
 
@@ -112,6 +119,14 @@ const OPEN = rgba(80, 200, 120, 170);
 const CLOSED = rgba(90, 140, 230, 170);
 const REOPEN = rgba(190, 90, 220, 190);
 const DEBUG = rgba(90, 140, 230, 120);
+// Vector layers (canvas styles): HPA* entrances, abstract search, abstract path, refined
+// path; cells a D* Lite repair touched.
+const ENTRANCE = 'rgba(255,209,102,0.95)';
+const ABS_OPEN = '#ffe8a3';
+const ABS_CLOSED = '#ff9f1c';
+const ABSTRACT_PATH = '#ff6d00';
+const REFINED = '#00b4d8';
+const TOUCHED = 'rgba(255,0,200,0.5)';
 
 function drawLegend() {
   const c = document.createElement('canvas');
@@ -264,11 +279,16 @@ function makePane(key) {
     result: null,        // the API answer
     events: null,        // trace events
     expands: [],         // indices of expand events
+    stops: [],           // per player step: { limit, refined, last } (see buildStops)
     overlay: null, img: null, px: null,
     applied: 0,          // events applied to the overlay
     info: new Map(),     // cell index -> { g, h, f, parent, state }
     dirtyRect: null,
     links: [],           // [node idx, parent idx] of expansions applied
+    hpa: null,           // the trace's HPA* record (entrances, abstract path, refinement)
+    abs: new Map(),      // HPA*: abstract node idx -> 'open' | 'closed', as of the step
+    absLinks: [],        // HPA*: [node, parent] points of abstract expansions applied
+    hpaView: null,       // HPA*: what the step shows, see hpaAt
   };
 }
 
@@ -276,9 +296,14 @@ function clearPaneResult(p) {
   p.result = null;
   p.events = null;
   p.expands = [];
+  p.stops = [];
   p.applied = 0;
   p.info = new Map();
   p.links = [];
+  p.hpa = null;
+  p.abs = new Map();
+  p.absLinks = [];
+  p.hpaView = null;
   p.overlay = null;
   p.img = null;
   p.px = null;
@@ -319,9 +344,14 @@ function loadTrace(p, result) {
   p.result = result;
   p.events = null;
   p.expands = [];
+  p.stops = [];
   p.applied = 0;
   p.info = new Map();
   p.links = [];
+  p.abs = new Map();
+  p.absLinks = [];
+  p.hpa = (result.trace && result.trace.hpa) || null;
+  p.hpaView = null;
   if (result.trace) {
     p.events = result.trace.events;
     // The trace's bounding box: rewinding clears and redraws only this part of the overlay.
@@ -333,6 +363,7 @@ function loadTrace(p, result) {
       if (y < box.y0) box.y0 = y; if (y > box.y1) box.y1 = y;
     });
     p.box = box.x0 <= box.x1 ? box : null;
+    p.stops = buildStops(p);
     ensureOverlay(p);
   } else if (result.expanded_cells) {
     ensureOverlay(p);
@@ -347,11 +378,33 @@ function loadTrace(p, result) {
   S.dirty = true;
 }
 
-// Replays pane `p` to step `k`: after k expansions (and the pushes they made).
+// The player's steps through pane `p`'s trace: each expansion is one, and so is each HPA*
+// refinement step, in the order they happened (a refinement step sits between the events
+// before it and the rest). Stop k, after k of them: `limit` events applied (up to the next
+// expansion or refinement step), `refined` refinement steps done, `last` the index of the
+// last expansion event (-1 before the first).
+function buildStops(p) {
+  const items = p.expands.map((e) => ({ key: 2 * e, at: e, exp: true }));
+  if (p.hpa) p.hpa.refinement.forEach((r) => items.push({ key: 2 * r.after_events - 1, at: r.after_events, exp: false }));
+  items.sort((a, b) => a.key - b.key);
+  const stops = [];
+  let refined = 0;
+  let last = -1;
+  for (let k = 0; k <= items.length; k++) {
+    stops.push({ limit: k < items.length ? items[k].at : p.events.length, refined, last });
+    if (k < items.length) {
+      if (items[k].exp) last = items[k].at;
+      else refined++;
+    }
+  }
+  return stops;
+}
+
+// Replays pane `p` to step `k` (see buildStops).
 function seekPane(p, k) {
   if (!p.events) return;
-  const limit = k === 0 ? (p.expands.length ? p.expands[0] : p.events.length)
-    : (k < p.expands.length ? p.expands[k] : p.events.length);
+  const stop = p.stops[Math.min(k, p.stops.length - 1)];
+  const limit = stop.limit;
   if (limit < p.applied) {
     // Rewind: clear the trace's box and replay from the first event.
     const b = p.box;
@@ -361,6 +414,8 @@ function seekPane(p, k) {
     }
     p.info = new Map();
     p.links = [];
+    p.abs = new Map();
+    p.absLinks = [];
     p.applied = 0;
   }
   const W = S.W;
@@ -368,6 +423,15 @@ function seekPane(p, k) {
     const e = p.events[i];
     const [x, y] = e.node;
     const idx = y * W + x;
+    if (e.phase === 'abstract') {
+      // Abstract nodes are entrances: drawn as markers and tree edges, not cells.
+      if (e.type === 'expand') {
+        p.abs.set(idx, 'closed');
+        if (e.parent[0] !== x || e.parent[1] !== y) p.absLinks.push([e.node, e.parent]);
+      } else if (p.abs.get(idx) !== 'closed') p.abs.set(idx, 'open');
+      p.info.set(idx, { g: e.g, h: e.h, f: e.f, parent: e.parent, state: p.abs.get(idx), phase: 'abstract' });
+      continue;
+    }
     let state;
     let colour;
     switch (e.type) {
@@ -375,18 +439,40 @@ function seekPane(p, k) {
       case 'reopen': state = 'reopened'; colour = REOPEN; break;
       default: state = 'open'; colour = OPEN;
     }
-    p.info.set(idx, { g: e.g, h: e.h, f: e.f, parent: e.parent, state });
+    p.info.set(idx, { g: e.g, h: e.h, f: e.f, parent: e.parent, state, phase: e.phase });
     p.px[idx] = colour;
     markDirty(p, x, y);
   }
   p.applied = limit;
+  p.hpaView = hpaAt(p, stop.refined);
+}
+
+// What an HPA* trace shows once `refined` refinement steps are done: whether the abstract
+// search is (then its path is drawn; the first step comes right after it), and the path the
+// steps made so far (replayed as the API documents: appending steps continue the path,
+// replacing steps replace it).
+function hpaAt(p, refined) {
+  const h = p.hpa;
+  if (!h) return null;
+  const done = h.refinement.slice(0, refined);
+  let path = [];
+  for (const s of done) {
+    if (['corridor', 'straighten', 'window'].includes(s.kind) || !path.length) path = s.cells.slice();
+    else path = path.concat(s.cells.slice(1));
+  }
+  return {
+    abstractShown: h.abstract_path.length > 0 && refined > 0,
+    steps: done.length,
+    lastStep: done.length ? done[done.length - 1].kind : null,
+    refined: path,
+  };
 }
 
 // The pane's current (last expanded) node at step k.
 function currentNode(p, k) {
   if (!p.events || k === 0) return null;
-  const i = p.expands[Math.min(k, p.expands.length) - 1];
-  return i === undefined ? null : p.events[i].node;
+  const i = p.stops[Math.min(k, p.stops.length - 1)].last;
+  return i < 0 ? null : p.events[i].node;
 }
 
 function seek(k) {
@@ -402,7 +488,7 @@ function seek(k) {
 }
 
 function resetPlayer(autoplay) {
-  S.total = Math.max(0, ...S.panes.map((p) => p.expands.length));
+  S.total = Math.max(0, ...S.panes.map((p) => Math.max(0, p.stops.length - 1)));
   $('scrub').max = String(S.total);
   S.step = -1;
   for (const p of S.panes) p.applied = Number.MAX_SAFE_INTEGER; // force a rebuild
@@ -651,6 +737,9 @@ async function followEvents(sub) {
       const ev = JSON.parse(data);
       if (S.sub !== sub) return;
       sub.path = ev.path;
+      // A repair names the cells it touched: shade them until the next event.
+      sub.touched = ev.touched || null;
+      sub.touchedCount = ev.touched_count || 0;
       showSubEvent(ev);
       if (ev.reason !== 'initial') {
         say(`subscription ${sub.id}: ${ev.reason} at map version ${ev.map_version}: ${ev.status}, cost ${fmt(ev.cost)}`,
@@ -669,7 +758,8 @@ async function followEvents(sub) {
 }
 
 function showSubEvent(ev) {
-  $('sub-status').textContent = `#${ev.seq} ${ev.reason}: ${ev.status}, cost ${fmt(ev.cost)}, map version ${ev.map_version}`;
+  const touched = ev.touched ? `, repair touched ${ev.touched_count} cell${ev.touched_count === 1 ? '' : 's'}${ev.touched_truncated ? ` (${ev.touched.length} shown)` : ''}` : '';
+  $('sub-status').textContent = `#${ev.seq} ${ev.reason}: ${ev.status}, cost ${fmt(ev.cost)}, map version ${ev.map_version}${touched}`;
   $('sub-status').dataset.seq = String(ev.seq);
   $('sub-status').dataset.reason = ev.reason;
   const li = document.createElement('li');
@@ -760,9 +850,10 @@ function drawPane(p) {
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(S.mapCanvas, 0, 0);
   if (p.overlay) ctx.drawImage(p.overlay, 0, 0);
-  // HPA* cluster borders.
-  if ($('clusters').checked && S.summary && S.summary.hpa) {
-    const c = S.summary.hpa.cluster_size;
+  // HPA* cluster borders (always under an HPA* trace).
+  const clusterSize = p.hpa ? p.hpa.cluster_size : (S.summary && S.summary.hpa && S.summary.hpa.cluster_size);
+  if (clusterSize && ($('clusters').checked || p.hpa)) {
+    const c = clusterSize;
     ctx.beginPath();
     for (let x = c; x < S.W; x += c) { ctx.moveTo(x, 0); ctx.lineTo(x, S.H); }
     for (let y = c; y < S.H; y += c) { ctx.moveTo(0, y); ctx.lineTo(S.W, y); }
@@ -770,9 +861,10 @@ function drawPane(p) {
     ctx.lineWidth = 1 / scale;
     ctx.stroke();
   }
-  // Parent links (jumps for JPS, line-of-sight parents for Theta*).
+  // Parent links (jumps for JPS and JPS+, line-of-sight parents for Theta*).
   const alg = p.result && p.result.algorithm;
-  if (p.events && ($('links').checked || alg === 'jps' || alg === 'theta')) {
+  const jumps = alg === 'jps' || alg === 'jps_plus';
+  if (p.events && ($('links').checked || jumps || alg === 'theta')) {
     ctx.beginPath();
     const W = S.W;
     const n = Math.min(p.links.length, 20000);
@@ -782,16 +874,24 @@ function drawPane(p) {
       ctx.moveTo((b % W) + 0.5, Math.floor(b / W) + 0.5);
       ctx.lineTo((a % W) + 0.5, Math.floor(a / W) + 0.5);
     }
-    ctx.strokeStyle = alg === 'jps' ? 'rgba(30,50,130,0.8)' : 'rgba(40,60,120,0.3)';
+    ctx.strokeStyle = jumps ? 'rgba(30,50,130,0.8)' : 'rgba(40,60,120,0.3)';
     ctx.lineWidth = 1 / scale;
     ctx.stroke();
   }
-  const finished = !p.events || S.step >= p.expands.length;
+  if (p.hpa) drawHpa(ctx, p, scale);
+  const finished = !p.events || S.step >= p.stops.length - 1;
   if (p.result && p.result.path.length) {
     polyline(ctx, p.result.path, finished ? '#d62839' : 'rgba(214,40,57,0.35)', 3);
     if (p.result.waypoints) polyline(ctx, p.result.waypoints, '#1565c0', 2, [6, 4]);
   }
-  if (S.sub && S.sub.map === S.name) polyline(ctx, S.sub.path, 'rgba(230,40,200,0.9)', 2.5, [2, 3]);
+  if (S.sub && S.sub.map === S.name) {
+    // The cells the last repair touched, then the repaired path over them.
+    if (S.sub.touched && S.sub.touched.length) {
+      ctx.fillStyle = TOUCHED;
+      for (const [x, y] of S.sub.touched) ctx.fillRect(x, y, 1, 1);
+    }
+    polyline(ctx, S.sub.path, 'rgba(230,40,200,0.9)', 2.5, [2, 3]);
+  }
   const cur = currentNode(p, S.step);
   if (cur && !finished) {
     ctx.fillStyle = '#ff7a1a';
@@ -807,6 +907,36 @@ function drawPane(p) {
   }
 }
 
+// HPA* layers: entrances, the abstract search (nodes and tree), the abstract path once
+// found, and the path the refinement has built so far.
+function drawHpa(ctx, p, scale) {
+  const h = p.hpa;
+  const v = p.hpaView;
+  const sq = (pt, size, fill) => {
+    const r = Math.max(0.5, size / scale / 2);
+    ctx.fillStyle = fill;
+    ctx.fillRect(pt[0] + 0.5 - r, pt[1] + 0.5 - r, 2 * r, 2 * r);
+  };
+  for (const e of h.entrances) sq(e, 5, ENTRANCE);
+  if (p.absLinks.length) {
+    ctx.beginPath();
+    for (const [a, b] of p.absLinks) {
+      ctx.moveTo(b[0] + 0.5, b[1] + 0.5);
+      ctx.lineTo(a[0] + 0.5, a[1] + 0.5);
+    }
+    ctx.strokeStyle = 'rgba(255,159,28,0.55)';
+    ctx.lineWidth = 1.2 / scale;
+    ctx.stroke();
+  }
+  const W = S.W;
+  for (const [idx, st] of p.abs) sq([idx % W, Math.floor(idx / W)], st === 'closed' ? 7 : 6, st === 'closed' ? ABS_CLOSED : ABS_OPEN);
+  if (v && v.abstractShown) {
+    polyline(ctx, h.abstract_path, ABSTRACT_PATH, 3, [7, 4]);
+    for (const n of h.abstract_path) sq(n, 8, ABSTRACT_PATH);
+  }
+  if (v && v.refined.length > 1) polyline(ctx, v.refined, REFINED, 2.5);
+}
+
 function updateHover() {
   const h = S.hover;
   const box = $('hover-info');
@@ -818,7 +948,8 @@ function updateHover() {
     const name = (p.result && p.result.algorithm) || (i ? 'B' : 'A');
     const info = p.info.get(idx);
     if (!info) { parts.push(`${name}: unreached`); return; }
-    parts.push(`${name}: ${info.state} g=${fmt(info.g)} h=${fmt(info.h)} f=${fmt(info.f)} parent (${info.parent[0]}, ${info.parent[1]})`);
+    const what = info.phase === 'abstract' ? `abstract ${info.state}` : info.state;
+    parts.push(`${name}: ${what} g=${fmt(info.g)} h=${fmt(info.h)} f=${fmt(info.f)} parent (${info.parent[0]}, ${info.parent[1]})`);
   });
   box.textContent = parts.join(' · ');
 }

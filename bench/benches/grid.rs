@@ -16,6 +16,12 @@
 //!   within 0.06% (the 99/70 error) of the optimum; where it cuts corners, it is no longer than
 //!   that.
 //!
+//! `jps_plus` runs over the map's JPS+ jump table, built before the timing (as warthog's
+//! `jps+` precomputes). The `jump_table` group times that table on `Berlin_1_1024`: a fresh
+//! build, and the update after a 1-cell patch (a wall on a sampled optimal path) from the
+//! previous version's table; the update is checked equal to a fresh build before timing, and
+//! each timed update asserts the new wall's entries.
+//!
 //! Run: `CARGO_TARGET_DIR=... cargo bench -p pathd-bench --bench grid -- --warm-up-time 1
 //! --measurement-time 3` (add a filter such as `arena2/` to run one map).
 
@@ -26,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use pathd_engine::movingai::{self, ScenRow};
-use pathd_engine::{Algorithm, Grid, Point, Query, Searcher, Status};
+use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Patch, Point, Query, Searcher, Status};
 
 const SQRT2: f64 = std::f64::consts::SQRT_2;
 
@@ -80,10 +86,11 @@ fn tolerance(optimal: f64) -> f64 {
 
 /// Our engine: one query per row, asserting the cost against the stated optimum. Theta* is
 /// asserted to be no longer than the octile optimum (any-angle paths are never longer).
-fn ours(searcher: &mut Searcher, c: &Case, algorithm: Algorithm) {
+fn ours(searcher: &mut Searcher, c: &Case, algorithm: Algorithm, derived: Derived<'_>) {
     for row in &c.rows {
         let q = Query::new(row.start, row.goal).with_algorithm(algorithm);
-        let r = searcher.find_path(&c.grid, &q).unwrap();
+        let r = searcher.find_path_derived(&c.grid, derived, &q).unwrap();
+        assert_eq!(r.algorithm, algorithm);
         assert_eq!(r.status, Status::Found, "{} {row:?}", c.name);
         if algorithm == Algorithm::Theta {
             let len = r.smoothed_length.unwrap();
@@ -250,9 +257,19 @@ fn benches(cr: &mut Criterion) {
             .warm_up_time(Duration::from_secs(1))
             .throughput(Throughput::Elements(queries));
         let mut searcher = Searcher::new();
-        for alg in [Algorithm::AStar, Algorithm::Jps, Algorithm::Theta] {
+        let table = JumpTable::build(&c.grid).unwrap();
+        let derived = Derived {
+            hpa: None,
+            jump_table: Some(&table),
+        };
+        for alg in [
+            Algorithm::AStar,
+            Algorithm::Jps,
+            Algorithm::JpsPlus,
+            Algorithm::Theta,
+        ] {
             timed(&mut group, name, alg.as_str(), queries, || {
-                ours(&mut searcher, &c, alg)
+                ours(&mut searcher, &c, alg, derived)
             });
         }
         let padded = Padded::new(&c.grid);
@@ -265,6 +282,53 @@ fn benches(cr: &mut Criterion) {
         });
         group.finish();
     }
+}
+
+/// The jump table on `Berlin_1_1024`: fresh build vs update after a 1-cell patch.
+fn jump_table(cr: &mut Criterion) {
+    let c = case("Berlin_1_1024", 8);
+    let base = JumpTable::build(&c.grid).unwrap();
+    // One wall in the middle of each sampled row's optimal path.
+    let mut searcher = Searcher::new();
+    let patched: Vec<(Grid, Vec<Point>)> = c
+        .rows
+        .iter()
+        .map(|row| {
+            let q = Query::new(row.start, row.goal).with_algorithm(Algorithm::Jps);
+            let r = searcher.find_path(&c.grid, &q).unwrap();
+            let p = r.path[r.path.len() / 2];
+            let patch = Patch {
+                cells: vec![(p, 0)],
+                rects: vec![],
+            };
+            c.grid.apply_patch(&patch).unwrap().unwrap()
+        })
+        .collect();
+    for (g, changed) in &patched {
+        assert!(base.update(g, changed) == JumpTable::build(g).unwrap());
+    }
+    let mut group = cr.benchmark_group("jump_table");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(SAMPLES)
+        .warm_up_time(Duration::from_secs(1))
+        .throughput(Throughput::Elements(patched.len() as u64));
+    let n = patched.len() as u64;
+    timed(&mut group, "Berlin_1_1024", "build", n, || {
+        for (g, changed) in &patched {
+            let t = JumpTable::build(g).unwrap();
+            assert_eq!(t.entries(changed[0]), [0; 8]);
+            black_box(t);
+        }
+    });
+    timed(&mut group, "Berlin_1_1024", "update_1_cell", n, || {
+        for (g, changed) in &patched {
+            let t = base.update(g, changed);
+            assert_eq!(t.entries(changed[0]), [0; 8]);
+            black_box(t);
+        }
+    });
+    group.finish();
 }
 
 /// Benchmarks `run` (one pass over the rows) and prints the mean µs per query over the
@@ -299,5 +363,5 @@ fn timed(
     eprintln!("{map}/{id}: {per_query:.1} µs/query ({queries} queries per iteration)");
 }
 
-criterion_group!(grid, benches);
+criterion_group!(grid, benches, jump_table);
 criterion_main!(grid);

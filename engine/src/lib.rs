@@ -19,8 +19,9 @@
 //! | [`Algorithm::Dijkstra`] | yes | all | h = 0 |
 //! | [`Algorithm::WeightedAStar`] | within `w` | all | `f = g + w h` |
 //! | [`Algorithm::Jps`] | yes | uniform (every cell costs 1), octile or cardinal | Jump Point Search without corner cutting; full cell path plus jump points in `waypoints`; `NotApplicable` on weighted maps |
+//! | [`Algorithm::JpsPlus`] | yes | uniform octile with a [`JumpTable`] | JPS+ over precomputed jump distances, the same answers as JPS; [`JumpTable::update`] keeps a table current under patches; see [`Searcher::find_path_derived`] |
 //! | [`Algorithm::Theta`] | any-angle, never above the octile optimum | octile | Theta*: `waypoints` are the any-angle corners, `smoothed_length` their cost, `path` the cells they cross; `NotApplicable` on cardinal maps |
-//! | [`Algorithm::Auto`] | yes | all | JPS on uniform maps, A* on weighted ones ([`resolve_auto`]) |
+//! | [`Algorithm::Auto`] | yes | all | JPS (JPS+ when a jump table is given) on uniform maps, A* on weighted ones ([`resolve_auto`]) |
 //! | [`DStarLite`] | yes | all | incremental: repairs one start-goal path after patches and moves |
 //! | [`Algorithm::Hpa`] | near (0.3% over on average) | all; pays from 512x512 | [`Abstraction`] per map version, [`Abstraction::update`] on patches; see [`hpa`] |
 //!
@@ -65,8 +66,9 @@ pub use algo::flowfield::{
 };
 pub use algo::goal_tree::{Agent, GoalTree};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
+pub use algo::jps_plus::JumpTable;
 pub use clearance::Clearance;
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
 pub use patch::{Patch, PatchError, Rect};
-pub use planner::{Searcher, find_path, find_path_with, resolve_auto};
+pub use planner::{Derived, Searcher, find_path, find_path_derived, find_path_with, resolve_auto};
 pub use query::{Algorithm, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status};

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use crate::algo;
 use crate::algo::hpa::Abstraction;
+use crate::algo::jps_plus::JumpTable;
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Algorithm, Query, QueryError, SearchResult, Stats, Status};
 use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
@@ -50,8 +51,38 @@ impl Searcher {
         hpa: Option<&Abstraction>,
         query: &Query,
     ) -> Result<SearchResult, QueryError> {
+        let derived = Derived {
+            hpa,
+            jump_table: None,
+        };
+        self.find_path_derived(grid, derived, query)
+    }
+
+    /// [`Searcher::find_path_with`] with everything the map version has derived: its HPA*
+    /// abstraction and its JPS+ [`JumpTable`], each when it has one (built for this very
+    /// version; one built for another size or movement rule is ignored). The table serves
+    /// [`Algorithm::JpsPlus`] (`NotApplicable` without one), and [`Algorithm::Auto`] takes
+    /// JPS+ instead of JPS when there is one: the same optimal costs, table lookups instead
+    /// of scans.
+    ///
+    /// ```
+    /// use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Movement, Point, Query, Searcher};
+    /// let grid = Grid::from_costs(3, 3, vec![1, 1, 1, 0, 0, 1, 1, 1, 1], Movement::Octile).unwrap();
+    /// let table = JumpTable::build(&grid).unwrap();
+    /// let derived = Derived { hpa: None, jump_table: Some(&table) };
+    /// let q = Query::new(Point::new(0, 0), Point::new(0, 2));
+    /// let r = Searcher::new().find_path_derived(&grid, derived, &q.with_algorithm(Algorithm::Auto)).unwrap();
+    /// assert_eq!((r.algorithm, r.cost), (Algorithm::JpsPlus, 6.0));
+    /// ```
+    pub fn find_path_derived(
+        &mut self,
+        grid: &Grid,
+        derived: Derived<'_>,
+        query: &Query,
+    ) -> Result<SearchResult, QueryError> {
         validate(grid, query)?;
-        let hpa = hpa.filter(|a| a.fits(grid));
+        let hpa = derived.hpa.filter(|a| a.fits(grid));
+        let table = derived.jump_table.filter(|t| t.fits(grid));
         let algorithm = match (query.algorithm, hpa) {
             _ if query.size > 1 => sized_algorithm(query)?,
             // JPS beats HPA* on uniform maps (e.g. Berlin_1_1024: 0.33 ms vs 0.86 ms a query,
@@ -69,7 +100,20 @@ impl Searcher {
                         .into(),
                 });
             }
-            (a, _) => resolve(grid, a)?,
+            (Algorithm::JpsPlus, _)
+                if table.is_none() && grid.is_uniform() && grid.movement() == Movement::Octile =>
+            {
+                return Err(QueryError::NotApplicable {
+                    algorithm: Algorithm::JpsPlus,
+                    reason: "this map has no JPS+ jump table (yet): it is built in the \
+                             background for uniform octile maps; use jps or auto meanwhile"
+                        .into(),
+                });
+            }
+            (a, _) => match resolve(grid, a)? {
+                Algorithm::Jps if a == Algorithm::Auto && table.is_some() => Algorithm::JpsPlus,
+                r => r,
+            },
         };
         if query.start == query.goal {
             return Ok(trivial(query.start, algorithm, query.smooth));
@@ -104,6 +148,9 @@ impl Searcher {
                 algo::astar::search(grid, s, query, algorithm, query.weight)
             }
             Algorithm::Jps => algo::jps::search(grid, grid.jps_planes(), s, query),
+            Algorithm::JpsPlus => {
+                algo::jps_plus::search(grid, table.expect("checked above"), s, query)
+            }
             Algorithm::Theta => algo::theta::search(grid, s, query),
             Algorithm::Hpa => {
                 let abs = hpa.expect("checked above");
@@ -151,6 +198,24 @@ pub fn find_path(grid: &Grid, query: &Query) -> Result<SearchResult, QueryError>
     SEARCHER.with(|s| s.borrow_mut().find_path(grid, query))
 }
 
+/// [`Searcher::find_path_derived`] with a per-thread searcher.
+pub fn find_path_derived(
+    grid: &Grid,
+    derived: Derived<'_>,
+    query: &Query,
+) -> Result<SearchResult, QueryError> {
+    SEARCHER.with(|s| s.borrow_mut().find_path_derived(grid, derived, query))
+}
+
+/// What a map version may have derived beside its grid, for [`Searcher::find_path_derived`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Derived<'a> {
+    /// The HPA* abstraction.
+    pub hpa: Option<&'a Abstraction>,
+    /// The JPS+ jump table.
+    pub jump_table: Option<&'a JumpTable>,
+}
+
 /// [`Searcher::find_path_with`] with a per-thread searcher.
 pub fn find_path_with(
     grid: &Grid,
@@ -195,6 +260,14 @@ fn resolve(grid: &Grid, a: Algorithm) -> Result<Algorithm, QueryError> {
             "jps needs a map where every passable cell costs 1, and this map has weighted \
              cells; use astar (or auto, which picks it)"
         }
+        Algorithm::JpsPlus if !grid.is_uniform() => {
+            "jps_plus needs a map where every passable cell costs 1, and this map has \
+             weighted cells; use astar (or auto, which picks it)"
+        }
+        Algorithm::JpsPlus if grid.movement() == Movement::Cardinal => {
+            "jps_plus has jump tables for octile movement only; use jps (or auto, which \
+             picks it) on a map with cardinal movement"
+        }
         Algorithm::Theta if grid.movement() == Movement::Cardinal => {
             "theta makes any-angle paths, which a map with cardinal movement cannot follow; \
              use astar or jps (optionally with smoothing, which merges straight runs there)"
@@ -220,9 +293,10 @@ fn sized_algorithm(q: &Query) -> Result<Algorithm, QueryError> {
             "smoothing checks line of sight for a one-cell agent, so it is not available \
              with size > 1"
         }
-        Algorithm::Jps | Algorithm::Theta | Algorithm::Hpa => {
+        Algorithm::Jps | Algorithm::JpsPlus | Algorithm::Theta | Algorithm::Hpa => {
             "agents wider than one cell (size > 1) are searched by astar, dijkstra or \
-             weighted_astar (auto picks astar); jps, theta and hpa have no sized variant"
+             weighted_astar (auto picks astar); jps, jps_plus, theta and hpa have no sized \
+             variant"
         }
     };
     Err(QueryError::NotApplicable {
@@ -244,7 +318,11 @@ fn validate(grid: &Grid, q: &Query) -> Result<(), QueryError> {
 }
 
 fn trivial(p: Point, algorithm: Algorithm, smooth: bool) -> SearchResult {
-    let corners = smooth || matches!(algorithm, Algorithm::Jps | Algorithm::Theta);
+    let corners = smooth
+        || matches!(
+            algorithm,
+            Algorithm::Jps | Algorithm::JpsPlus | Algorithm::Theta
+        );
     let length = smooth || algorithm == Algorithm::Theta;
     SearchResult {
         status: Status::Found,

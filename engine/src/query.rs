@@ -76,6 +76,9 @@ pub enum Algorithm {
     WeightedAStar,
     /// Jump Point Search: optimal, uniform-cost maps only.
     Jps,
+    /// JPS+ over the map's precomputed [`crate::JumpTable`]: optimal, uniform octile maps
+    /// with a table only.
+    JpsPlus,
     /// Theta*: any-angle paths over line of sight.
     Theta,
     /// Hierarchical A* over cluster abstractions (needs a built abstraction).
@@ -86,11 +89,12 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every algorithm name accepted on the wire.
-    pub const ALL: [Algorithm; 7] = [
+    pub const ALL: [Algorithm; 8] = [
         Algorithm::AStar,
         Algorithm::Dijkstra,
         Algorithm::WeightedAStar,
         Algorithm::Jps,
+        Algorithm::JpsPlus,
         Algorithm::Theta,
         Algorithm::Hpa,
         Algorithm::Auto,
@@ -103,6 +107,7 @@ impl Algorithm {
             Algorithm::Dijkstra => "dijkstra",
             Algorithm::WeightedAStar => "weighted_astar",
             Algorithm::Jps => "jps",
+            Algorithm::JpsPlus => "jps_plus",
             Algorithm::Theta => "theta",
             Algorithm::Hpa => "hpa",
             Algorithm::Auto => "auto",

@@ -31,6 +31,24 @@ pub struct Event {
     /// `restored`, `moved`, `interrupted`, `resync`, `deleted`, `map_deleted`,
     /// `map_replaced`, `expired`, `shutdown`.
     pub reason: &'static str,
+    /// After a repair (a patch reached the search): which cells it touched.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<Touched>,
+}
+
+/// Most cells listed in an event's `touched`: enough for a page to highlight a local
+/// repair, bounded so that a repair that floods the map does not make a huge event.
+pub const TOUCHED_CAP: usize = 4096;
+
+/// The cells a D* Lite repair touched (`g` or `rhs` changed), as an event carries them.
+#[derive(Clone, Debug, Serialize)]
+pub struct Touched {
+    /// At most [`TOUCHED_CAP`] of them, in row-major order.
+    pub touched: Vec<[u32; 2]>,
+    /// How many there were.
+    pub touched_count: usize,
+    /// True when `touched` lists fewer than `touched_count`.
+    pub touched_truncated: bool,
 }
 
 impl Event {
@@ -48,6 +66,20 @@ impl Event {
             path,
             cost,
             reason,
+            repair: None,
+        }
+    }
+
+    /// [`Event::of`] after a repair: also the cells it touched (at most [`TOUCHED_CAP`]).
+    pub fn repaired(id: &str, search: &DStarLite, map_version: u64, reason: &'static str) -> Self {
+        let (cells, count) = search.repaired_cells(TOUCHED_CAP);
+        Event {
+            repair: Some(Touched {
+                touched_truncated: cells.len() < count,
+                touched: cells.iter().map(|p| [p.x, p.y]).collect(),
+                touched_count: count,
+            }),
+            ..Self::of(id, search, map_version, reason)
         }
     }
 }
@@ -150,6 +182,7 @@ impl Feed {
         }
         let ev = Event {
             reason,
+            repair: None,
             ..(*self.state).clone()
         };
         self.push(ev);
@@ -194,6 +227,7 @@ mod tests {
             path: vec![],
             cost: 0.0,
             reason: "blocked",
+            repair: None,
         }
     }
 

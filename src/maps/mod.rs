@@ -328,6 +328,7 @@ impl Maps {
         patch: Patch,
     ) -> Result<Option<Patched>, MapsError> {
         let (n, next) = (prev.name.clone(), prev.version + 1);
+        let jump_settings = *self.inner.registry.jump_settings();
         self.inner
             .compute
             .run_waiting(move |_| {
@@ -339,6 +340,14 @@ impl Maps {
                     next_entry
                         .hpa
                         .derive(&next_entry.name, &prev.hpa, &next_entry.grid, &changed);
+                    // Only the jump entries the patch can change are recomputed (crate::jump).
+                    next_entry.jump.derive(
+                        &next_entry.name,
+                        &prev.jump,
+                        &jump_settings,
+                        &next_entry.grid,
+                        &changed,
+                    );
                     (next_entry, changed, costs)
                 }))
             })
@@ -595,7 +604,8 @@ impl Maps {
         let Some(min) = min else { return Ok(()) };
         // A store only this process writes: every acknowledged version is already applied,
         // so waiting cannot help.
-        let max_wait = if self.inner.store.status().is_some() {
+        let replicated = self.inner.store.replicated();
+        let max_wait = if replicated {
             max_wait
         } else {
             std::time::Duration::ZERO
@@ -608,7 +618,7 @@ impl Maps {
             if have >= min {
                 return Ok(());
             }
-            if max_wait.is_zero() && self.inner.store.status().is_none() {
+            if !replicated {
                 // Alone, this server has applied everything it ever acknowledged: a newer
                 // version was never written. That is the client's mistake, not a lag.
                 if registry.get(name).is_none() {
@@ -639,6 +649,15 @@ impl Maps {
         metrics::gauge!("pathd_store_connected").set(if s.connected { 1.0 } else { 0.0 });
         metrics::gauge!("pathd_replication_lag_messages").set(s.lag_messages as f64);
         metrics::gauge!("pathd_replication_lag_seconds").set(s.lag_seconds);
+        metrics::gauge!("pathd_replication_lag_versions").set(s.lag_versions as f64);
+        // Per map: bounded by the maps this replica holds (`--max-maps`) plus the ones
+        // with something not applied yet.
+        for m in &s.maps {
+            let map = m.name.clone();
+            metrics::gauge!("pathd_replication_map_lag_versions", "map" => map.clone())
+                .set(m.lag_versions as f64);
+            metrics::gauge!("pathd_replication_map_lag_seconds", "map" => map).set(m.lag_seconds);
+        }
         metrics::gauge!("pathd_replication_applied_position").set(s.applied_position as f64);
         Some(s)
     }
@@ -667,6 +686,9 @@ impl Maps {
     /// Waits until every write task has finished (shutdown; new writes are still taken
     /// until the server stops accepting requests).
     pub async fn drain(&self) {
+        // A startup recovery still waiting for the store stops waiting (writes queued
+        // behind it then fail fast, unacknowledged, like any write to an unreachable store).
+        self.inner.store.close();
         self.inner.writes.close();
         self.inner.writes.wait().await;
         self.inner.stop.cancel();
@@ -674,6 +696,15 @@ impl Maps {
         if let Some(task) = follower {
             let _ = task.await;
         }
+    }
+
+    /// Checks that the store can be used as configured ([`MapStore::connect`]): at start,
+    /// before anything is served. Idempotent (a connected store answers at once).
+    pub async fn connect_store(&self) -> Result<(), StoreError> {
+        let store = Arc::clone(&self.inner.store);
+        tokio::task::spawn_blocking(move || store.connect())
+            .await
+            .map_err(|e| StoreError::Io(std::io::Error::other(e)))?
     }
 
     /// Loads the startup maps: everything the store holds, then the bundled `*.map` files

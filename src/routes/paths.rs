@@ -41,11 +41,11 @@ fn search(
     query.limits.deadline = Instant::now().checked_add(timeout); // None: too far to matter
     query.limits.cancel = Some(Arc::clone(cancel));
     let (r, trace) = if trace_cap > 0 {
-        let (r, t) = find_path_traced(&entry.grid, entry.hpa.get(), &query, trace_cap)?;
+        let (r, t) = find_path_traced(&entry.grid, entry.derived(), &query, trace_cap)?;
         (r, Some(SearchTrace::new(t, trace_cap)))
     } else {
         (
-            pathd_engine::find_path_with(&entry.grid, entry.hpa.get(), &query)?,
+            pathd_engine::find_path_derived(&entry.grid, entry.derived(), &query)?,
             None,
         )
     };
@@ -107,6 +107,43 @@ fn check_hpa(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), Ap
     ))
 }
 
+/// `jps_plus` needs the map's jump table: say why there is none (being built: `503
+/// abstraction_building` with `Retry-After`; too big or switched off: `400
+/// not_applicable`). Weighted and cardinal maps get the planner's `not_applicable`.
+fn check_jump(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), ApiError> {
+    let grid = &entry.grid;
+    if query.algorithm != Algorithm::JpsPlus
+        || query.size > 1
+        || entry.jump.get().is_some()
+        || !grid.is_uniform()
+        || grid.movement() != pathd_engine::Movement::Octile
+    {
+        return Ok(());
+    }
+    let settings = state.registry().jump_settings();
+    if settings.wants(grid) {
+        return Err(ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::AbstractionBuilding,
+                "this map's JPS+ jump table is being built in the background; retry shortly, \
+                 or use jps or auto meanwhile",
+            )
+        });
+    }
+    let cells = grid.width() as u64 * grid.height() as u64;
+    Err(ApiError::new(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::NotApplicable,
+        format!(
+            "this map has {cells} cells, above --jps-plus-max-cells ({}), so it gets no JPS+ \
+             jump table (16 bytes a cell); use jps or auto",
+            settings.max_cells
+        ),
+    ))
+}
+
 /// Waits until this replica has applied `min_version` of `name` (when given; bounded by
 /// `--max-wait-ms`), else `503 replica_behind`.
 pub async fn wait_version(
@@ -133,6 +170,7 @@ async fn find_path(
     let debug = req.debug.unwrap_or(false);
     let (query, timeout) = req.to_query(state.config())?;
     check_hpa(&state, &entry, &query)?;
+    check_jump(&state, &entry, &query)?;
     let cap = trace_cap(&req, &state);
     let snapshot = Arc::clone(&entry);
     let compute = state.compute().clone();
@@ -176,6 +214,7 @@ async fn find_paths(
         .map(|q| -> Result<_, ApiError> {
             let (query, timeout) = q.to_query(state.config())?;
             check_hpa(&state, &entry, &query)?;
+            check_jump(&state, &entry, &query)?;
             Ok((
                 query,
                 timeout,

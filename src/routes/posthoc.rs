@@ -8,6 +8,16 @@
 //! open list) and `closing` (its successors done), and `end` at the goal when the search
 //! found it. Each event has `id` (the cell's row-major index `y * width + x`), `pId` (the
 //! parent's id; `null` for the start), `g`, `f`, `x` and `y`.
+//!
+//! HPA* runs several searches; each event also carries its `phase` (`window`, `insert`,
+//! `abstract`, `refine`, `corridor`; an `abstract` event's cell is an entrance and its
+//! parent the previous abstract node), and `pathd.hpa` holds the entrances, the abstract
+//! path and the refinement steps as in a `SearchTrace`. Events of their own show them in
+//! search order: `entrance` (one per entrance, after `destination`), `abstract` (one per
+//! abstract path node, `pId` the previous one, with its `g`, before the refinement) and
+//! `refine` (one per cell of each refinement step, `step` naming its kind, `pId` the
+//! previous cell; a replacing step's cells are the whole new path), each where it happened
+//! among the search events; `end` is the answer's last cell.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,7 +25,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::post;
-use pathd_engine::trace::{TraceEvent, TraceKind, find_path_traced};
+use pathd_engine::trace::{HpaTrace, TraceEvent, TraceKind, find_path_traced};
 use pathd_engine::{LimitKind, Point, Status};
 use serde_json::{Value, json};
 
@@ -24,6 +34,7 @@ use crate::dto::PathRequest;
 use crate::error::{ApiError, Json};
 use crate::metrics::record_query;
 use crate::routes::maps::lookup;
+use crate::routes::trace::HpaTraceWire;
 use crate::state::AppState;
 
 /// Posthoc format version the document follows.
@@ -53,7 +64,7 @@ async fn posthoc(
         .run(move |cancel| {
             query.limits.deadline = Instant::now().checked_add(timeout);
             query.limits.cancel = Some(Arc::clone(cancel));
-            let (r, t) = find_path_traced(&snapshot.grid, snapshot.hpa.get(), &query, cap)?;
+            let (r, t) = find_path_traced(&snapshot.grid, snapshot.derived(), &query, cap)?;
             if r.limit == Some(LimitKind::Cancelled) {
                 compute.note_cancelled();
             }
@@ -70,6 +81,7 @@ async fn posthoc(
                 query.goal,
                 &t.events,
                 found,
+                t.hpa.as_ref(),
                 json!({
                     "map": snapshot.name,
                     "map_version": snapshot.version,
@@ -80,6 +92,7 @@ async fn posthoc(
                     "path_cost": r.cost,
                     "expanded": r.stats.expanded,
                     "truncated": t.truncated,
+                    "hpa": t.hpa.as_ref().map(HpaTraceWire::new),
                 }),
             ))
         })
@@ -87,19 +100,21 @@ async fn posthoc(
     Ok(Json(doc))
 }
 
-/// Builds the Posthoc document of `events` on a map `width` cells wide.
+/// Builds the Posthoc document of `events` (and HPA*'s record, if any) on a map `width`
+/// cells wide.
 pub fn document(
     width: u32,
     start: Point,
     goal: Point,
     events: &[TraceEvent],
     found: bool,
+    hpa: Option<&HpaTrace>,
     pathd: Value,
 ) -> Value {
     let id = |p: Point| u64::from(p.y) * u64::from(width) + u64::from(p.x);
     let ev = |kind: &str, e: &TraceEvent| {
         let parent = (e.parent != e.node).then(|| id(e.parent));
-        json!({
+        let mut v = json!({
             "type": kind,
             "id": id(e.node),
             "pId": parent,
@@ -107,14 +122,49 @@ pub fn document(
             "f": e.f,
             "x": e.node.x,
             "y": e.node.y,
-        })
+        });
+        if hpa.is_some() {
+            v["phase"] = json!(e.phase.as_str());
+        }
+        v
+    };
+    // HPA*'s abstract path and refinement steps, emitted where they happened.
+    let mut steps = hpa.map_or(&[][..], |h| &h.refinement[..]).iter().peekable();
+    let mut abstract_done = false;
+    let mut flush = |out: &mut Vec<Value>, upto: usize| {
+        while let Some(s) = steps.next_if(|s| s.after_events <= upto) {
+            if !abstract_done {
+                abstract_done = true;
+                let path = hpa.map_or(&[][..], |h| &h.abstract_path[..]);
+                for (i, (p, g)) in path.iter().enumerate() {
+                    let parent = i.checked_sub(1).map(|j| id(path[j].0));
+                    out.push(json!({
+                        "type": "abstract", "id": id(*p), "pId": parent, "g": g,
+                        "x": p.x, "y": p.y,
+                    }));
+                }
+            }
+            for (i, p) in s.cells.iter().enumerate() {
+                let parent = i.checked_sub(1).map(|j| id(s.cells[j]));
+                out.push(json!({
+                    "type": "refine", "step": s.kind.as_str(), "id": id(*p), "pId": parent,
+                    "x": p.x, "y": p.y,
+                }));
+            }
+        }
     };
     let mut out = vec![
         json!({"type": "source", "id": id(start), "x": start.x, "y": start.y}),
         json!({"type": "destination", "id": id(goal), "x": goal.x, "y": goal.y}),
     ];
+    if let Some(h) = hpa {
+        for p in &h.entrances {
+            out.push(json!({"type": "entrance", "id": id(*p), "x": p.x, "y": p.y}));
+        }
+    }
     let mut open: Option<&TraceEvent> = None;
-    for e in events {
+    for (i, e) in events.iter().enumerate() {
+        flush(&mut out, i);
         match e.kind {
             TraceKind::Push => out.push(ev("generating", e)),
             TraceKind::Decrease | TraceKind::Reopen => out.push(ev("updating", e)),
@@ -128,10 +178,17 @@ pub fn document(
         }
     }
     if let Some(last) = open {
-        if found && last.node == goal {
+        if found && last.node == goal && hpa.is_none() {
             out.push(ev("end", last));
         } else {
             out.push(ev("closing", last));
+        }
+    }
+    flush(&mut out, usize::MAX);
+    // HPA*'s last search need not end at the goal: its answer is the refined path.
+    if let (true, Some(h)) = (found, hpa) {
+        if let Some(last) = h.refinement.last().and_then(|s| s.cells.last()) {
+            out.push(json!({"type": "end", "id": id(*last), "x": last.x, "y": last.y}));
         }
     }
     json!({

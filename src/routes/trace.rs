@@ -1,7 +1,7 @@
 //! Wire form of search traces (`"trace": true` on a path query; `SearchTrace` in
 //! `openapi.yaml`). The engine side is [`pathd_engine::trace`].
 
-use pathd_engine::trace::{Trace, TraceEvent};
+use pathd_engine::trace::{HpaTrace, Phase, Trace, TraceEvent};
 use serde::Serialize;
 
 /// A path query's trace, capped by `--max-debug-cells` expansions.
@@ -17,9 +17,65 @@ pub struct SearchTrace {
     pub cap: usize,
     /// `f = g + weight * h`: 1 for A*, JPS and Theta*, 0 for Dijkstra, `w` for weighted A*.
     pub weight: f64,
-    /// Searches of the core recorded: 1, or several for HPA* (its refinement searches), 0
-    /// when no search ran (start = goal, or a goal known unreachable).
+    /// Searches recorded: 1, or several for HPA* (window, insertion, abstract, refinement
+    /// and corridor searches), 0 when no search ran (start = goal, or a goal known
+    /// unreachable).
     pub runs: u32,
+    /// HPA*'s entrances, abstract path and refinement (HPA* answers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<HpaTraceWire>,
+}
+
+/// The HPA* part of a [`SearchTrace`] (`HpaTrace` in `openapi.yaml`).
+#[derive(Debug, Serialize)]
+pub struct HpaTraceWire {
+    /// Cluster side in cells.
+    pub cluster_size: u32,
+    /// Entrance (abstract node) cells of every cluster the abstract search reached.
+    pub entrances: Vec<[u32; 2]>,
+    /// True when the trace cap cut `entrances` short.
+    pub entrances_truncated: bool,
+    /// Start, entrance cells, goal: the abstract path (empty when the window answered).
+    pub abstract_path: Vec<[u32; 2]>,
+    /// Cost from the start of each `abstract_path` node.
+    pub abstract_costs: Vec<f64>,
+    /// The refinement steps, in order; replaying them gives the answer's path.
+    pub refinement: Vec<RefineStepWire>,
+}
+
+/// One step of [`HpaTraceWire::refinement`].
+#[derive(Debug, Serialize)]
+pub struct RefineStepWire {
+    /// `start`, `goal`, `cross`, `cached`, `search` (append one abstract edge's cells) or
+    /// `corridor`, `straighten`, `window` (replace the path).
+    pub kind: &'static str,
+    /// The step's cells.
+    pub cells: Vec<[u32; 2]>,
+    /// Events that happened before the step.
+    pub after_events: usize,
+}
+
+impl HpaTraceWire {
+    /// The wire form of an engine HPA* record.
+    pub fn new(h: &HpaTrace) -> Self {
+        let pts = |v: &[pathd_engine::Point]| v.iter().map(|p| [p.x, p.y]).collect();
+        HpaTraceWire {
+            cluster_size: h.cluster_size,
+            entrances: pts(&h.entrances),
+            entrances_truncated: h.entrances_truncated,
+            abstract_path: h.abstract_path.iter().map(|(p, _)| [p.x, p.y]).collect(),
+            abstract_costs: h.abstract_path.iter().map(|&(_, g)| g).collect(),
+            refinement: h
+                .refinement
+                .iter()
+                .map(|s| RefineStepWire {
+                    kind: s.kind.as_str(),
+                    cells: pts(&s.cells),
+                    after_events: s.after_events,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One event of a [`SearchTrace`].
@@ -40,6 +96,10 @@ pub struct SearchTraceEvent {
     pub h: f64,
     /// Priority `g + weight * h`.
     pub f: f64,
+    /// HPA* only: which of its searches (`window`, `insert`, `abstract`, `refine`,
+    /// `corridor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<&'static str>,
 }
 
 impl SearchTrace {
@@ -52,6 +112,7 @@ impl SearchTrace {
             g: e.g,
             h: e.h,
             f: e.f,
+            phase: (e.phase != Phase::Search).then(|| e.phase.as_str()),
         };
         SearchTrace {
             events: t.events.iter().map(event).collect(),
@@ -60,6 +121,7 @@ impl SearchTrace {
             cap,
             weight: t.weight,
             runs: t.runs,
+            hpa: t.hpa.as_ref().map(HpaTraceWire::new),
         }
     }
 }

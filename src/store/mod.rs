@@ -15,7 +15,9 @@
 
 pub mod local;
 pub mod log;
+#[cfg(feature = "nats")]
 pub mod nats;
+pub mod nats_options;
 pub mod snapshot;
 
 use std::fmt;
@@ -23,7 +25,9 @@ use std::fmt;
 use pathd_engine::{Grid, Point};
 
 pub use local::LocalStore;
-pub use nats::{NatsOptions, NatsStore};
+#[cfg(feature = "nats")]
+pub use nats::NatsStore;
+pub use nats_options::{NatsOptions, NatsTls};
 
 /// One mutation of a map, as it is made durable.
 #[derive(Clone, Copy, Debug)]
@@ -196,16 +200,47 @@ pub struct StoreStatus {
     pub applied_position: u64,
     /// Mutations stored but not yet applied here (as of the last one read).
     pub lag_messages: u64,
+    /// Versions stored but not yet applied here, summed over the maps.
+    pub lag_versions: u64,
     /// Age of the oldest stored mutation not yet applied here, in seconds (0 when none).
+    pub lag_seconds: f64,
+    /// Per map (live, or with something not applied yet), by name.
+    pub maps: Vec<MapLag>,
+}
+
+/// How far one map is behind the store here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapLag {
+    /// The map.
+    pub name: String,
+    /// The newest version the store holds (as far as this replica has heard).
+    pub stream_version: u64,
+    /// The version applied here.
+    pub applied_version: u64,
+    /// `stream_version - applied_version`. A delete keeps the map's last version, so a
+    /// delete not applied yet shows in `lag_seconds`, not here.
+    pub lag_versions: u64,
+    /// Age of the oldest stored version not applied here, in seconds (0 when none).
     pub lag_seconds: f64,
 }
 
 /// Durable, per-map ordered mutations with snapshots (see the module docs).
 pub trait MapStore: Send + Sync + 'static {
+    /// Checks at start that the store can be used as configured: `Err` for a configuration
+    /// error (bad credentials or certificates), which stops the server; a store that is
+    /// merely not reachable yet is `Ok` and keeps trying by itself.
+    fn connect(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Reads back every map: the newest snapshot of each plus the mutations after it. Cuts
     /// a torn tail (the last record of a write that was never acknowledged); reports
     /// anything else that does not read back as [`Recovered::Damaged`].
     fn recover(&self) -> Result<Vec<Recovered>, StoreError>;
+
+    /// Shutdown: a [`MapStore::recover`] still waiting for a store that has not been
+    /// reachable gives up (`Err`) instead of outliving the runtime that drives it.
+    fn close(&self) {}
 
     /// Durably records `mutation` as `version` of `name`. Compare-and-set: `version` must
     /// be newer than every version the store holds for `name` (a `Delete` may carry the
@@ -236,6 +271,12 @@ pub trait MapStore: Send + Sync + 'static {
     fn catch_up(&self, name: &str) -> Result<(), StoreError> {
         let _ = name;
         Ok(())
+    }
+
+    /// Whether other processes write to this store too (a version this server has not
+    /// applied may exist). Cheap, unlike [`MapStore::status`]: asked on every `min_version`.
+    fn replicated(&self) -> bool {
+        false
     }
 
     /// Connection and replication lag of a replicated store; `None` for a local one.

@@ -34,6 +34,16 @@
 //! skipped by version). An ordered consumer re-creates itself from the last sequence it
 //! delivered after a reconnect, so a replica catches up by itself.
 //!
+//! **Lag.** A second ordered consumer, headers only, reads every map's last message and
+//! then every new one (`watch_heads`): it knows each map's newest stored version while
+//! the feed is still busy applying, so the status reports per map the stream's version
+//! minus the applied one, and how long the oldest unapplied version has waited.
+//!
+//! **Connecting.** Credentials and TLS as NATS clients take them
+//! ([`super::nats_options`]). A server that answers but refuses the certificate or the
+//! credentials is a configuration error at start ([`MapStore::connect`]); one that cannot
+//! be reached yet is retried for ever.
+//!
 //! Every method blocks on the async client (`Handle::block_on`): callers run them off the
 //! runtime, as the trait asks.
 
@@ -50,10 +60,12 @@ use futures_util::StreamExt;
 use pathd_engine::{Grid, Patch, Point};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 
+use super::nats_options::NatsOptions;
 use super::{
-    Change, Damage, LogRecord, MapStore, Mutation, Recovered, Replicated, StoreError, StoreStatus,
-    snapshot,
+    Change, Damage, LogRecord, MapLag, MapStore, Mutation, Recovered, Replicated, StoreError,
+    StoreStatus, snapshot,
 };
 
 /// The stream of map mutations.
@@ -69,55 +81,21 @@ const CATCH_UP_WAIT: Duration = Duration::from_secs(3);
 /// Patches after a whole map before the next patch carries the whole map again, at most.
 const MAX_TAIL: u64 = 10_000;
 
-/// How to reach NATS (the `--store` and `--nats-*` flags).
-#[derive(Clone, Debug, Default)]
-pub struct NatsOptions {
-    /// Server URLs (`nats://host:port`), any of the cluster's.
-    pub servers: Vec<String>,
-    /// A credentials file (`.creds`: JWT and NKey seed).
-    pub creds: Option<PathBuf>,
-    /// User name (with `password`).
-    pub user: Option<String>,
-    /// Password (with `user`).
-    pub password: Option<String>,
-    /// Authentication token.
-    pub token: Option<String>,
-    /// Replicas of the stream when pathd creates it (3 in a three-node cluster).
-    pub replicas: usize,
-}
-
-impl NatsOptions {
-    /// Parses `nats://HOST:PORT[,HOST:PORT...]` (later entries may omit the scheme).
-    pub fn parse(url: &str) -> Result<Vec<String>, String> {
-        let rest = url
-            .strip_prefix("nats://")
-            .ok_or_else(|| format!("--store must start with nats:// (got {url:?})"))?;
-        let servers: Vec<String> = rest
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                if s.contains("://") {
-                    s.to_owned()
-                } else {
-                    format!("nats://{s}")
-                }
-            })
-            .collect();
-        if servers.is_empty() {
-            return Err("--store names no NATS server".into());
-        }
-        Ok(servers)
-    }
-}
-
 /// The NATS JetStream [`MapStore`] (see the module docs).
 pub struct NatsStore {
     rt: Handle,
     opts: NatsOptions,
+    /// The client, once the first connection attempt has not found a configuration error
+    /// ([`MapStore::connect`]).
+    client: OnceLock<Client>,
     conn: OnceLock<Conn>,
     shared: Arc<Shared>,
     feed: Mutex<Option<mpsc::Receiver<Replicated>>>,
+    /// Test-only: how long the feed holds each mutation before handing it on.
+    apply_delay: Duration,
+    /// Cancelled by [`MapStore::close`] at shutdown: a recovery still waiting for NATS stops
+    /// waiting, so its retry timers are dropped before the runtime that drives them.
+    closed: CancellationToken,
 }
 
 /// What the store and its feed task share.
@@ -131,6 +109,30 @@ struct Shared {
     progress: watch::Sender<u64>,
     /// Messages the server still had to deliver after the last one read.
     pending: Mutex<u64>,
+    /// Per map: the newest version the stream holds, as the head watcher reads it.
+    heads: Mutex<HashMap<String, Head>>,
+}
+
+/// What the stream holds of one map beyond what is applied here (see [`watch_heads`]).
+#[derive(Debug, Default)]
+struct Head {
+    /// The newest version stored.
+    version: u64,
+    /// Versions stored but (maybe) not applied yet, with when they were stored; pruned
+    /// up to the applied version at every new message of the map and every status read,
+    /// so it holds little more than the versions the map is behind.
+    unapplied: BTreeMap<u64, SystemTime>,
+}
+
+impl Head {
+    /// Forgets the versions up to `applied`.
+    fn prune(&mut self, applied: u64) {
+        while let Some(e) = self.unapplied.first_entry()
+            && *e.key() <= applied
+        {
+            e.remove();
+        }
+    }
 }
 
 impl Shared {
@@ -173,6 +175,8 @@ struct NameState {
     /// Patch bytes and count after the whole map.
     tail_bytes: u64,
     tail_count: u64,
+    /// The last mutation was a delete.
+    deleted: bool,
 }
 
 /// What a message read but not yet applied changes in its map's [`NameState`].
@@ -201,6 +205,7 @@ impl NameState {
     fn advance(&mut self, version: u64, seq: u64, meta: &Meta) {
         self.version = version;
         self.seq = seq;
+        self.deleted = meta.op == Op::Delete;
         match (&meta.op, &meta.body) {
             (Op::Delete, _) => {
                 self.full = false;
@@ -283,9 +288,21 @@ impl NatsStore {
         NatsStore {
             rt,
             opts,
+            client: OnceLock::new(),
             conn: OnceLock::new(),
             shared: Arc::default(),
             feed: Mutex::new(None),
+            apply_delay: Duration::ZERO,
+            closed: CancellationToken::new(),
+        }
+    }
+
+    /// Test-only: the feed holds each mutation read from the stream for `delay` before
+    /// handing it to the maps service (a replica that lags on purpose).
+    pub fn with_test_apply_delay(self, delay: Duration) -> Self {
+        NatsStore {
+            apply_delay: delay,
+            ..self
         }
     }
 
@@ -305,31 +322,76 @@ impl NatsStore {
             .unwrap_or_default()
     }
 
-    async fn connect(&self) -> Result<Client, String> {
+    /// The client options: name, reconnect policy, credentials, TLS.
+    async fn options(&self) -> Result<ConnectOptions, String> {
         let mut o = ConnectOptions::new()
             .name("pathd")
-            .retry_on_initial_connect()
             .max_reconnects(None)
             .connection_timeout(REQUEST_TIMEOUT)
             .reconnect_delay_callback(|n| Duration::from_millis((100 * n as u64).min(1000)))
             .event_callback(|e| async move {
                 tracing::info!(event = %e, "nats connection event");
             });
-        if let Some(c) = &self.opts.creds {
+        let opts = &self.opts;
+        let readable = |flag: &str, p: &PathBuf| {
+            std::fs::File::open(p)
+                .map(drop)
+                .map_err(|e| format!("{flag} {}: {e}", p.display()))
+        };
+        if let Some(c) = &opts.creds {
+            readable("--nats-creds", c)?;
             o = o
                 .credentials_file(c)
                 .await
-                .map_err(|e| format!("reading {}: {e}", c.display()))?;
+                .map_err(|e| format!("--nats-creds {}: {e}", c.display()))?;
         }
-        if let (Some(u), Some(p)) = (&self.opts.user, &self.opts.password) {
+        if let (Some(u), Some(p)) = (&opts.user, &opts.password) {
             o = o.user_and_password(u.clone(), p.clone());
         }
-        if let Some(t) = &self.opts.token {
+        if let Some(t) = &opts.token {
             o = o.token(t.clone());
         }
-        o.connect(self.opts.servers.as_slice())
-            .await
-            .map_err(|e| e.to_string())
+        let tls = &opts.tls;
+        if let Some(ca) = &tls.ca {
+            readable("--nats-tls-ca", ca)?;
+            o = o.add_root_certificates(ca.clone());
+        }
+        if let Some((cert, key)) = &tls.client_cert {
+            readable("--nats-tls-cert", cert)?;
+            readable("--nats-tls-key", key)?;
+            o = o.add_client_certificate(cert.clone(), key.clone());
+        }
+        Ok(o.require_tls(tls.required))
+    }
+
+    /// Connects. A first attempt that reaches a server but is refused (TLS: certificate,
+    /// CA; authentication) is a configuration error, reported as such and not retried; a
+    /// server that cannot be reached yet is retried in the background for ever (NATS may
+    /// start after pathd).
+    async fn connect_client(&self) -> Result<Client, String> {
+        if let Some(c) = self.client.get() {
+            return Ok(c.clone());
+        }
+        let servers = self.opts.servers.as_slice();
+        let client = match self.options().await?.connect(servers).await {
+            Ok(c) => c,
+            Err(e) => {
+                if let Some(why) = refused(&e) {
+                    return Err(format!(
+                        "NATS at {} refused the connection: {why}",
+                        servers.join(",")
+                    ));
+                }
+                tracing::warn!(error = %e, servers = %servers.join(","), "NATS not reachable yet; retrying");
+                self.options()
+                    .await?
+                    .retry_on_initial_connect()
+                    .connect(servers)
+                    .await
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        Ok(self.client.get_or_init(|| client).clone())
     }
 
     /// Connects and opens (creating if needed) the stream, retrying until it works.
@@ -338,7 +400,7 @@ impl NatsStore {
             return Ok(c);
         }
         let client = self
-            .connect()
+            .connect_client()
             .await
             .map_err(|e| io_err("nats connect", e))?;
         let mut js = jetstream::new(client.clone());
@@ -570,6 +632,11 @@ impl NatsStore {
             messages,
             tx,
             Arc::clone(&self.shared),
+            self.apply_delay,
+        ));
+        self.rt.spawn(watch_heads(
+            Follower::heads(conn.clone()),
+            Arc::clone(&self.shared),
         ));
         Ok(found)
     }
@@ -733,6 +800,28 @@ impl NatsStore {
     }
 }
 
+/// Why a failed connection attempt is a configuration error (the server answered, and said
+/// no), with what to check; `None` for a server that could not be reached (worth retrying).
+fn refused(e: &async_nats::ConnectError) -> Option<String> {
+    use async_nats::ConnectErrorKind as K;
+    use std::error::Error;
+    const TLS_HINT: &str = "check --nats-tls-ca (the CA that signed the server's \
+        certificate), --nats-tls-cert/--nats-tls-key and --nats-require-tls";
+    const AUTH_HINT: &str = "check the credentials (user:password@ or token@ in --store, \
+        --nats-user/--nats-password, --nats-token, --nats-creds)";
+    // A failed TLS handshake comes back as an I/O error of kind `InvalidData`.
+    let bad_handshake = e
+        .source()
+        .and_then(|s| s.downcast_ref::<io::Error>())
+        .is_some_and(|io| io.kind() == io::ErrorKind::InvalidData);
+    match e.kind() {
+        K::Tls => Some(format!("TLS: {e}; {TLS_HINT}")),
+        K::Io if bad_handshake => Some(format!("TLS handshake failed: {e}; {TLS_HINT}")),
+        K::Authentication | K::AuthorizationViolation => Some(format!("{e}; {AUTH_HINT}")),
+        _ => None,
+    }
+}
+
 /// Heartbeat the follower's consumer asks for; three missed ones re-create it.
 const HEARTBEAT: Duration = Duration::from_secs(1);
 /// How often the follower looks at the connection while no message comes.
@@ -750,6 +839,9 @@ struct Follower {
     cseq: u64,
     /// The connection dropped since the consumer was created.
     disconnected: bool,
+    /// Headers only, starting from each subject's last message (the head watcher); else
+    /// whole messages from the stream's start.
+    heads: bool,
 }
 
 impl Follower {
@@ -761,6 +853,16 @@ impl Follower {
             sseq: 0,
             cseq: 0,
             disconnected: false,
+            heads: false,
+        }
+    }
+
+    /// A reader of every subject's last message and then of every new one, headers only
+    /// (JetStream delivers `LastPerSubject` in stream order, so the sequence checks hold).
+    fn heads(conn: Conn) -> Self {
+        Follower {
+            heads: true,
+            ..Follower::new(conn)
         }
     }
 
@@ -781,7 +883,9 @@ impl Follower {
             .subscribe(inbox.clone())
             .await
             .map_err(|e| e.to_string())?;
-        let deliver_policy = if self.sseq == 0 {
+        let deliver_policy = if self.sseq == 0 && self.heads {
+            consumer::DeliverPolicy::LastPerSubject
+        } else if self.sseq == 0 {
             consumer::DeliverPolicy::All
         } else {
             consumer::DeliverPolicy::ByStartSequence {
@@ -798,6 +902,7 @@ impl Follower {
             inactive_threshold: Duration::from_secs(10),
             memory_storage: true,
             num_replicas: 1,
+            headers_only: self.heads,
             ..Default::default()
         });
         let c = tokio::time::timeout(REQUEST_TIMEOUT, create)
@@ -894,6 +999,38 @@ impl Follower {
     }
 }
 
+/// The head watcher: reads the headers of every map's last message, then of every new
+/// one, so the status can say how many versions each map is behind (the stream's newest
+/// version minus the applied one) and since when. It reads ahead of the feed, which waits
+/// for the maps service and fetches whole maps; a headers-only consumer costs a few bytes
+/// per mutation.
+async fn watch_heads(mut heads: Follower, shared: Arc<Shared>) {
+    loop {
+        let (msg, _, _, stored) = heads.next().await;
+        let Some(name) = name_of_subject(msg.subject.as_str()) else {
+            continue;
+        };
+        let Some(version) =
+            header(msg.headers.as_ref(), "Pathd-Version").and_then(|v| v.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let applied = shared
+            .names
+            .lock()
+            .expect("names lock")
+            .get(&name)
+            .map_or(0, |s| s.version);
+        let mut all = shared.heads.lock().expect("heads lock");
+        let head = all.entry(name).or_default();
+        head.version = head.version.max(version);
+        head.prune(applied);
+        if version > applied {
+            head.unapplied.entry(version).or_insert(stored);
+        }
+    }
+}
+
 /// The feed task: turns stream messages into [`Replicated`] mutations, in order.
 async fn feed(
     conn: Conn,
@@ -901,6 +1038,7 @@ async fn feed(
     mut messages: Follower,
     tx: mpsc::Sender<Replicated>,
     shared: Arc<Shared>,
+    test_delay: Duration,
 ) {
     loop {
         let (msg, seq, pending, stored) = messages.next().await;
@@ -947,6 +1085,9 @@ async fn feed(
             .lock()
             .expect("unapplied lock")
             .insert(seq, Pending { meta, stored });
+        if !test_delay.is_zero() {
+            tokio::time::sleep(test_delay).await;
+        }
         if tx.send(rep).await.is_err() {
             return;
         }
@@ -954,8 +1095,31 @@ async fn feed(
 }
 
 impl MapStore for NatsStore {
+    fn connect(&self) -> Result<(), StoreError> {
+        self.rt
+            .block_on(self.connect_client())
+            .map(drop)
+            .map_err(|e| io_err("nats connect", e))
+    }
+
     fn recover(&self) -> Result<Vec<Recovered>, StoreError> {
-        self.rt.block_on(self.bootstrap())
+        self.rt.block_on(async {
+            tokio::select! {
+                found = self.bootstrap() => found,
+                _ = self.closed.cancelled() => Err(io_err(
+                    "nats recover",
+                    "the server is shutting down before the store could be read",
+                )),
+            }
+        })
+    }
+
+    fn close(&self) {
+        self.closed.cancel();
+    }
+
+    fn replicated(&self) -> bool {
+        true
     }
 
     fn append(&self, name: &str, version: u64, mutation: Mutation<'_>) -> Result<(), StoreError> {
@@ -1000,20 +1164,67 @@ impl MapStore for NatsStore {
             .get()
             .is_some_and(|c| c.client.connection_state() == State::Connected);
         let applied_position = *self.shared.progress.borrow();
-        let unapplied = self.shared.unapplied.lock().expect("unapplied lock");
-        let pending = *self.shared.pending.lock().expect("pending lock");
-        let lag_messages = unapplied.len() as u64 + pending;
-        let lag_seconds = unapplied
-            .values()
-            .next()
-            .and_then(|p| SystemTime::now().duration_since(p.stored).ok())
-            .map_or(0.0, |d| d.as_secs_f64());
+        let (lag_messages, oldest_read) = {
+            let unapplied = self.shared.unapplied.lock().expect("unapplied lock");
+            let pending = *self.shared.pending.lock().expect("pending lock");
+            (
+                unapplied.len() as u64 + pending,
+                unapplied.values().next().map(|p| p.stored),
+            )
+        };
+        let now = SystemTime::now();
+        let age = |t: SystemTime| now.duration_since(t).map_or(0.0, |d| d.as_secs_f64());
+        // Applied versions first, then the heads: never both locks at once.
+        let applied: HashMap<String, (u64, bool)> = self
+            .shared
+            .names
+            .lock()
+            .expect("names lock")
+            .iter()
+            .map(|(n, s)| (n.clone(), (s.version, s.deleted)))
+            .collect();
+        let mut maps = Vec::new();
+        {
+            let mut heads = self.shared.heads.lock().expect("heads lock");
+            let names: std::collections::BTreeSet<String> =
+                applied.keys().chain(heads.keys()).cloned().collect();
+            for name in names {
+                let (version, deleted) = applied.get(&name).copied().unwrap_or((0, false));
+                let (stream_version, oldest) = match heads.get_mut(&name) {
+                    Some(h) => {
+                        h.prune(version);
+                        (h.version.max(version), h.unapplied.values().next().copied())
+                    }
+                    None => (version, None),
+                };
+                let lag_versions = stream_version - version;
+                // A deleted map that is caught up is not a map any more.
+                if deleted && lag_versions == 0 && oldest.is_none() {
+                    continue;
+                }
+                maps.push(MapLag {
+                    name,
+                    stream_version,
+                    applied_version: version,
+                    lag_versions,
+                    lag_seconds: oldest.map_or(0.0, age),
+                });
+            }
+        }
+        let lag_versions = maps.iter().map(|m| m.lag_versions).sum();
+        let lag_seconds = maps
+            .iter()
+            .map(|m| m.lag_seconds)
+            .chain(oldest_read.map(age))
+            .fold(0.0, f64::max);
         Some(StoreStatus {
             kind: "nats",
             connected,
             applied_position,
             lag_messages,
+            lag_versions,
             lag_seconds,
+            maps,
         })
     }
 }
@@ -1035,14 +1246,5 @@ mod tests {
         let cells = vec![(Point { x: 1, y: 2 }, 0), (Point { x: 70000, y: 3 }, 255)];
         assert_eq!(decode_cells(&encode_cells(&cells)).unwrap(), cells);
         assert!(decode_cells(&[1, 0, 0, 0]).is_err());
-    }
-
-    #[test]
-    fn store_urls_parse() {
-        assert_eq!(
-            NatsOptions::parse("nats://a:1,b:2").unwrap(),
-            vec!["nats://a:1", "nats://b:2"]
-        );
-        assert!(NatsOptions::parse("http://a").is_err());
     }
 }

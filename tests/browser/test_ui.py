@@ -12,6 +12,7 @@ any failure. No pytest needed.
 
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -162,6 +163,17 @@ def main():
             bundled = sorted(f[:-4] for f in os.listdir("maps") if f.endswith(".map"))
             for n in bundled:
                 assert n in names, (n, names)
+
+        @test("every_algorithm_of_the_api_is_offered")
+        def _():
+            # The path query's `algorithm` enum in the served contract, in its order.
+            with urllib.request.urlopen(BASE + "/openapi.yaml", timeout=30) as r:
+                spec = r.read().decode()
+            m = re.search(r"enum: \[(astar, [a-z_, ]+)\]", spec)
+            assert m, "no algorithm enum in /openapi.yaml"
+            api = [a.strip() for a in m.group(1).split(",")]
+            offered = ui.js("[...document.querySelectorAll('#algo-a option')].map(o => o.value)")
+            assert offered == api, (offered, api)
 
         @test("selecting_a_map_draws_it")
         def _():
@@ -336,6 +348,97 @@ def main():
             page.screenshot(path=os.path.join(SHOTS, "compare.png"))
             page.select_option("#algo-b", "")
             page.uncheck("#smooth")
+
+        @test("hpa_trace_shows_entrances_abstract_path_and_refinement")
+        def _():
+            # The server runs with PATHD_HPA_MIN_CELLS small enough for arena2 (see
+            # scripts/browser-test.sh); its abstraction is rebuilt after the patches above.
+            wait_for("arena2's HPA* abstraction",
+                     lambda: (http("GET", f"/v1/maps/{MAP}")[1].get("hpa") or {}).get("status") == "ready", 20)
+            page.select_option("#algo-a", "hpa")
+            page.click("#run")
+            wait_for("hpa result", lambda: ui.js("S.panes[0].result && S.panes[0].result.algorithm") == "hpa")
+            assert ui.text("#res-a-status").startswith("found"), ui.text("#res-a-status")
+            _, direct = http("POST", f"/v1/maps/{MAP}/path",
+                             {"start": list(START), "goal": list(GOAL), "algorithm": "hpa", "trace": True})
+            hpa = direct["trace"]["hpa"]
+            assert ui.text("#res-a-cost") == fmt(direct["cost"])
+            assert ui.js("S.panes[0].hpa.entrances.length") == len(hpa["entrances"]) > 0
+            # The player steps through every expansion and every refinement step.
+            total = int(ui.text("#step-counter").split("/")[1])
+            assert total == direct["expanded"] + len(hpa["refinement"]), (total, direct["expanded"])
+            # At step 0 nothing of the abstraction's search is shown yet.
+            ui.js("setPlaying(false)")  # stop the autoplay
+            page.fill("#scrub", "0")
+            page.dispatch_event("#scrub", "input")
+            view = ui.js("S.panes[0].hpaView")
+            assert not view["abstractShown"] and view["steps"] == 0, view
+            # Just after the abstract search: its path is drawn, the refinement begins.
+            events = direct["trace"]["events"]
+            first_step = hpa["refinement"][0]["after_events"]
+            expands_before = sum(1 for e in events[:first_step] if e["type"] == "expand")
+            abstract_expands = sum(1 for e in events if e["type"] == "expand" and e.get("phase") == "abstract")
+            assert abstract_expands > 0
+            before = ui.canvas_signature()
+            page.fill("#scrub", str(expands_before + 1))
+            page.dispatch_event("#scrub", "input")
+            view = ui.js("S.panes[0].hpaView")
+            assert view["abstractShown"] and view["steps"] >= 1, view
+            assert ui.js("S.panes[0].abs.size") > 0
+            time.sleep(0.15)
+            assert ui.canvas_signature()[1] != before[1], "the abstract path did not change the drawing"
+            # Hovering an expanded abstract node shows it as one, with the trace's g.
+            node = next(e for e in events if e["type"] == "expand" and e.get("phase") == "abstract"
+                        and e["node"] != list(START))
+            ui.hover_cell(node["node"])
+            wait_for("abstract hover", lambda: "abstract closed" in ui.text("#hover-info"), 3)
+            # At the end the refinement has built the answer's path.
+            page.click("#to-end")
+            view = ui.js("S.panes[0].hpaView")
+            assert view["refined"] == direct["path"], "refinement replay differs from the path"
+            assert view["steps"] == len(hpa["refinement"])
+            # Stepping through the refinement: each step adds its cells (or replaces the
+            # path), as the API's replay rule says.
+            steps = hpa["refinement"]
+            j = len(steps) // 2
+            before_j = sum(1 for e in events[:steps[j]["after_events"]] if e["type"] == "expand")
+            ui.js(f"seek({before_j + j + 1})")
+            view = ui.js("S.panes[0].hpaView")
+            assert view["steps"] == j + 1 and view["lastStep"] == steps[j]["kind"], view
+            want = []
+            for st in steps[: j + 1]:
+                if st["kind"] in ("corridor", "straighten", "window") or not want:
+                    want = list(st["cells"])
+                else:
+                    want += st["cells"][1:]
+            assert view["refined"] == want
+            time.sleep(0.2)
+            page.screenshot(path=os.path.join(SHOTS, "hpa.png"))
+            page.select_option("#algo-a", "astar")
+
+        @test("a_repair_highlights_the_cells_it_touched")
+        def _():
+            page.click("#run")
+            wait_for("astar result", lambda: ui.js("S.panes[0].result && S.panes[0].result.algorithm") == "astar")
+            page.click("#to-end")
+            page.click("#subscribe")
+            wait_for("subscription", lambda: ui.js("S.sub && S.sub.id"))
+            wait_for("initial event", lambda: page.get_attribute("#sub-status", "data-reason") == "initial")
+            assert not ui.js("S.sub.touched"), "the initial event touches nothing"
+            path = ui.js("S.sub.path")
+            mid = path[len(path) // 3]
+            before = ui.canvas_signature()
+            status, r = http("PATCH", f"/v1/maps/{MAP}", {"cells": [{"x": mid[0], "y": mid[1], "cost": 0}]})
+            assert status == 200, r
+            wait_for("repair event", lambda: page.get_attribute("#sub-status", "data-reason") == "blocked", 3)
+            touched = ui.js("S.sub.touched")
+            assert touched and mid in touched, (mid, touched and touched[:10])
+            assert f"repair touched {ui.js('S.sub.touchedCount')} cell" in ui.text("#sub-status")
+            time.sleep(0.2)
+            # The shaded cells (and the repaired path) are drawn.
+            assert ui.canvas_signature()[1] != before[1]
+            page.screenshot(path=os.path.join(SHOTS, "repair.png"))
+            page.click("#unsubscribe")
 
         @test("uploading_a_map_file_selects_it")
         def _():

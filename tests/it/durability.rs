@@ -32,7 +32,15 @@ async fn maps_come_back_after_a_restart() {
 
     let s = TestServer::start(dirs.share(), config.clone()).await;
     let (_, after) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
-    assert_eq!(before, after);
+    // The JPS+ jump table is derived state, rebuilt after the restart (its status and build
+    // time are those of this run), not stored: compare everything else.
+    let stored = |mut list: serde_json::Value| {
+        for m in list["maps"].as_array_mut().unwrap() {
+            m.as_object_mut().unwrap().remove("jps_plus");
+        }
+        list
+    };
+    assert_eq!(stored(before), stored(after.clone()));
     let names: Vec<_> = after["maps"]
         .as_array()
         .unwrap()

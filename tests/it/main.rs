@@ -11,14 +11,20 @@ mod flowfields;
 mod hardening;
 mod holes;
 mod hpa;
+mod jps_plus;
 mod live;
 mod live_durability;
 mod maps;
 mod movingai;
+#[cfg(feature = "nats")]
+mod nats_security;
+#[cfg(not(feature = "nats"))]
+mod no_nats;
 mod oneshot;
 mod openapi;
 mod paths;
 mod pool;
+#[cfg(feature = "nats")]
 mod replicas;
 mod shutdown;
 mod sizes;

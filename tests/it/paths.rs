@@ -41,6 +41,8 @@ async fn found_path_is_legal_and_optimal() {
             v["algorithm"],
             match algorithm {
                 "dijkstra" => "dijkstra",
+                // JPS, or JPS+ once the map's jump table is built (in the background).
+                "auto" if v["algorithm"] == "jps_plus" => "jps_plus",
                 "auto" => pathd_engine::resolve_auto(&grid).as_str(),
                 _ => "astar",
             }

@@ -18,7 +18,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 use sse::Sse;
 
-fn nats_server() -> Option<PathBuf> {
+pub(crate) fn nats_server() -> Option<PathBuf> {
     let found = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
@@ -35,7 +35,7 @@ fn nats_server() -> Option<PathBuf> {
     found
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -55,16 +55,16 @@ fn wait_port(port: u16) {
 }
 
 /// One `nats-server -js`, killed on drop.
-struct Nats {
+pub(crate) struct Nats {
     bin: PathBuf,
-    port: u16,
+    pub(crate) port: u16,
     dir: PathBuf,
     extra: Vec<String>,
     child: Option<Child>,
 }
 
 impl Nats {
-    fn start(bin: &Path, dir: &Path, extra: Vec<String>) -> Nats {
+    pub(crate) fn start(bin: &Path, dir: &Path, extra: Vec<String>) -> Nats {
         let mut n = Nats {
             bin: bin.to_owned(),
             port: free_port(),
@@ -103,7 +103,7 @@ impl Nats {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
     }
 }
@@ -115,15 +115,15 @@ impl Drop for Nats {
 }
 
 /// One pathd replica process, killed (-9) on drop.
-struct Replica {
+pub(crate) struct Replica {
     args: Vec<String>,
     port: u16,
     child: Option<Child>,
-    client: reqwest::Client,
+    pub(crate) client: reqwest::Client,
 }
 
 impl Replica {
-    fn start(store: &str, scratch: &Path, extra: &[&str]) -> Replica {
+    pub(crate) fn start(store: &str, scratch: &Path, extra: &[&str]) -> Replica {
         let port = free_port();
         let empty = scratch.join("maps");
         std::fs::create_dir_all(&empty).unwrap();
@@ -179,11 +179,11 @@ impl Replica {
         }
     }
 
-    fn at(&self, path: &str) -> String {
+    pub(crate) fn at(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
-    async fn ready(&self) -> Value {
+    pub(crate) async fn ready(&self) -> Value {
         let t = Instant::now();
         loop {
             if let Ok(r) = self.client.get(self.at("/readyz")).send().await
@@ -196,7 +196,7 @@ impl Replica {
         }
     }
 
-    async fn put(&self, name: &str, text: &str) -> (u16, Value) {
+    pub(crate) async fn put(&self, name: &str, text: &str) -> (u16, Value) {
         let r = self
             .client
             .put(self.at(&format!("/v1/maps/{name}")))
@@ -208,7 +208,7 @@ impl Replica {
         crate::common::json(r).await
     }
 
-    async fn patch(&self, name: &str, body: Value) -> (u16, Value) {
+    pub(crate) async fn patch(&self, name: &str, body: Value) -> (u16, Value) {
         let r = self
             .client
             .patch(self.at(&format!("/v1/maps/{name}")))
@@ -229,8 +229,13 @@ impl Replica {
             .as_u16()
     }
 
-    async fn get(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
         crate::common::json(self.client.get(self.at(path)).send().await.unwrap()).await
+    }
+
+    async fn text(&self, path: &str) -> (u16, String) {
+        let r = self.client.get(self.at(path)).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
     }
 
     /// Every map's version and cells (`Accept: text/plain`).
@@ -254,7 +259,7 @@ impl Replica {
         out
     }
 
-    async fn store(&self) -> Value {
+    pub(crate) async fn store(&self) -> Value {
         self.get("/readyz").await.1["store"].clone()
     }
 }
@@ -278,7 +283,7 @@ fn map_text(w: usize, h: usize, rng: &mut impl Rng) -> String {
 }
 
 /// A map of `w` x `h` open cells.
-fn open_text(w: usize, h: usize) -> String {
+pub(crate) fn open_text(w: usize, h: usize) -> String {
     let mut s = format!("type octile\nheight {h}\nwidth {w}\nmap\n");
     for _ in 0..h {
         s.push_str(&".".repeat(w));
@@ -475,7 +480,17 @@ async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
     }
     let (s, v) = a.put("big", &big).await;
     assert_eq!(s, 201, "{v}");
-    let (s, v) = b.get("/v1/maps/big?min_version=1").await;
+    // A megabyte through the object store and a 1.1M-cell build can take B longer than one
+    // `min_version` wait on a loaded machine: `503 replica_behind` is the documented answer
+    // then, and a client asks again.
+    let (mut s, mut v) = b.get("/v1/maps/big?min_version=1").await;
+    for _ in 0..20 {
+        if s != 503 {
+            break;
+        }
+        assert_eq!(v["error"]["code"], "replica_behind", "{v}");
+        (s, v) = b.get("/v1/maps/big?min_version=1").await;
+    }
     assert_eq!((s, v["width"].as_u64()), (200, Some(1100)), "{v}");
     let text = b
         .client
@@ -756,4 +771,163 @@ async fn three_node_cluster_keeps_acknowledged_writes_when_a_node_dies() {
             "acknowledged wall at ({x}, {y}) missing"
         );
     }
+}
+
+/// `maps[name]` of a replica's `/readyz` store status.
+fn map_lag<'a>(store: &'a Value, name: &str) -> Option<&'a Value> {
+    store["maps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lag_is_reported_per_map_in_versions_and_seconds() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
+    let a = Replica::start(&nats.url(), tmp.path(), &[]);
+    // B applies each replicated mutation 600 ms after reading it: it lags on purpose.
+    let b = Replica::start(&nats.url(), tmp.path(), &["--test-apply-delay-ms", "600"]);
+    a.ready().await;
+    b.ready().await;
+    assert_eq!(a.put("m", &open_text(8, 8)).await.0, 201);
+    for i in 0..3 {
+        let (s, v) = a
+            .patch("m", json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    assert_eq!(a.put("n", &open_text(4, 4)).await.0, 201);
+
+    // While B works through m's versions 1..=4 and n's 1, it reports what it has not
+    // applied, per map, in versions and seconds; the sum is the total.
+    let t = Instant::now();
+    let mut lagging_seen = false;
+    loop {
+        let s = b.store().await;
+        let mut sum = 0;
+        for m in s["maps"].as_array().unwrap() {
+            let (stream, applied) = (
+                m["stream_version"].as_u64().unwrap(),
+                m["applied_version"].as_u64().unwrap(),
+            );
+            assert_eq!(m["lag_versions"].as_u64(), Some(stream - applied), "{s}");
+            sum += stream - applied;
+        }
+        assert_eq!(s["lag_versions"].as_u64(), Some(sum), "{s}");
+        if let Some(m) = map_lag(&s, "m")
+            && m["stream_version"] == 4
+            && m["applied_version"].as_u64().unwrap() < 4
+        {
+            if !lagging_seen {
+                let (_, body) = b.get("/readyz").await;
+                crate::openapi::assert_get_200_matches("/readyz", &body);
+                assert!(m["lag_seconds"].as_f64().unwrap() > 0.0, "{s}");
+                assert!(s["lag_seconds"].as_f64().unwrap() > 0.0, "{s}");
+                let (_, metrics) = b.text("/metrics").await;
+                let line = metrics
+                    .lines()
+                    .find(|l| l.starts_with("pathd_replication_map_lag_versions{map=\"m\"}"))
+                    .unwrap_or_else(|| panic!("no per-map lag gauge:\n{metrics}"));
+                let v: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+                assert!(v >= 1.0, "{line}");
+                assert!(metrics.contains("# HELP pathd_replication_map_lag_versions"));
+            }
+            lagging_seen = true;
+        }
+        let caught_up = map_lag(&s, "m").is_some_and(|m| m["applied_version"] == 4)
+            && map_lag(&s, "n").is_some_and(|m| m["applied_version"] == 1);
+        if caught_up && s["lag_versions"] == 0 {
+            assert_eq!(s["lag_seconds"].as_f64(), Some(0.0), "{s}");
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "B never caught up: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(lagging_seen, "B never reported m's lag");
+
+    // A wrote everything: no lag there. A replica started now reads each map's newest
+    // version from the stream's last message per map.
+    let c = Replica::start(&nats.url(), tmp.path(), &[]);
+    for r in [&a, &c] {
+        r.ready().await;
+        let t = Instant::now();
+        loop {
+            let s = r.store().await;
+            let ok = map_lag(&s, "m").is_some_and(|m| {
+                m["stream_version"] == 4 && m["applied_version"] == 4 && m["lag_versions"] == 0
+            }) && map_lag(&s, "n").is_some_and(|m| m["stream_version"] == 1);
+            if ok && s["lag_versions"] == 0 {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "{s}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // A deleted map leaves the list once the deletion is applied.
+    assert_eq!(a.delete("n").await, 204);
+    let t = Instant::now();
+    while map_lag(&c.store().await, "n").is_some() {
+        assert!(t.elapsed() < Duration::from_secs(10), "n still listed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// SIGTERM while NATS has never been reachable, so startup recovery is still retrying: the
+/// server stops promptly and cleanly. (The recovery thread used to panic when the runtime
+/// went away under its retry timer: "A Tokio 1.x context was found, but it is being
+/// shutdown".)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_while_nats_was_never_reachable_is_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nobody = free_port(); // nothing listens there
+    let port = free_port();
+    let maps = tmp.path().join("maps");
+    std::fs::create_dir_all(&maps).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_pathd"))
+        .args(["--addr", &format!("127.0.0.1:{port}")])
+        .arg("--maps-dir")
+        .arg(&maps)
+        .arg("--data-dir")
+        .arg(tmp.path().join("data"))
+        .args(["--store", &format!("nats://127.0.0.1:{nobody}")])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pathd starts");
+    wait_port(port);
+    // Recovery is waiting for the store: the replica is not ready.
+    let r = reqwest::get(format!("http://127.0.0.1:{port}/readyz"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let term = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let t = Instant::now();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "took {:?} to stop",
+        t.elapsed()
+    );
+    assert!(!log.contains("panicked"), "{log}");
+    assert!(log.contains("server stopped"), "{log}");
+    assert!(out.status.success(), "{:?}\n{log}", out.status);
 }

@@ -411,3 +411,264 @@ async fn posthoc_traces_carry_the_format_fields() {
     assert_eq!(expanding, answer["expanded"].as_u64().unwrap());
     assert_eq!(doc["pathd"]["cost"], answer["cost"]);
 }
+
+/// Replays an HPA* trace's refinement (see `HpaTrace` in `openapi.yaml`): appending steps
+/// continue from the path's last cell, replacing steps replace it.
+fn replay_refinement(hpa: &Value) -> Vec<[u64; 2]> {
+    let mut path: Vec<[u64; 2]> = Vec::new();
+    for step in hpa["refinement"].as_array().unwrap() {
+        let cells = points(&step["cells"]);
+        let replaces =
+            ["corridor", "straighten", "window"].contains(&step["kind"].as_str().unwrap());
+        if replaces || path.is_empty() {
+            path = cells;
+        } else {
+            assert_eq!(path.last(), cells.first(), "{step}");
+            path.extend_from_slice(&cells[1..]);
+        }
+    }
+    path
+}
+
+#[tokio::test]
+async fn hpa_traces_show_entrances_abstract_path_and_refinement() {
+    let dirs = Dirs::new();
+    dirs.bundle("arena2");
+    let mut config = dirs.config();
+    config.hpa_min_cells = 64 * 64;
+    config.hpa_cluster_size = 16;
+    config.max_debug_cells = 200_000;
+    let s = TestServer::start(dirs, config).await;
+    crate::common::wait_until("arena2's HPA* abstraction", || {
+        s.state
+            .registry()
+            .get("arena2")
+            .is_some_and(|e| e.hpa.get().is_some())
+    })
+    .await;
+    let (start, goal) = ([30u64, 100u64], [150u64, 150u64]);
+    let q = json!({"start": start, "goal": goal, "algorithm": "hpa", "trace": true});
+    let (status, r) = json(s.path("arena2", &q).await).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["status"], "found");
+    crate::openapi::assert_schema("PathResult", &r);
+    let t = &r["trace"];
+    let h = &t["hpa"];
+    assert_eq!(h["cluster_size"], 16);
+    assert_eq!(t["truncated"], false);
+
+    // Every expansion of every phase is recorded, and f = g + h throughout.
+    check_trace_counts(&r);
+    let events = t["events"].as_array().unwrap();
+    let phases: std::collections::BTreeSet<&str> = events
+        .iter()
+        .map(|e| e["phase"].as_str().unwrap())
+        .collect();
+    for p in ["insert", "abstract"] {
+        assert!(phases.contains(p), "no {p} events: {phases:?}");
+    }
+
+    // Entrances sit on cluster borders; the abstract search runs over them.
+    let entrances = points(&h["entrances"]);
+    assert!(!entrances.is_empty());
+    let on_border = |p: &[u64; 2]| p.iter().any(|&v| v % 16 == 0 || v % 16 == 15);
+    assert!(entrances.iter().all(on_border), "{entrances:?}");
+    for e in events.iter().filter(|e| e["phase"] == "abstract") {
+        let node = points(&json!([e["node"]]))[0];
+        assert!(
+            node == start || node == goal || entrances.contains(&node),
+            "abstract node {node:?} is not an entrance"
+        );
+    }
+
+    // The abstract path joins start and goal through entrances, its costs rising to the
+    // abstract search's cost at the goal.
+    let ap = points(&h["abstract_path"]);
+    assert!(ap.len() >= 3, "{ap:?}");
+    assert_eq!((ap[0], *ap.last().unwrap()), (start, goal));
+    assert!(ap[1..ap.len() - 1].iter().all(|p| entrances.contains(p)));
+    let costs: Vec<f64> = h["abstract_costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_f64().unwrap())
+        .collect();
+    assert_eq!(costs.len(), ap.len());
+    assert!(costs.windows(2).all(|w| w[0] <= w[1]));
+    let goal_g = events
+        .iter()
+        .rev()
+        .find(|e| e["phase"] == "abstract" && points(&json!([e["node"]]))[0] == goal)
+        .unwrap()["g"]
+        .as_f64()
+        .unwrap();
+    assert!((goal_g - costs.last().unwrap()).abs() < 1e-9);
+
+    // The refinement: one appending step per abstract edge, joining consecutive abstract
+    // nodes, in search order; replayed, it is the answer's path.
+    let steps = h["refinement"].as_array().unwrap();
+    let appends: Vec<&Value> = steps
+        .iter()
+        .filter(|s| !["corridor", "straighten", "window"].contains(&s["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(appends.len(), ap.len() - 1);
+    for (s, w) in appends.iter().zip(ap.windows(2)) {
+        let cells = points(&s["cells"]);
+        assert_eq!((cells[0], *cells.last().unwrap()), (w[0], w[1]), "{s}");
+    }
+    let after: Vec<u64> = steps
+        .iter()
+        .map(|s| s["after_events"].as_u64().unwrap())
+        .collect();
+    assert!(after.windows(2).all(|w| w[0] <= w[1]));
+    assert!(*after.last().unwrap() <= events.len() as u64);
+    assert_eq!(replay_refinement(h), points(&r["path"]));
+
+    // Tracing does not change the answer.
+    let mut plain = q.clone();
+    plain["trace"] = json!(false);
+    let (_, p) = json(s.path("arena2", &plain).await).await;
+    for k in ["path", "cost", "expanded", "generated"] {
+        assert_eq!(p[k], r[k], "{k}");
+    }
+    assert!(p.get("trace").is_none());
+
+    // Posthoc carries the same: entrances first, the abstract path, the refinement, the
+    // phase of each search event, and `end` at the goal.
+    let (status, doc) = json(
+        s.client
+            .post(s.at("/v1/maps/arena2/posthoc"))
+            .json(&q)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{doc}");
+    crate::openapi::assert_schema("PosthocTrace", &doc);
+    let pe = doc["events"].as_array().unwrap();
+    let of = |t: &str| pe.iter().filter(|e| e["type"] == t).count();
+    assert_eq!(of("entrance"), entrances.len());
+    assert_eq!(of("abstract"), ap.len());
+    let refine_cells: usize = steps
+        .iter()
+        .map(|s| s["cells"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(of("refine"), refine_cells);
+    assert_eq!(of("expanding"), r["expanded"].as_u64().unwrap() as usize);
+    let width = 281;
+    assert_eq!(pe.last().unwrap()["type"], "end");
+    assert_eq!(pe.last().unwrap()["id"], goal[1] * width + goal[0]);
+    assert!(
+        pe.iter()
+            .filter(|e| e["type"] == "expanding")
+            .all(|e| e["phase"].is_string())
+    );
+    assert_eq!(doc["pathd"]["hpa"]["abstract_path"], h["abstract_path"]);
+}
+
+/// An HPA* trace's expansions number the answer's `expanded`, and `f = g + h`.
+fn check_trace_counts(answer: &Value) {
+    let t = &answer["trace"];
+    let events = t["events"].as_array().unwrap();
+    let expands = events.iter().filter(|e| e["type"] == "expand").count() as u64;
+    assert_eq!(expands, t["expansions"].as_u64().unwrap());
+    assert_eq!(expands, answer["expanded"].as_u64().unwrap());
+    for e in events {
+        let (g, h, f) = (
+            e["g"].as_f64().unwrap(),
+            e["h"].as_f64().unwrap(),
+            e["f"].as_f64().unwrap(),
+        );
+        assert!((f - (g + h)).abs() < 1e-9, "{e}");
+    }
+}
+
+#[tokio::test]
+async fn hpa_traces_near_ends_come_from_the_window_and_hold_the_cap() {
+    let dirs = Dirs::new();
+    dirs.bundle("arena2");
+    let mut config = dirs.config();
+    config.hpa_min_cells = 64 * 64;
+    config.hpa_cluster_size = 16;
+    config.max_debug_cells = 30;
+    let s = TestServer::start(dirs, config).await;
+    crate::common::wait_until("arena2's HPA* abstraction", || {
+        s.state
+            .registry()
+            .get("arena2")
+            .is_some_and(|e| e.hpa.get().is_some())
+    })
+    .await;
+    // Far apart: the cap cuts events and entrances, not the refinement.
+    let q = json!({"start": [30, 100], "goal": [150, 150], "algorithm": "hpa", "trace": true});
+    let (_, r) = json(s.path("arena2", &q).await).await;
+    let t = &r["trace"];
+    assert_eq!(t["truncated"], true);
+    assert_eq!(t["expansions"], 30);
+    assert!(t["hpa"]["entrances"].as_array().unwrap().len() <= 30);
+    assert_eq!(replay_refinement(&t["hpa"]), points(&r["path"]));
+    crate::openapi::assert_schema("PathResult", &r);
+}
+
+#[tokio::test]
+async fn repair_events_carry_the_cells_the_repair_touched() {
+    let s = TestServer::new().await;
+    let (w, h) = (40usize, 12usize);
+    let map = json!({"width": w, "height": h, "costs": vec![1; w * h], "movement": "octile"});
+    assert_eq!(s.put_json("open", &map).await.status(), 201);
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/open/subscriptions"))
+        .json(&json!({"start": [2, 5], "goal": [37, 5]}))
+        .send()
+        .await
+        .unwrap();
+    let (status, sub) = json(resp).await;
+    assert_eq!(status, 201, "{sub}");
+    let id = sub["id"].as_str().unwrap();
+    let url = s.at(&format!("/v1/subscriptions/{id}/events"));
+    let mut sse = crate::live::sse::Sse::open(&s.client, &url, None).await;
+    let first = sse.expect().await;
+    assert_eq!(first.reason(), "initial");
+    assert!(first.data.get("touched").is_none(), "{}", first.data);
+    crate::openapi::assert_schema("SubscriptionEvent", &first.data);
+    let old = points(&first.data["path"]);
+    assert!(old.contains(&[20, 5]) && old.contains(&[21, 5]), "{old:?}");
+
+    // Wall two cells of the path: the repair touches them (and more around).
+    let (status, v) = json(
+        s.client
+            .patch(s.at("/v1/maps/open"))
+            .json(&json!({"cells": [[20, 5, 0], [21, 5, 0]]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let ev = sse.expect().await;
+    assert_eq!(ev.reason(), "blocked", "{}", ev.data);
+    crate::openapi::assert_schema("SubscriptionEvent", &ev.data);
+    let touched = points(&ev.data["touched"]);
+    for wall in [[20, 5], [21, 5]] {
+        assert!(touched.contains(&wall), "{wall:?} not in {touched:?}");
+    }
+    assert_eq!(
+        ev.data["touched_count"].as_u64().unwrap() as usize,
+        touched.len()
+    );
+    assert_eq!(ev.data["touched_truncated"], false);
+    // Row-major and distinct.
+    assert!(
+        touched
+            .windows(2)
+            .all(|p| (p[0][1], p[0][0]) < (p[1][1], p[1][0]))
+    );
+    // The new path avoids the walls; the cells it changed to were repaired.
+    let new = points(&ev.data["path"]);
+    assert!(!new.contains(&[20, 5]) && !new.contains(&[21, 5]));
+    for c in new.iter().filter(|c| !old.contains(c)) {
+        assert!(touched.contains(c), "new path cell {c:?} not touched");
+    }
+}

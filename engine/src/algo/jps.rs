@@ -41,9 +41,9 @@
 //! Counters and limits are in jump points: `expanded`, `max_expansions` and the debug list
 //! of expanded cells count the jump points taken off the open list, not the cells scanned.
 //!
-//! No JPS+ style jump tables: they cost 16 bytes a cell and a rebuild around every patch,
-//! while the bit planes cost a quarter byte a cell, are built from a grid in one pass, and
-//! already make JPS over 20 times faster than A* on `arena2` (see the benches). Each grid
+//! JPS needs no precomputation beyond the bit planes (a quarter byte a cell, built from a
+//! grid in one pass); [`super::jps_plus`] trades 16 bytes a cell of jump table for lookups
+//! instead of scans, and keeps that table current under patches. Each grid
 //! keeps its planes; a patched grid derives its own from its predecessor's by rewriting the
 //! changed cells' bits ([`Planes::derive`]). JPS reads only the planes (never the cost
 //! array), so its first query after a patch costs only that derivation.
@@ -98,7 +98,7 @@ pub(crate) fn search(
 /// The jump points of a chain of search nodes: each diagonal-then-straight edge (see
 /// [`JpsExpander`]) gets back the diagonal jump point at its corner, so consecutive points are
 /// joined by straight or diagonal runs, as in classic JPS.
-fn with_corners(nodes: impl Iterator<Item = Point>) -> Vec<Point> {
+pub(crate) fn with_corners(nodes: impl Iterator<Item = Point>) -> Vec<Point> {
     let mut out: Vec<Point> = Vec::new();
     for b in nodes {
         if let Some(&a) = out.last() {

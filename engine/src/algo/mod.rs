@@ -6,6 +6,7 @@ pub(crate) mod flowfield;
 pub(crate) mod goal_tree;
 pub mod hpa;
 pub(crate) mod jps;
+pub(crate) mod jps_plus;
 pub(crate) mod los;
 pub(crate) mod sized;
 pub(crate) mod smooth;

@@ -33,6 +33,7 @@ pub(crate) use scratch::{Scratch, State};
 
 use crate::grid::{Cells, Grid, Movement, Point, distance};
 use crate::query::{LimitKind, Limits, Stats};
+use crate::trace::Phase;
 use trace::{RawEvent, RawKind, Tracer};
 
 /// Check the clock and the cancellation flag every this many expansions.
@@ -329,6 +330,7 @@ fn best_first_traced<E: Expander, T: Tracer>(
             g: 0.0,
             h,
             f: run.weight * h,
+            phase: Phase::Search,
         });
     }
 
@@ -413,6 +415,7 @@ fn best_first_traced<E: Expander, T: Tracer>(
                     g: s.g,
                     h: run.heuristic.h(s.node),
                     f,
+                    phase: Phase::Search,
                 });
             }
         }
@@ -436,6 +439,7 @@ fn trace_expand<T: Tracer>(tr: &mut T, run: &Run<'_>, node: u32, g: f64, parent:
         g,
         h,
         f: g + run.weight * h,
+        phase: Phase::Search,
     });
 }
 

@@ -8,8 +8,15 @@
 //! [`Recorder`] instantiation instead. Because the recorder rides along in the thread-local,
 //! every algorithm built on the core (A*, Dijkstra, weighted A*, JPS, Theta*, HPA*'s corridor
 //! refinement) is traced without its own code knowing.
+//!
+//! HPA* also records what is not a grid search: its abstract search (through the same
+//! [`Tracer`] trait), the phase each event belongs to ([`Recorder::phase`], which it sets
+//! between its searches with [`with`]) and its abstract path and refinement steps
+//! ([`Recorder::hpa`]).
 
 use std::cell::RefCell;
+
+use crate::trace::{Phase, RefineKind};
 
 /// What happened to a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +40,29 @@ pub(crate) struct RawEvent {
     pub g: f64,
     pub h: f64,
     pub f: f64,
+    /// Which search of the query it came from (stamped by the [`Recorder`]).
+    pub phase: Phase,
+}
+
+/// One refinement step of an HPA* query, in padded cells.
+#[derive(Clone, Debug)]
+pub(crate) struct RawStep {
+    pub kind: RefineKind,
+    pub cells: Vec<u32>,
+    /// Events recorded before it.
+    pub events: usize,
+}
+
+/// What an HPA* query records besides events, in padded cells.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HpaRecord {
+    pub cluster_size: u32,
+    /// Abstract nodes of the clusters the abstract search reached, at most the cap.
+    pub entrances: Vec<u32>,
+    pub entrances_truncated: bool,
+    /// Start, transition cells, goal (or the partial endpoint), each with its `g`.
+    pub abstract_path: Vec<(u32, f64)>,
+    pub steps: Vec<RawStep>,
 }
 
 /// Receives the core's events.
@@ -69,6 +99,10 @@ pub(crate) struct Recorder {
     pub runs: u32,
     /// The weight of the last run.
     pub weight: f64,
+    /// The phase stamped on the events that follow (HPA* sets it between its searches).
+    pub phase: Phase,
+    /// HPA*'s abstract path and refinement, when an HPA* query ran.
+    pub hpa: Option<HpaRecord>,
 }
 
 impl Recorder {
@@ -89,7 +123,8 @@ impl Tracer for Recorder {
         self.weight = weight;
     }
 
-    fn event(&mut self, e: RawEvent) {
+    fn event(&mut self, mut e: RawEvent) {
+        e.phase = self.phase;
         if self.expansions >= self.cap {
             self.truncated = true;
             return;
@@ -114,4 +149,10 @@ pub(crate) fn take() -> Option<Recorder> {
 /// Parks `rec` for the searches of the current query on this thread.
 pub(crate) fn put(rec: Recorder) {
     ACTIVE.with(|a| *a.borrow_mut() = Some(rec));
+}
+
+/// Runs `f` on this thread's recorder when a traced query is running (and it is not taken
+/// by a search in progress). For the coarse steps between searches, not for inner loops.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
+    ACTIVE.with(|a| a.borrow_mut().as_mut().map(f))
 }

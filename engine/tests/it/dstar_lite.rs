@@ -838,3 +838,96 @@ fn a_grid_of_another_shape_is_a_bug() {
     let mut d = DStarLite::new(&a, Point::new(0, 0), Point::new(2, 2), Limits::default()).unwrap();
     d.update(&b, &[Point::new(1, 1)]);
 }
+
+/// The cost from every cell to `goal` by the reference Dijkstra (infinity when unreachable).
+fn cost_to_goal(grid: &Grid, goal: Point, cells: &[Point]) -> Vec<f64> {
+    cells
+        .iter()
+        .map(|&c| match crate::common::reference(grid, c, goal) {
+            Some((cost, _)) => cost,
+            None => f64::INFINITY,
+        })
+        .collect()
+}
+
+/// What a repair reports as touched: the walls put on the old path (their state must go),
+/// and every cell of the new path whose true cost to the goal changed (the path descends
+/// over exact costs, so those were rewritten); sorted, distinct, counted.
+#[test]
+fn repaired_cells_cover_the_walls_on_the_path_and_the_changed_new_path() {
+    for seed in 0..40u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let weighted = seed % 2 == 1;
+        let movement = if seed % 3 == 0 {
+            Movement::Cardinal
+        } else {
+            Movement::Octile
+        };
+        let mut grid = random_grid(&mut rng, 30, 20, 0.15, weighted, movement);
+        let (Some(start), Some(goal)) = (
+            random_passable(&mut rng, &grid),
+            random_passable(&mut rng, &grid),
+        ) else {
+            continue;
+        };
+        let Ok(mut d) = DStarLite::new(&grid, start, goal, Limits::default()) else {
+            continue;
+        };
+        assert_eq!(d.repaired_cells(usize::MAX), (Vec::new(), 0));
+        for round in 0..5 {
+            let Some((old, _)) = d.path().map(|(p, c)| (p.to_vec(), c)) else {
+                break;
+            };
+            if old.len() < 3 {
+                break;
+            }
+            // Wall one or two cells strictly inside the path.
+            let walls: Vec<Point> = (0..rng.random_range(1..=2))
+                .map(|_| old[rng.random_range(1..old.len() - 1)])
+                .collect();
+            let patch = Patch {
+                cells: walls.iter().map(|&p| (p, 0)).collect(),
+                rects: vec![],
+            };
+            let Some((next, changed)) = apply(&grid, patch) else {
+                continue;
+            };
+            let out = d.update(&next, &changed);
+            let ctx = format!(
+                "seed {seed} round {round} walls {walls:?} change {}",
+                out.change
+            );
+            let (cells, count) = d.repaired_cells(usize::MAX);
+            assert_eq!(cells.len(), count, "{ctx}");
+            assert!(
+                cells
+                    .windows(2)
+                    .all(|w| (w[0].y, w[0].x) < (w[1].y, w[1].x)),
+                "{ctx}: not row-major and distinct"
+            );
+            for w in &walls {
+                assert!(
+                    cells.contains(w),
+                    "{ctx}: wall {w} not touched in {cells:?}"
+                );
+            }
+            // A capped list is the prefix.
+            assert_eq!(d.repaired_cells(2).0, cells[..count.min(2)], "{ctx}");
+            if let Some((new, _)) = d.path() {
+                let was = cost_to_goal(&grid, goal, new);
+                let now = cost_to_goal(&next, goal, new);
+                for ((p, a), b) in new.iter().zip(&was).zip(&now) {
+                    if (a - b).abs() > 1e-9 * b.max(1.0) {
+                        assert!(cells.contains(p), "{ctx}: {p} went {a} -> {b}, not touched");
+                    }
+                }
+            }
+            check(&d, &next, &[ctx]);
+            grid = next;
+        }
+        // A call with nothing to do touches nothing.
+        let out = d.move_start(&grid, d.start()).unwrap();
+        assert_eq!(out.change, Change::Unchanged);
+        assert_eq!(d.repaired_cells(10).1, 0, "seed {seed}");
+    }
+}

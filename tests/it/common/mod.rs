@@ -228,3 +228,47 @@ pub async fn expect_error(resp: reqwest::Response, status: u16, code: &str) -> V
 pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
+
+/// Runs `pathd` with empty maps and data directories and `args`, `env`, until it exits
+/// (at most 20 s, else the test fails): (exit code, stdout + stderr).
+pub fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pathd"))
+        .args(["--addr", "127.0.0.1:0", "--maps-dir"])
+        .arg(tmp.path())
+        .arg("--data-dir")
+        .arg(tmp.path().join("data"))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pathd {args:?} did not exit");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    use std::io::Read;
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    (status.code(), out)
+}

@@ -142,6 +142,11 @@ pub struct DStarLite {
     /// Agent side in cells: anchors whose clearance is below it count as walls (see
     /// [`crate::clearance`]).
     size: u32,
+    /// Padded ids of the vertices whose `g` or `rhs` the last call changed: appended by
+    /// every write (repeats included; [`Self::repaired_cells`] sorts and deduplicates a
+    /// copy, so a repair nobody asks about pays one push per write). Its size is
+    /// proportional to the call's work; the constructor's is dropped.
+    repaired: Vec<u32>,
 }
 
 /// What the search reads of a grid version: its padded costs, and for an agent wider than
@@ -243,6 +248,7 @@ impl DStarLite {
             pending: true,
             initial: Stats::default(),
             size,
+            repaired: Vec::new(),
         };
         let started = Instant::now();
         let mut setup = Stats::default();
@@ -255,6 +261,8 @@ impl DStarLite {
         let before = d.baseline();
         let out = d.run_and_finish(grid, before, started);
         d.initial = out.stats;
+        // The first search wrote everything it reached: not a repair.
+        d.repaired = Vec::new();
         Ok(d)
     }
 
@@ -295,11 +303,42 @@ impl DStarLite {
             + self.nodes.heap_bytes()
             + self.open.heap_bytes()
             + self.path.capacity() * std::mem::size_of::<Point>()
+            + self.repaired.capacity() * std::mem::size_of::<u32>()
     }
 
     /// Number of cells with a finite `g` or `rhs` (what the memory is proportional to).
     pub fn touched_cells(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The cells whose search state (`g` or `rhs`) the last [`Self::update`],
+    /// [`Self::move_start`] or [`Self::resume`] changed (what the repair touched; empty after
+    /// the constructor and after a call that returned at once), in row-major order and at
+    /// most `cap` of them, with how many there are in all.
+    ///
+    /// ```
+    /// use pathd_engine::{DStarLite, Grid, Limits, Movement, Patch, Point};
+    /// let grid = Grid::from_costs(5, 3, vec![1; 15], Movement::Octile).unwrap();
+    /// let mut d = DStarLite::new(&grid, Point::new(0, 1), Point::new(4, 1), Limits::default()).unwrap();
+    /// assert_eq!(d.repaired_cells(10).1, 0);
+    /// let wall = Point::new(2, 1);
+    /// let patch = Patch { cells: vec![(wall, 0)], rects: vec![] };
+    /// let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
+    /// d.update(&next, &changed);
+    /// let (cells, count) = d.repaired_cells(100);
+    /// assert!(cells.contains(&wall) && count == cells.len());
+    /// assert_eq!(d.repaired_cells(1).0.len(), 1);
+    /// ```
+    pub fn repaired_cells(&self, cap: usize) -> (Vec<Point>, usize) {
+        let point = |i: u32| {
+            let i = i as usize;
+            Point::new((i % self.pw) as u32 - 1, (i / self.pw) as u32 - 1)
+        };
+        let mut ids = self.repaired.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        let cells = ids.iter().take(cap).map(|&i| point(i)).collect();
+        (cells, ids.len())
     }
 
     /// Which patches can affect this search (see [`Interest`] for the exact rule).
@@ -353,6 +392,7 @@ impl DStarLite {
         let anchors = changed_anchors(changed, self.size);
         let changed = &anchors[..];
         let started = Instant::now();
+        self.repaired.clear();
         let before = self.baseline();
         if !self.affected_by(grid, changed) {
             return self.unchanged(started);
@@ -416,6 +456,7 @@ impl DStarLite {
         }
         crate::query::check_fits(grid, "start", p, self.size)?;
         let started = Instant::now();
+        self.repaired.clear();
         if p == self.start {
             return Ok(self.unchanged(started));
         }
@@ -439,6 +480,7 @@ impl DStarLite {
     pub fn resume(&mut self, grid: &Grid) -> RepairOutcome {
         self.check_grid(grid);
         let started = Instant::now();
+        self.repaired.clear();
         if !self.pending {
             return self.unchanged(started);
         }

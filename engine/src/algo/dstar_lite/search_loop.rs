@@ -45,6 +45,7 @@ impl DStarLite {
     #[inline]
     pub(super) fn write(&mut self, n: u32, old: Node, new: Node, stats: &mut Stats) {
         self.nodes.put(n, new);
+        self.repaired.push(n);
         if !new.consistent() && (old.consistent() || old.min() != new.min()) {
             self.open.push(self.key(n, new), n);
             stats.generated += 1;
@@ -118,6 +119,11 @@ impl DStarLite {
         self.status = status;
         if self.open.should_compact() {
             self.rebuild_queue();
+        }
+        // A big repair must not pin its peak memory for the calls after it.
+        if self.repaired.capacity() > 1 << 16 && self.repaired.len() < self.repaired.capacity() / 4
+        {
+            self.repaired.shrink_to(self.repaired.len());
         }
         let (change, path_changed, cost_changed) =
             classify(&before, old_cost_now, status, &self.path, self.cost);
@@ -194,6 +200,7 @@ impl DStarLite {
                 // may reach the goal more cheaply through u.
                 let gu = nu.rhs;
                 self.nodes.put(u, Node { g: gu, rhs: gu });
+                self.repaired.push(u);
                 for &(s, c) in &nb[..k] {
                     if s == self.s_goal {
                         continue;

@@ -14,6 +14,8 @@
 use super::heap::MinHeap;
 use crate::grid::{DIRS, Grid, Movement, SQRT2, distance};
 use crate::search::DIAG_SIDES;
+use crate::search::trace::{self, Off, RawEvent, RawKind, Tracer};
+use crate::trace::Phase;
 
 /// A cluster rectangle in map coordinates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -137,7 +139,7 @@ impl Local {
             }
         }
         if remaining > 0 {
-            self.run(grid, source, None, remaining, u64::MAX);
+            self.run_maybe_traced(grid, source, None, remaining, u64::MAX);
         }
     }
 
@@ -153,7 +155,7 @@ impl Local {
     ) -> bool {
         self.begin(grid, rect);
         self.mark[goal as usize] = self.generation;
-        self.run(grid, source, Some(goal), 1, cap);
+        self.run_maybe_traced(grid, source, Some(goal), 1, cap);
         self.recs[goal as usize].stamp == self.generation + 1
     }
 
@@ -202,10 +204,51 @@ impl Local {
         out[from..].reverse();
     }
 
+    /// [`Self::run`], recording into this thread's trace recorder when a traced query is
+    /// running (one thread-local access per search).
+    fn run_maybe_traced(
+        &mut self,
+        grid: &Grid,
+        source: u32,
+        goal: Option<u32>,
+        remaining: usize,
+        cap: u64,
+    ) {
+        match trace::take() {
+            None => self.run(grid, source, goal, remaining, cap, &mut Off),
+            Some(mut rec) => {
+                self.run(grid, source, goal, remaining, cap, &mut rec);
+                trace::put(rec);
+            }
+        }
+    }
+
+    /// Reports an event on local cells `l` (parent `p`) to `tr`.
+    #[inline]
+    fn emit<T: Tracer>(&self, tr: &mut T, kind: RawKind, l: u32, p: u32, g: f64, h: f64) {
+        tr.event(RawEvent {
+            kind,
+            node: self.rect.padded(self.pw, l),
+            parent: self.rect.padded(self.pw, p),
+            g,
+            h,
+            f: g + h,
+            phase: Phase::Search,
+        });
+    }
+
     /// The core loop: best-first over the rectangle, `h` = 0 (Dijkstra) or the map's
     /// heuristic towards `goal`; stops when `remaining` marked cells are settled or `cap`
-    /// cells have been.
-    fn run(&mut self, grid: &Grid, source: u32, goal: Option<u32>, mut remaining: usize, cap: u64) {
+    /// cells have been. Reports to `tr` (compiled out for [`Off`]).
+    fn run<T: Tracer>(
+        &mut self,
+        grid: &Grid,
+        source: u32,
+        goal: Option<u32>,
+        mut remaining: usize,
+        cap: u64,
+        tr: &mut T,
+    ) {
         let octile = grid.movement() == Movement::Octile;
         let movement = grid.movement();
         let scale = grid.min_cost() as f64;
@@ -230,6 +273,11 @@ impl Local {
         };
         self.open.push(heur(source), source);
         self.generated += 1;
+        if T::ON {
+            // Dijkstra's h is 0, so f = g + h holds with weight 1 for both kinds of run.
+            tr.begin(1.0);
+            self.emit(tr, RawKind::Push, source, source, 0.0, heur(source));
+        }
         while let Some((_, l)) = self.open.pop() {
             let li = l as usize;
             // Settled already: this entry is an older, worse one (see `heap`).
@@ -242,6 +290,10 @@ impl Local {
             let g = self.recs[li].g;
             self.recs[li].stamp = gen_ + 1;
             self.expanded += 1;
+            if T::ON {
+                let p = self.recs[li].parent;
+                self.emit(tr, RawKind::Expand, l, p, g, heur(l));
+            }
             if self.mark[li] == gen_ {
                 remaining -= 1;
                 if remaining == 0 {
@@ -271,6 +323,11 @@ impl Local {
                 if r.stamp == gen_ + 1 || (r.stamp == gen_ && ng >= r.g) {
                     continue;
                 }
+                let kind = if r.stamp == gen_ {
+                    RawKind::Decrease
+                } else {
+                    RawKind::Push
+                };
                 *r = LRec {
                     g: ng,
                     parent: l,
@@ -278,6 +335,9 @@ impl Local {
                 };
                 self.open.push(ng + heur(ni as u32), ni as u32);
                 self.generated += 1;
+                if T::ON {
+                    self.emit(tr, kind, ni as u32, l, ng, heur(ni as u32));
+                }
             }
         }
     }

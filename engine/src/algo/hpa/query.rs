@@ -13,6 +13,8 @@ use super::{Abstraction, Inner, Refine};
 use crate::grid::{Grid, Point, distance};
 use crate::query::{Algorithm, LimitKind, Query, QueryError, SearchResult, Stats, Status};
 use crate::search::limit_hit;
+use crate::search::trace::{self, HpaRecord, Off, RawEvent, RawKind, RawStep, Tracer};
+use crate::trace::{Phase, RefineKind};
 
 use super::heap::MinHeap;
 
@@ -195,6 +197,46 @@ struct Ends {
     g_id: u32,
 }
 
+impl Ends {
+    /// The padded cell of abstract node `id` (S and G included).
+    fn cell_of(&self, me: &Inner, id: u32) -> u32 {
+        if id == self.s_id {
+            self.s_cell
+        } else if id == self.g_id {
+            self.g_cell
+        } else {
+            let c = me.gnodes[id as usize].cluster as usize;
+            me.clusters[c].nodes[(id - me.offsets[c]) as usize].cell
+        }
+    }
+}
+
+/// Records the entrances of every cluster the abstract search reached, up to the cap.
+fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut trace::Recorder) {
+    let gen_ = sc.nodes.generation;
+    let mut seen = vec![false; me.clusters.len()];
+    let mut out = Vec::new();
+    let mut truncated = false;
+    for id in 0..me.gnodes.len() as u32 {
+        let c = me.gnodes[id as usize].cluster as usize;
+        if sc.nodes.recs[id as usize].stamp < gen_ || seen[c] {
+            continue;
+        }
+        seen[c] = true;
+        for n in &me.clusters[c].nodes {
+            if out.len() >= rec.cap {
+                truncated = true;
+                break;
+            }
+            out.push(n.cell);
+        }
+    }
+    if let Some(h) = rec.hpa.as_mut() {
+        h.entrances = out;
+        h.entrances_truncated = truncated;
+    }
+}
+
 /// What the abstract search found: how it ended, the expanded node closest to the goal
 /// (tracked for partial answers) and the expanded cells for `debug_cap`.
 struct Outcome {
@@ -203,21 +245,68 @@ struct Outcome {
     debug: Vec<u32>,
 }
 
+/// Sets the phase of the events that follow (traced queries only).
+fn phase(traced: bool, p: Phase) {
+    if traced {
+        trace::with(|r| r.phase = p);
+    }
+}
+
+/// Records a refinement step (traced queries only).
+fn step(traced: bool, kind: RefineKind, cells: &[u32]) {
+    if traced {
+        trace::with(|r| {
+            let events = r.events.len();
+            if let Some(h) = r.hpa.as_mut() {
+                h.steps.push(RawStep {
+                    kind,
+                    cells: cells.to_vec(),
+                    events,
+                });
+            }
+        });
+    }
+}
+
 fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult {
     let started = Instant::now();
     let mut stats = Stats::default();
+    // A traced query (see `crate::trace`) also records phases, the abstract path and the
+    // refinement steps; an untraced one pays one thread-local access here.
+    let traced = trace::with(|r| {
+        r.hpa = Some(HpaRecord {
+            cluster_size: me.layout.size,
+            ..HpaRecord::default()
+        });
+    })
+    .is_some();
 
     // Step 0: a start and goal close together are first tried in a small window; when that
     // answer provably beats any path leaving the window, it is the answer.
+    phase(traced, Phase::Window);
     let near = window::nearby(&me.layout, grid, q, &mut sc.work, &mut stats);
     if let Some((path, cost, true)) = near {
+        if traced {
+            let cells: Vec<u32> = path.iter().map(|&p| grid.pidx(p) as u32).collect();
+            step(traced, RefineKind::Window, &cells);
+        }
         stats.elapsed = started.elapsed();
         return result(Status::Found, path, cost, stats, None);
     }
 
     // Steps 1 and 2: insert start and goal, search the abstract graph.
+    phase(traced, Phase::Insert);
     let ends = insert(me, grid, q, sc, &mut stats);
-    let out = abstract_astar(me, grid, q, sc, &ends, &mut stats);
+    phase(traced, Phase::Abstract);
+    let out = match trace::take() {
+        None => abstract_astar(me, grid, q, sc, &ends, &mut stats, &mut Off),
+        Some(mut rec) => {
+            let out = abstract_astar(me, grid, q, sc, &ends, &mut stats, &mut rec);
+            record_entrances(me, sc, &mut rec);
+            trace::put(rec);
+            out
+        }
+    };
 
     // Step 3: pick the endpoint: the goal, or for a partial answer the explored place
     // closest to it (an expanded abstract node or a cell the start's Dijkstra reached).
@@ -252,11 +341,22 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
     let mut cost = 0.0;
     if let Some(t) = target {
         sc.cells.clear();
+        phase(traced, Phase::Refine);
         match &t {
-            Closest::Cell(l) => sc.s.path_to(*l, &mut sc.cells),
+            Closest::Cell(l) => {
+                sc.s.path_to(*l, &mut sc.cells);
+                step(traced, RefineKind::Start, &sc.cells);
+            }
             Closest::Node(end) => {
                 let chain = sc.nodes.chain(*end);
-                refine(me, grid, sc, &chain, &ends, &mut stats);
+                if traced {
+                    let path = chain
+                        .iter()
+                        .map(|&id| (ends.cell_of(me, id), sc.nodes.recs[id as usize].g))
+                        .collect();
+                    trace::with(|r| r.hpa.as_mut().map(|h| h.abstract_path = path));
+                }
+                refine(me, grid, sc, &chain, &ends, &mut stats, traced);
             }
         }
         let corridor = match me.config.refine {
@@ -265,10 +365,13 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
             Refine::CorridorOnWeighted => !grid.is_uniform(),
         };
         if corridor && !matches!(t, Closest::Cell(_)) {
+            phase(traced, Phase::Corridor);
             sc.corridor
                 .refine(grid, &me.layout, &q.limits, &mut sc.cells, &mut stats);
+            step(traced, RefineKind::Corridor, &sc.cells);
         }
         sc.straight.straighten(grid, &mut sc.cells, MAX_RAY);
+        step(traced, RefineKind::Straighten, &sc.cells);
         path = sc.cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
         cost = grid
             .path_cost(&path)
@@ -277,6 +380,10 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
             if let Some((local_path, local_cost, _)) = near {
                 if local_cost < cost {
                     (path, cost) = (local_path, local_cost);
+                    if traced {
+                        let cells: Vec<u32> = path.iter().map(|&p| grid.pidx(p) as u32).collect();
+                        step(traced, RefineKind::Window, &cells);
+                    }
                 }
             }
         }
@@ -337,14 +444,16 @@ fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stat
 }
 
 /// Step 2: A* over the abstract graph plus the temporary nodes S and G, under the query's
-/// limits. The records stay in `sc.nodes` for the refinement.
-fn abstract_astar(
+/// limits. The records stay in `sc.nodes` for the refinement. Reports to `tr` (compiled
+/// out for [`Off`]): node and parent are cells, S's the start and G's the goal.
+fn abstract_astar<T: Tracer>(
     me: &Inner,
     grid: &Grid,
     q: &Query,
     sc: &mut Scratch,
     ends: &Ends,
     stats: &mut Stats,
+    tr: &mut T,
 ) -> Outcome {
     let pw = grid.padded_width();
     let Ends {
@@ -355,16 +464,7 @@ fn abstract_astar(
         rs,
         ..
     } = *ends;
-    let cell_of = |id: u32| -> u32 {
-        if id == s_id {
-            ends.s_cell
-        } else if id == g_id {
-            ends.g_cell
-        } else {
-            let c = me.gnodes[id as usize].cluster as usize;
-            me.clusters[c].nodes[(id - me.offsets[c]) as usize].cell
-        }
-    };
+    let cell_of = |id: u32| ends.cell_of(me, id);
     let h_xy = heuristic_to(grid, q.goal);
     let h = |id: u32| match id {
         _ if id == s_id => h_xy(q.start.x, q.start.y),
@@ -387,14 +487,35 @@ fn abstract_astar(
     };
     open.push(h(s_id), s_id);
     stats.generated += 1;
+    let event = |kind, id: u32, parent: u32, g: f64| RawEvent {
+        kind,
+        node: cell_of(id),
+        parent: cell_of(parent),
+        g,
+        h: h(id),
+        f: g + h(id),
+        phase: Phase::Abstract,
+    };
+    if T::ON {
+        tr.begin(1.0);
+        tr.event(event(RawKind::Push, s_id, s_id, 0.0));
+    }
     let mut closest: Option<(f64, f64, u32)> = None;
     let mut debug = Vec::new();
     let mut abstract_expanded = 0u64;
     // Records `to` and pushes it when `g` improves it; returns whether it did.
-    let relax = |recs: &mut [Rec], open: &mut MinHeap, to: u32, g: f64, from: u32| {
+    let relax = |recs: &mut [Rec], open: &mut MinHeap, tr: &mut T, to: u32, g: f64, from: u32| {
         let r = &mut recs[to as usize];
         if r.stamp >= gen_ && g >= r.g {
             return 0;
+        }
+        if T::ON {
+            let kind = match r.stamp {
+                s if s == gen_ => RawKind::Decrease,
+                s if s == gen_ + 1 => RawKind::Reopen,
+                _ => RawKind::Push,
+            };
+            tr.event(event(kind, to, from, g));
         }
         *r = Rec {
             g,
@@ -439,6 +560,9 @@ fn abstract_astar(
         if debug.len() < q.debug_cap {
             debug.push(cell_of(id));
         }
+        if T::ON {
+            tr.event(event(RawKind::Expand, id, rec.parent, g));
+        }
         // Relax: S has its insertion edges; a transition node its flat adjacency (intra
         // edges, then the step across its border) and, in the goal's cluster, the edge to G.
         let mut pushed = 0;
@@ -446,22 +570,22 @@ fn abstract_astar(
             for (i, n) in me.clusters[cs].nodes.iter().enumerate() {
                 let d = sc.s.dist(rs.local(pw, n.cell));
                 if d.is_finite() {
-                    pushed += relax(recs, open, me.offsets[cs] + i as u32, g + d, id);
+                    pushed += relax(recs, open, tr, me.offsets[cs] + i as u32, g + d, id);
                 }
             }
             if ends.direct.is_finite() {
-                pushed += relax(recs, open, g_id, g + ends.direct, id);
+                pushed += relax(recs, open, tr, g_id, g + ends.direct, id);
             }
         } else {
             let (from, to) = (me.gadj_start[id as usize], me.gadj_start[id as usize + 1]);
             for e in &me.gadj[from as usize..to as usize] {
-                pushed += relax(recs, open, e.to, g + e.cost, id);
+                pushed += relax(recs, open, tr, e.to, g + e.cost, id);
             }
             let c = me.gnodes[id as usize].cluster as usize;
             if c == cg {
                 let d = sc.goal_dist[(id - me.offsets[c]) as usize];
                 if d.is_finite() {
-                    pushed += relax(recs, open, g_id, g + d, id);
+                    pushed += relax(recs, open, tr, g_id, g + d, id);
                 }
             }
         }
@@ -482,6 +606,7 @@ fn refine(
     chain: &[u32],
     ends: &Ends,
     stats: &mut Stats,
+    traced: bool,
 ) {
     let Ends {
         s_id,
@@ -501,7 +626,10 @@ fn refine(
     for w in chain.windows(2) {
         let (a, b) = (w[0], w[1]);
         sc.seg.clear();
+        // Which kind of step this edge is, for a trace.
+        let kind;
         if a == s_id {
+            kind = RefineKind::Start;
             let rs = sc.s.rect();
             let to = if b == g_id {
                 g_cell
@@ -511,6 +639,7 @@ fn refine(
             };
             sc.s.path_to(rs.local(pw, to), &mut sc.seg);
         } else if b == g_id {
+            kind = RefineKind::Goal;
             let (c, i) = locate(a);
             let rg = sc.g.rect();
             sc.g.path_to(rg.local(pw, me.clusters[c].nodes[i].cell), &mut sc.seg);
@@ -519,6 +648,7 @@ fn refine(
             let ((ca, ia), (cb, ib)) = (locate(a), locate(b));
             let cl = &*me.clusters[ca];
             if ca != cb {
+                kind = RefineKind::Cross;
                 sc.seg.push(cl.nodes[ia].cell);
                 sc.seg.push(me.clusters[cb].nodes[ib].cell);
             } else {
@@ -528,6 +658,7 @@ fn refine(
                     .find(|e| e.to as usize == ib)
                     .expect("abstract paths follow edges");
                 if edge.path != NO_PATH {
+                    kind = RefineKind::Cached;
                     // Cached: replay the step codes from the lower node, reversed if needed.
                     let (start, len) = cl.spans[edge.path as usize];
                     let mut cur = cl.nodes[ia.min(ib)].cell;
@@ -540,6 +671,7 @@ fn refine(
                         sc.seg.reverse();
                     }
                 } else {
+                    kind = RefineKind::Search;
                     let r = layout.rect(ca);
                     let (from, to) = (cl.nodes[ia].cell, cl.nodes[ib].cell);
                     let found =
@@ -554,5 +686,6 @@ fn refine(
         }
         debug_assert_eq!(sc.seg.first(), sc.cells.last());
         sc.cells.extend_from_slice(&sc.seg[1..]);
+        step(traced, kind, &sc.seg);
     }
 }

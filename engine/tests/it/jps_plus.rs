@@ -1,0 +1,280 @@
+//! JPS+ and its jump table: a table updated through random patch sequences equals a fresh
+//! build bit for bit, and JPS+ answers the reference Dijkstra's costs (random maps) and the
+//! benchmarks' optimal lengths (Moving AI maps, sampled rows, also after patches).
+
+use crate::common::{
+    check_path, load_map, load_scen, maps_with_scen, matches_optimal, random_grid, random_passable,
+    reference, sample, show,
+};
+use pathd_engine::{
+    Algorithm, Derived, Grid, JumpTable, Movement, Patch, Point, Query, QueryError, Rect, Searcher,
+    Status,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// The first cell whose entries differ, for failure messages.
+fn first_difference(grid: &Grid, a: &JumpTable, b: &JumpTable) -> String {
+    for y in 0..grid.height() {
+        for x in 0..grid.width() {
+            let p = Point::new(x, y);
+            if a.entries(p) != b.entries(p) {
+                return format!("{p}: updated {:?} fresh {:?}", a.entries(p), b.entries(p));
+            }
+        }
+    }
+    "no cell differs (padding?)".into()
+}
+
+/// A random uniform patch: walls and open cells, in cells and small rectangles.
+fn random_patch(rng: &mut StdRng, w: u32, h: u32) -> Patch {
+    let rects = (0..rng.random_range(0..=2))
+        .map(|_| {
+            let rw = rng.random_range(1..=w.min(6));
+            let rh = rng.random_range(1..=h.min(6));
+            Rect {
+                x: rng.random_range(0..=w - rw),
+                y: rng.random_range(0..=h - rh),
+                width: rw,
+                height: rh,
+                cost: u8::from(rng.random_bool(0.5)),
+            }
+        })
+        .collect();
+    let cells = (0..rng.random_range(1..=5))
+        .map(|_| {
+            let p = Point::new(rng.random_range(0..w), rng.random_range(0..h));
+            (p, u8::from(rng.random_bool(0.5)))
+        })
+        .collect();
+    Patch { cells, rects }
+}
+
+/// JPS+ on `grid` with `table` against the reference, `n` random queries; panics with the
+/// seed, the map and both paths on a difference.
+fn check_queries(rng: &mut StdRng, grid: &Grid, table: &JumpTable, n: usize, what: &str) {
+    let mut searcher = Searcher::new();
+    let derived = Derived {
+        hpa: None,
+        jump_table: Some(table),
+    };
+    for _ in 0..n {
+        let (Some(s), Some(g)) = (random_passable(rng, grid), random_passable(rng, grid)) else {
+            return;
+        };
+        let q = Query::new(s, g).with_algorithm(Algorithm::JpsPlus);
+        let r = searcher.find_path_derived(grid, derived, &q).unwrap();
+        assert_eq!(r.algorithm, Algorithm::JpsPlus);
+        match reference(grid, s, g) {
+            None => assert_eq!(r.status, Status::NoPath, "{what}: {s} -> {g}"),
+            Some((cost, path)) => {
+                let ok = r.status == Status::Found
+                    && (r.cost - cost).abs() < 1e-9 * (1.0 + cost)
+                    && check_path(grid, &r.path, s, g, r.cost).is_ok();
+                assert!(
+                    ok,
+                    "{what}: {s} -> {g}: reference {cost}, jps_plus {:?} {}\nreference:\n{}jps_plus:\n{}",
+                    r.status,
+                    r.cost,
+                    show(grid, s, g, &path),
+                    show(grid, s, g, &r.path)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn updated_tables_equal_fresh_tables_and_answer_like_dijkstra() {
+    for seed in 0..60u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        // Some maps span several 1024-cell chunks of the table.
+        let (w, h) = (rng.random_range(2..=70), rng.random_range(2..=50));
+        let density = rng.random_range(0.0..0.45);
+        let mut grid = random_grid(&mut rng, w, h, density, false, Movement::Octile);
+        let mut table = JumpTable::build(&grid).unwrap();
+        check_queries(&mut rng, &grid, &table, 10, &format!("seed {seed} fresh"));
+        for step in 0..12 {
+            let patch = random_patch(&mut rng, w, h);
+            let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+                continue;
+            };
+            let updated = table.update(&next, &changed);
+            let fresh = JumpTable::build(&next).unwrap();
+            assert!(
+                updated == fresh,
+                "seed {seed} step {step}: updated table differs from a fresh one at {}\n{}",
+                first_difference(&next, &updated, &fresh),
+                show(&next, changed[0], changed[0], &[])
+            );
+            (grid, table) = (next, updated);
+            let what = format!("seed {seed} step {step}");
+            check_queries(&mut rng, &grid, &table, 4, &what);
+        }
+    }
+}
+
+#[test]
+fn open_and_walled_off_maps() {
+    // Long empty rows (entries up to the width), and a map that is all wall but one cell.
+    let mut rng = StdRng::seed_from_u64(1);
+    let open = Grid::from_costs(300, 40, vec![1; 12000], Movement::Octile).unwrap();
+    let table = JumpTable::build(&open).unwrap();
+    assert_eq!(table.entries(Point::new(0, 0))[1], -299);
+    check_queries(&mut rng, &open, &table, 20, "open");
+    let mut costs = vec![0; 100];
+    costs[55] = 1;
+    let walled = Grid::from_costs(10, 10, costs, Movement::Octile).unwrap();
+    let t = JumpTable::build(&walled).unwrap();
+    assert_eq!(t.entries(Point::new(5, 5)), [0; 8]);
+    // Opening the whole map through a rectangle patch.
+    let patch = Patch {
+        cells: vec![],
+        rects: vec![Rect {
+            x: 0,
+            y: 0,
+            width: 10,
+            height: 10,
+            cost: 1,
+        }],
+    };
+    let (next, changed) = walled.apply_patch(&patch).unwrap().unwrap();
+    assert!(t.update(&next, &changed) == JumpTable::build(&next).unwrap());
+}
+
+#[test]
+fn not_applicable_without_a_table_or_on_other_maps() {
+    let grid = Grid::from_costs(3, 1, vec![1, 1, 1], Movement::Octile).unwrap();
+    let q = Query::new(Point::new(0, 0), Point::new(2, 0)).with_algorithm(Algorithm::JpsPlus);
+    let e = Searcher::new().find_path(&grid, &q).unwrap_err();
+    assert!(matches!(e, QueryError::NotApplicable { .. }), "{e}");
+    // auto without a table is JPS, with one JPS+.
+    let auto = q.clone().with_algorithm(Algorithm::Auto);
+    let r = Searcher::new().find_path(&grid, &auto).unwrap();
+    assert_eq!((r.algorithm, r.cost), (Algorithm::Jps, 2.0));
+    let table = JumpTable::build(&grid).unwrap();
+    let derived = Derived {
+        hpa: None,
+        jump_table: Some(&table),
+    };
+    let r = Searcher::new()
+        .find_path_derived(&grid, derived, &auto)
+        .unwrap();
+    assert_eq!((r.algorithm, r.cost), (Algorithm::JpsPlus, 2.0));
+    // Cardinal maps have no table; weighted maps are refused, and auto runs A* there.
+    let cardinal = grid.with_movement(Movement::Cardinal);
+    assert!(JumpTable::build(&cardinal).is_none());
+    let weighted = Grid::from_costs(3, 1, vec![1, 5, 1], Movement::Octile).unwrap();
+    let wt = JumpTable::build(&weighted).unwrap();
+    let derived = Derived {
+        hpa: None,
+        jump_table: Some(&wt),
+    };
+    let e = Searcher::new()
+        .find_path_derived(&weighted, derived, &q)
+        .unwrap_err();
+    assert!(matches!(e, QueryError::NotApplicable { .. }), "{e}");
+    let r = Searcher::new()
+        .find_path_derived(&weighted, derived, &auto)
+        .unwrap();
+    assert_eq!(r.algorithm, Algorithm::AStar);
+}
+
+/// Every 12th benchmark map (all with `PATHD_FULL_SWEEP=1`), sampled rows against the
+/// optimal lengths; then a few wall patches, the updated table against a fresh one, and
+/// sampled rows against A* on the patched map.
+#[test]
+fn moving_ai_maps_before_and_after_patches() {
+    let full = std::env::var_os("PATHD_FULL_SWEEP").is_some_and(|v| v == "1");
+    let mut searcher = Searcher::new();
+    let mut rng = StdRng::seed_from_u64(12);
+    let maps = maps_with_scen();
+    let mut checked = 0;
+    for (i, (map, scen)) in maps.iter().enumerate() {
+        let named = ["arena2.map", "16room_000.map", "maze512-1-0.map"].contains(&map.as_str());
+        if !(full || named || i % 12 == 0) {
+            continue;
+        }
+        let grid = load_map(map);
+        let table = JumpTable::build(&grid).unwrap();
+        let derived = Derived {
+            hpa: None,
+            jump_table: Some(&table),
+        };
+        let rows = sample(&load_scen(scen), 40);
+        for row in &rows {
+            let q = Query::new(row.start, row.goal).with_algorithm(Algorithm::JpsPlus);
+            let r = searcher.find_path_derived(&grid, derived, &q).unwrap();
+            if row.unreachable() {
+                assert_eq!(r.status, Status::NoPath, "{map} {row:?}");
+                continue;
+            }
+            assert!(
+                r.status == Status::Found && matches_optimal(r.cost, row.optimal),
+                "{map} {row:?}: {:?} {}",
+                r.status,
+                r.cost
+            );
+            check_path(&grid, &r.path, row.start, row.goal, r.cost)
+                .unwrap_or_else(|e| panic!("{map} {row:?}: {e}"));
+            checked += 1;
+        }
+        // Walls (and re-openings) on and beside the sampled paths' cells.
+        let mut grid = grid;
+        let mut table = table;
+        for step in 0..3 {
+            let cells = (0..8)
+                .map(|_| {
+                    let row = &rows[rng.random_range(0..rows.len())];
+                    let p = if rng.random_bool(0.5) {
+                        row.start
+                    } else {
+                        row.goal
+                    };
+                    let x = (p.x + rng.random_range(0..3)).min(grid.width() - 1);
+                    (Point::new(x, p.y), u8::from(rng.random_bool(0.3)))
+                })
+                .collect();
+            let patch = Patch {
+                cells,
+                rects: vec![],
+            };
+            let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+                continue;
+            };
+            let updated = table.update(&next, &changed);
+            let fresh = JumpTable::build(&next).unwrap();
+            assert!(
+                updated == fresh,
+                "{map} step {step}: {}",
+                first_difference(&next, &updated, &fresh)
+            );
+            (grid, table) = (next, updated);
+            let derived = Derived {
+                hpa: None,
+                jump_table: Some(&table),
+            };
+            for row in rows.iter().step_by(3) {
+                if !grid.is_passable(row.start) || !grid.is_passable(row.goal) {
+                    continue;
+                }
+                let q = Query::new(row.start, row.goal);
+                let a = searcher.find_path(&grid, &q).unwrap();
+                let q = q.with_algorithm(Algorithm::JpsPlus);
+                let r = searcher.find_path_derived(&grid, derived, &q).unwrap();
+                assert_eq!(r.status, a.status, "{map} step {step} {row:?}");
+                assert!(
+                    (r.cost - a.cost).abs() < 1e-9 * (1.0 + a.cost),
+                    "{map} step {step} {row:?}: A* {} jps_plus {}",
+                    a.cost,
+                    r.cost
+                );
+                if r.status == Status::Found {
+                    check_path(&grid, &r.path, row.start, row.goal, r.cost)
+                        .unwrap_or_else(|e| panic!("{map} step {step} {row:?}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} rows checked");
+}

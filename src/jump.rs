@@ -1,0 +1,208 @@
+//! JPS+ jump tables, one per map version, built off the request path (the pattern of
+//! [`crate::hpa`]).
+//!
+//! A map entry carries a [`JumpSlot`]: empty while the table is being built (`auto` then
+//! runs plain JPS, and `"algorithm": "jps_plus"` answers `503 abstraction_building`), filled
+//! once. Who fills it: a patch derives the next version's table from the previous one
+//! ([`JumpTable::update`] recomputes only the entries the patch can change, and shares the
+//! untouched chunks), so a patched map keeps JPS+ without a rebuild; a new or replaced map
+//! gets a from-scratch build from one background builder thread ([`JumpBuilder`]), which
+//! skips entries that were replaced or deleted meanwhile. Its own thread, not HPA*'s: a
+//! table takes tens of milliseconds, and should not wait behind an abstraction's seconds.
+//!
+//! Only uniform octile maps get one (JPS+ needs every passable cell to cost 1, and the
+//! table knows octile moves only), up to `--jps-plus-max-cells` cells: a table costs 16
+//! bytes a cell.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
+use std::time::Instant;
+
+use pathd_engine::{Grid, JumpTable, Movement, Point};
+use serde::Serialize;
+
+use crate::state::MapEntry;
+
+/// Which maps get a table.
+#[derive(Clone, Copy, Debug)]
+pub struct JumpSettings {
+    /// Largest map (in cells) that gets one; 0 disables JPS+.
+    pub max_cells: u64,
+}
+
+impl Default for JumpSettings {
+    fn default() -> Self {
+        JumpSettings { max_cells: 1 << 22 }
+    }
+}
+
+impl JumpSettings {
+    /// True when `grid` should have a table: uniform, octile, not too big.
+    pub fn wants(&self, grid: &Grid) -> bool {
+        grid.is_uniform()
+            && grid.movement() == Movement::Octile
+            && grid.width() as u64 * grid.height() as u64 <= self.max_cells
+    }
+}
+
+/// The jump table of one map version, once built.
+#[derive(Debug, Default)]
+pub struct JumpSlot {
+    /// Set exactly once.
+    ready: OnceLock<Arc<JumpTable>>,
+    /// True once a build was queued or derived, so it happens once per entry.
+    started: AtomicBool,
+    /// Microseconds the build (or the update from the previous version) took.
+    took_us: AtomicU64,
+    /// True when the table was derived from the previous version's.
+    derived: AtomicBool,
+}
+
+/// The `jps_plus` object of a map summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct JumpInfo {
+    /// `building` or `ready`.
+    pub status: &'static str,
+    /// `build` (from scratch) or `update` (derived from the previous version's table by
+    /// recomputing what the patch changed).
+    pub made_by: &'static str,
+    /// Heap bytes the table holds (chunks shared with other versions counted in full); 0
+    /// while building.
+    pub memory_bytes: usize,
+    /// How long the build or update took, in microseconds (0 while building).
+    pub took_us: u64,
+}
+
+impl JumpSlot {
+    /// The table, when ready.
+    pub fn get(&self) -> Option<&JumpTable> {
+        self.ready.get().map(|t| t.as_ref())
+    }
+
+    /// What the map summary reports (`None` for maps that get no table).
+    pub fn info(&self) -> Option<JumpInfo> {
+        if !self.started.load(Ordering::Acquire) {
+            return None;
+        }
+        let made_by = if self.derived.load(Ordering::Relaxed) {
+            "update"
+        } else {
+            "build"
+        };
+        Some(match self.ready.get() {
+            Some(t) => JumpInfo {
+                status: "ready",
+                made_by,
+                memory_bytes: t.memory_bytes(),
+                took_us: self.took_us.load(Ordering::Relaxed),
+            },
+            None => JumpInfo {
+                status: "building",
+                made_by,
+                memory_bytes: 0,
+                took_us: 0,
+            },
+        })
+    }
+
+    /// True when a build was queued or the table derived.
+    pub fn started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
+    }
+
+    /// Derives this version's table from the previous version's, if that one is ready and
+    /// this version still wants one. Runs in the patch's blocking job.
+    pub fn derive(
+        &self,
+        name: &str,
+        previous: &JumpSlot,
+        settings: &JumpSettings,
+        grid: &Grid,
+        changed: &[Point],
+    ) {
+        let Some(prev) = previous.ready.get().filter(|t| t.fits(grid)) else {
+            return;
+        };
+        if !settings.wants(grid) {
+            return;
+        }
+        let started = Instant::now();
+        let next = prev.update(grid, changed);
+        let took = started.elapsed();
+        metrics::histogram!("pathd_jps_plus_update_seconds").record(took);
+        metrics::gauge!("pathd_jps_plus_memory_bytes", "map" => name.to_owned())
+            .set(next.memory_bytes() as f64);
+        self.took_us
+            .store(took.as_micros() as u64, Ordering::Relaxed);
+        self.derived.store(true, Ordering::Relaxed);
+        self.started.store(true, Ordering::Release);
+        let _ = self.ready.set(Arc::new(next));
+    }
+}
+
+/// The background builder: one thread, a queue of entries waiting for a table.
+pub struct JumpBuilder {
+    settings: JumpSettings,
+    /// Entries to build; weak, so a replaced or deleted entry is dropped, not built.
+    tx: Mutex<mpsc::Sender<Weak<MapEntry>>>,
+}
+
+impl JumpBuilder {
+    /// Starts the builder thread (it ends when the builder is dropped).
+    pub fn new(settings: JumpSettings) -> Self {
+        let (tx, rx) = mpsc::channel::<Weak<MapEntry>>();
+        let spawned = std::thread::Builder::new()
+            .name("pathd-jps-plus".into())
+            .spawn(move || {
+                while let Ok(weak) = rx.recv() {
+                    if let Some(entry) = weak.upgrade() {
+                        build(&entry);
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "could not start the JPS+ builder; JPS+ is off");
+        }
+        JumpBuilder {
+            settings,
+            tx: Mutex::new(tx),
+        }
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &JumpSettings {
+        &self.settings
+    }
+
+    /// Queues a build for `entry` if its map wants a table and none was started.
+    pub fn ensure(&self, entry: &Arc<MapEntry>) {
+        if !self.settings.wants(&entry.grid) || entry.jump.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let tx = self.tx.lock().expect("jps+ queue lock");
+        let _ = tx.send(Arc::downgrade(entry));
+    }
+}
+
+fn build(entry: &MapEntry) {
+    let started = Instant::now();
+    let Some(table) = JumpTable::build(&entry.grid) else {
+        return;
+    };
+    let took = started.elapsed();
+    metrics::histogram!("pathd_jps_plus_build_seconds").record(took);
+    metrics::gauge!("pathd_jps_plus_memory_bytes", "map" => entry.name.clone())
+        .set(table.memory_bytes() as f64);
+    tracing::debug!(
+        map = %entry.name,
+        version = entry.version,
+        build_us = took.as_micros() as u64,
+        memory_bytes = table.memory_bytes(),
+        "JPS+ jump table ready"
+    );
+    entry
+        .jump
+        .took_us
+        .store(took.as_micros() as u64, Ordering::Relaxed);
+    let _ = entry.jump.ready.set(Arc::new(table));
+}

@@ -1,0 +1,170 @@
+//! JPS+ over HTTP: the jump table is built in the background for uniform octile maps,
+//! serves `"algorithm": "jps_plus"` and `auto`, is derived on patches (answers equal A*'s
+//! and carry the new version), and shows in the map summary and `/metrics`.
+
+use crate::common::{Dirs, TestServer, expect_error, json, wait_until};
+use pathd_engine::{Grid, Movement, Point, Query};
+use serde_json::{Value, json};
+
+/// A 60x40 uniform map with scattered walls (a fixed pattern, no randomness needed).
+fn walls() -> (Vec<u8>, u32, u32) {
+    let (w, h) = (60u32, 40u32);
+    let costs = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            u8::from(!((x * 7 + y * 13) % 11 == 0 || (x == 30 && y != 20)))
+        })
+        .collect();
+    (costs, w, h)
+}
+
+async fn patch(s: &TestServer, name: &str, body: &Value) -> Value {
+    let resp = s
+        .client
+        .patch(s.at(&format!("/v1/maps/{name}")))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let (status, v) = json(resp).await;
+    assert_eq!(status, 200, "{v}");
+    v
+}
+
+/// Queries every pair of a few points with jps_plus and A* and checks the costs agree (and
+/// against the engine's A* on `grid`, the same version).
+async fn agree_with_astar(s: &TestServer, name: &str, grid: &Grid, version: u64) {
+    let points = [[0, 0], [59, 39], [29, 20], [45, 3], [5, 35], [31, 21]];
+    for a in points {
+        for b in points {
+            let (pa, pb) = (Point::new(a[0], a[1]), Point::new(b[0], b[1]));
+            if !grid.is_passable(pa) || !grid.is_passable(pb) {
+                continue;
+            }
+            let body = json!({"start": a, "goal": b, "algorithm": "jps_plus"});
+            let (st, v) = json(s.path(name, &body).await).await;
+            assert_eq!(st, 200, "{v}");
+            let want = pathd_engine::find_path(grid, &Query::new(pa, pb)).unwrap();
+            assert_eq!(v["status"], want.status.as_str(), "{a:?} -> {b:?}: {v}");
+            assert_eq!(v["map_version"], version, "{v}");
+            assert_eq!(v["algorithm"], "jps_plus", "{v}");
+            let cost = v["cost"].as_f64().unwrap();
+            assert!((cost - want.cost).abs() < 1e-9, "{a:?} -> {b:?}: {v}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn jps_plus_is_built_kept_current_under_patches_and_reported() {
+    let s = TestServer::new().await;
+    let (costs, w, h) = walls();
+    let body = json!({"width": w, "height": h, "costs": costs});
+    assert_eq!(s.put_json("m", &body).await.status(), 201);
+    let ready = |s: &TestServer| {
+        s.state
+            .registry()
+            .get("m")
+            .is_some_and(|e| e.jump.get().is_some())
+    };
+    wait_until("the jump table", || ready(&s)).await;
+    let (_, summary) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+    let info = &summary["jps_plus"];
+    assert_eq!(
+        (info["status"].as_str(), info["made_by"].as_str()),
+        (Some("ready"), Some("build")),
+        "{summary}"
+    );
+    assert!(
+        info["memory_bytes"].as_u64().unwrap() >= 62 * 42 * 16,
+        "{info}"
+    );
+
+    let mut grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
+    agree_with_astar(&s, "m", &grid, 1).await;
+    // auto takes JPS+ once the table is ready.
+    let (_, a) = json(
+        s.path(
+            "m",
+            &json!({"start": [1, 0], "goal": [59, 39], "algorithm": "auto"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(a["algorithm"], "jps_plus", "{a}");
+
+    // Close the wall's gap, then open another: each version's table is derived at once.
+    let patches = [
+        json!({"cells": [{"x": 30, "y": 20, "cost": 0}]}),
+        json!({"rects": [{"x": 29, "y": 5, "width": 3, "height": 2, "cost": 1}],
+               "cells": [{"x": 45, "y": 3, "cost": 1}, {"x": 44, "y": 4, "cost": 0}]}),
+    ];
+    for (i, body) in patches.iter().enumerate() {
+        let version = 2 + i as u64;
+        let p = patch(&s, "m", body).await;
+        assert_eq!(p["version"], version, "{p}");
+        let entry = s.state.registry().get("m").unwrap();
+        assert!(entry.jump.get().is_some(), "a patch derives the table");
+        grid = (*entry.grid).clone();
+        let (_, summary) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+        assert_eq!(summary["jps_plus"]["made_by"], "update", "{summary}");
+        agree_with_astar(&s, "m", &grid, version).await;
+    }
+    // The wall is closed at (30, 20): from the left half to the right only through the new
+    // opening at rows 5-6.
+    let body = json!({"start": [0, 20], "goal": [59, 20], "algorithm": "jps_plus"});
+    let (_, v) = json(s.path("m", &body).await).await;
+    assert_eq!(v["status"], "found", "{v}");
+    let path: Vec<u64> = v["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p[0] == 30)
+        .map(|p| p[1].as_u64().unwrap())
+        .collect();
+    assert!(path.iter().all(|y| (5..=6).contains(y)), "{path:?}");
+
+    let metrics = s
+        .client
+        .get(s.at("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for name in [
+        "pathd_jps_plus_build_seconds",
+        "pathd_jps_plus_update_seconds",
+        "pathd_jps_plus_memory_bytes{map=\"m\"}",
+    ] {
+        assert!(metrics.contains(name), "{name} missing");
+    }
+}
+
+#[tokio::test]
+async fn jps_plus_where_it_does_not_apply() {
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.jps_plus_max_cells = 100;
+    let s = TestServer::start(dirs, config).await;
+    let q = json!({"start": [0, 0], "goal": [2, 0], "algorithm": "jps_plus"});
+    // Weighted and cardinal maps: the planner's reason.
+    let weighted = json!({"width": 3, "height": 1, "costs": [1, 5, 1]});
+    assert_eq!(s.put_json("w", &weighted).await.status(), 201);
+    expect_error(s.path("w", &q).await, 400, "not_applicable").await;
+    let cardinal = json!({"width": 3, "height": 1, "costs": [1, 1, 1], "movement": "cardinal"});
+    assert_eq!(s.put_json("c", &cardinal).await.status(), 201);
+    expect_error(s.path("c", &q).await, 400, "not_applicable").await;
+    // A uniform map above --jps-plus-max-cells never gets a table, and says why.
+    let big = json!({"width": 20, "height": 10, "costs": vec![1; 200]});
+    assert_eq!(s.put_json("big", &big).await.status(), 201);
+    let v = expect_error(s.path("big", &q).await, 400, "not_applicable").await;
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("jps-plus-max-cells"), "{message}");
+    let (_, summary) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
+    assert!(summary.get("jps_plus").is_none(), "{summary}");
+    // auto there is plain JPS.
+    let auto = json!({"start": [0, 0], "goal": [2, 0], "algorithm": "auto"});
+    let (_, a) = json(s.path("big", &auto).await).await;
+    assert_eq!(a["algorithm"], "jps", "{a}");
+}
