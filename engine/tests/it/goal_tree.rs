@@ -1,10 +1,8 @@
 //! Shared goal trees against one D* Lite search per agent: seeded random maps (both movement
 //! rules, weighted or not, agent sizes 1 and 2), several agents per goal, random patches and
-//! moves; after every step each agent's status and cost must equal its own D* Lite search's,
-//! its path must be legal and cost what it says, and every answer whose status or cost
-//! changed must be an event in both, with the same direction of change. (Among paths of
-//! equal cost the two may pick different ones, see the `goal_tree` module docs, so events
-//! that only re-route at the same cost are not compared.)
+//! moves; after every step each agent's status, path and cost must equal its own D* Lite
+//! search's, its path must be legal and cost what it says, and every outcome (change class,
+//! path changed, cost changed: what decides and labels an event) must be the same.
 
 use crate::common::{check_path, random_grid, random_passable};
 use crate::dstar_lite::random_patch;
@@ -103,9 +101,8 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
                             panic!("{e}: {}", ctx());
                         }
                     }
-                    if first {
-                        assert_eq!(pa, pd, "first path differs from D* Lite's: {}", ctx());
-                    }
+                    let when = if first { "first" } else { "later" };
+                    assert_eq!(pa, pd, "{when} path differs from D* Lite's: {}", ctx());
                     same += (pa == pd) as usize;
                 }
             }
@@ -131,9 +128,13 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
                 let theirs = d.move_start(&grid, to);
                 match (ours, theirs) {
                     (Ok(o), Ok(t)) => {
-                        // Moves: the reference compares against the old path's remainder.
-                        assert_eq!(o.status, t.status, "{}", log.join("\n  "));
                         let _ = before;
+                        assert_eq!(
+                            (o.status, o.change, o.path_changed, o.cost_changed),
+                            (t.status, t.change, t.path_changed, t.cost_changed),
+                            "agent {i} move: {}",
+                            log.join("\n  ")
+                        );
                         events += o.should_notify() as usize;
                     }
                     (Err(_), Err(_)) => {}
@@ -152,6 +153,12 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
                     let o = a.on_patch(&mut tree, &next, &changed, low);
                     let t = d.update(&next, &changed);
                     let (na, nd) = (a.cost(), d.path().map_or(0.0, |p| p.1));
+                    assert_eq!(
+                        (o.status, o.change, o.path_changed, o.cost_changed),
+                        (t.status, t.change, t.path_changed, t.cost_changed),
+                        "agent {i} patch outcome: {}",
+                        log.join("\n  ")
+                    );
                     let want = seen(&t, cd, nd);
                     if same_cost(ca, cd) {
                         assert_eq!(

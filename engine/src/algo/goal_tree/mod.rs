@@ -63,7 +63,7 @@ use std::time::Instant;
 use super::dstar_lite::nodes::{Node, Nodes};
 use super::dstar_lite::outcome::Interest;
 use super::dstar_lite::queue::{Key, Queue};
-use super::dstar_lite::search_loop::neighbours;
+use super::dstar_lite::search_loop::{descent_step, neighbours};
 use super::dstar_lite::{CHECK_EVERY, INF, STOP_SLACK, View, changed_anchors};
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Limits, QueryError, Stats, Status};
@@ -303,19 +303,13 @@ impl GoalTree {
         let mut cur = grid.pidx(from) as u32;
         while cur != self.s_goal {
             let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
-            let mut best = (INF, cur);
-            for &(s, c) in &nb[..k] {
-                let v = c + self.nodes.g(s);
-                if v < best.0 {
-                    best = (v, s);
-                }
-            }
+            let next = descent_step(&nb[..k], |s| self.nodes.g(s));
             assert!(
-                best.0.is_finite() && path.len() <= self.nodes.len(),
+                next.is_some() && path.len() <= self.nodes.len(),
                 "goal tree invariant broken: no descent from {}",
                 grid.ppoint(cur as usize)
             );
-            cur = best.1;
+            cur = next.expect("checked").0;
             path.push(grid.ppoint(cur as usize));
         }
         path
