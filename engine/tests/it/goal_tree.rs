@@ -90,7 +90,7 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
             continue;
         }
         let check = |agents: &[(Agent, DStarLite)], grid: &Grid, log: &[String], first: bool| {
-            let mut same = 0;
+            let mut same = (0, 0);
             for (i, (a, d)) in agents.iter().enumerate() {
                 let ctx = || format!("agent {i}\nsteps:\n  {}", log.join("\n  "));
                 assert_eq!(a.status(), d.status(), "status: {}", ctx());
@@ -103,7 +103,8 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
                     }
                     let when = if first { "first" } else { "later" };
                     assert_eq!(pa, pd, "{when} path differs from D* Lite's: {}", ctx());
-                    same += (pa == pd) as usize;
+                    same.0 += (pa == pd) as usize;
+                    same.1 += 1;
                 }
             }
             same
@@ -184,13 +185,15 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
                 }
             }
             steps += 1;
-            same_paths += check(&agents, &grid, &log, false);
-            compared_paths += agents.len();
+            let (same, compared) = check(&agents, &grid, &log, false);
+            same_paths += same;
+            compared_paths += compared;
         }
     }
     eprintln!(
         "goal trees: {steps} steps, {events} events; {same_paths} of {compared_paths} \
          paths identical to D* Lite's"
     );
-    assert!(steps > 3000 && events > 300);
+    assert!(steps > 3000 && events > 300 && compared_paths > 5000);
+    assert_eq!(same_paths, compared_paths);
 }

@@ -21,7 +21,13 @@ pub struct Agent {
     cost: f64,
     /// Inclusive box of `path` (to skip patches far from it without walking it).
     bbox: Option<(Point, Point)>,
+    /// The first [`REPAIRED_KEEP`] cells (row-major) the last patch or move made the tree or
+    /// the forward repair touch for this agent, and how many there were.
+    repaired: (Vec<Point>, usize),
 }
+
+/// Most repaired cells an agent keeps for [`Agent::repaired_cells`].
+pub const REPAIRED_KEEP: usize = 4096;
 
 impl Agent {
     /// An agent at `start` following `tree`, with its first path. `limits` bound the tree's
@@ -47,6 +53,7 @@ impl Agent {
             path: Vec::new(),
             cost: 0.0,
             bbox: None,
+            repaired: (Vec::new(), 0),
         };
         let stats = a.answer_from_tree(tree, grid, &limits);
         Ok((a, stats))
@@ -72,9 +79,26 @@ impl Agent {
         self.start
     }
 
-    /// Bytes the agent holds (its path).
+    /// Bytes the agent holds (its path and its last repaired cells).
     pub fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.path.capacity() * std::mem::size_of::<Point>()
+        std::mem::size_of::<Self>()
+            + (self.path.capacity() + self.repaired.0.capacity()) * std::mem::size_of::<Point>()
+    }
+
+    /// The cells the last [`Self::on_patch`] or [`Self::move_to`] touched to answer (the
+    /// tree's repaired vertices, or the forward repair's expanded ones), in row-major order
+    /// and at most `cap` (and [`REPAIRED_KEEP`]) of them, with how many there were in all.
+    pub fn repaired_cells(&self, cap: usize) -> (Vec<Point>, usize) {
+        let (cells, count) = &self.repaired;
+        (cells[..cap.min(cells.len())].to_vec(), *count)
+    }
+
+    fn note_repaired(&mut self, grid: &Grid, mut ids: Vec<u32>) {
+        ids.sort_unstable();
+        ids.dedup();
+        let count = ids.len();
+        ids.truncate(REPAIRED_KEEP);
+        self.repaired = (ids.iter().map(|&i| grid.ppoint(i as usize)).collect(), count);
     }
 
     /// Answers a patch the tree has just taken in with [`GoalTree::apply`] (same `grid`,
@@ -88,6 +112,7 @@ impl Agent {
     ) -> RepairOutcome {
         let started = Instant::now();
         let limits = Limits::default();
+        self.repaired = (Vec::new(), 0);
         if self.status == Status::Found && !self.near(changed) {
             // The path costs the same; after a raise-only patch nothing got cheaper, after
             // a lowering one the (exact) tree says whether something did.
@@ -123,6 +148,7 @@ impl Agent {
         let stats = if lowered {
             // The tree is exact (apply settled it): its value is the new optimum.
             let (status, stats) = tree.reach(grid, self.start, &limits);
+            self.note_repaired(grid, tree.repaired_ids());
             match (status, tree.cost_from(grid, self.start), old_now) {
                 (Status::Found, Some(best), Some(c)) if c <= best || same_cost(c, best) => {
                     self.cost = c;
@@ -133,7 +159,9 @@ impl Agent {
             stats
         } else {
             // Forward repair with the tree's (old) values as heuristic.
-            let (status, path, stats) = tree.route(grid, self.start, &limits);
+            let route = tree.route(grid, self.start, &limits);
+            self.note_repaired(grid, route.expanded);
+            let (status, path, stats) = (route.status, route.path, route.stats);
             match (path, old_now) {
                 (Some(p), Some(c)) => {
                     let best = agent_path_cost(grid, &p, self.size).expect("A* takes legal steps");
@@ -169,13 +197,9 @@ impl Agent {
         crate::query::check_fits(grid, "start", p, self.size)?;
         let started = Instant::now();
         let mut before = self.baseline();
+        self.repaired = (Vec::new(), 0);
         if p == self.start {
-            return Ok(self.outcome(
-                &before,
-                before.path.as_ref().map(|_| self.cost),
-                Stats::default(),
-                started,
-            ));
+            return Ok(self.unchanged(started));
         }
         // Along the path the rest of it is still optimal (a suffix of an optimal path).
         let on_path = (self.status == Status::Found)
@@ -204,6 +228,7 @@ impl Agent {
     /// Reaches the start in the tree and takes the descent from it.
     fn answer_from_tree(&mut self, tree: &mut GoalTree, grid: &Grid, limits: &Limits) -> Stats {
         let (status, stats) = tree.reach(grid, self.start, limits);
+        self.note_repaired(grid, tree.repaired_ids());
         match status {
             Status::Found => self.take_path(grid, tree.descend(grid, self.start)),
             status => self.clear(status),

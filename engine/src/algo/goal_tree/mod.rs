@@ -69,7 +69,7 @@ use crate::grid::{Grid, Movement, Point};
 use crate::query::{Limits, QueryError, Stats, Status};
 use crate::search::limit_hit;
 
-pub use agent::Agent;
+pub use agent::{Agent, REPAIRED_KEEP};
 
 /// A goal-rooted, lazily extended LPA* search shared by the agents of one goal (see the
 /// module docs).
@@ -110,6 +110,13 @@ pub struct GoalTree {
     /// Raise-only patches were queued since the last run of the loop: `g` holds the costs
     /// of the map as of that run, lower bounds of today's.
     stale: bool,
+    /// While stale: every vertex an edge changed at since the last run of the loop (the
+    /// changed anchors and their 8 neighbours), sorted. A vertex whose descent avoids them
+    /// still holds its exact cost (see [`Self::route`]).
+    pending: Vec<u32>,
+    /// Vertices the last [`Self::apply`], [`Self::settle`] or [`Self::reach`] that had to
+    /// search wrote (repeats included).
+    repaired: Vec<u32>,
 }
 
 impl std::fmt::Debug for GoalTree {
@@ -150,6 +157,8 @@ impl GoalTree {
             open: Queue::default(),
             bound: 0.0,
             stale: false,
+            pending: Vec::new(),
+            repaired: Vec::new(),
         };
         t.write(s_goal, Node::UNSEEN, Node { g: INF, rhs: 0.0 });
         Ok(t)
@@ -178,7 +187,19 @@ impl GoalTree {
 
     /// Bytes the tree holds (vertex store and queue).
     pub fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.nodes.heap_bytes() + self.open.heap_bytes()
+        std::mem::size_of::<Self>()
+            + self.nodes.heap_bytes()
+            + self.open.heap_bytes()
+            + (self.pending.capacity() + self.repaired.capacity()) * std::mem::size_of::<u32>()
+    }
+
+    /// The vertices whose `g` or `rhs` the last [`Self::apply`], [`Self::reach`] or
+    /// [`Self::settle`] changed, as padded cell ids (sorted, deduplicated).
+    pub(crate) fn repaired_ids(&self) -> Vec<u32> {
+        let mut ids = self.repaired.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     /// Cells with a finite `g` or `rhs`.
@@ -232,11 +253,12 @@ impl GoalTree {
         }
         touched.sort_unstable();
         touched.dedup();
+        self.repaired.clear();
         let flat = grid.cells();
         let cells = &View::new(grid, &flat, self.size);
         let mut wrote = false;
         let mut stats = Stats::default();
-        for v in touched {
+        for &v in &touched {
             let old = self.nodes.get(v);
             let rhs = if v == self.s_goal {
                 0.0
@@ -255,6 +277,9 @@ impl GoalTree {
             stats.generated += run.generated;
         } else if wrote {
             self.stale = true;
+            self.pending.extend_from_slice(&touched);
+            self.pending.sort_unstable();
+            self.pending.dedup();
         }
         stats.elapsed = started.elapsed();
         stats
@@ -267,6 +292,7 @@ impl GoalTree {
         self.check_grid(grid);
         let started = Instant::now();
         let mut stats = Stats::default();
+        self.repaired.clear();
         if self.stale || target >= self.bound {
             stats = self.run(grid, None, target, &Limits::default()).1;
         }
@@ -287,6 +313,7 @@ impl GoalTree {
         let (status, mut stats) = if self.cost_from(grid, p).is_some() {
             (Status::Found, Stats::default())
         } else {
+            self.repaired.clear();
             self.run(grid, Some(grid.pidx(p) as u32), 0.0, limits)
         };
         stats.elapsed = started.elapsed();
@@ -354,6 +381,7 @@ impl GoalTree {
     #[inline]
     fn write(&mut self, n: u32, old: Node, new: Node) {
         self.nodes.put(n, new);
+        self.repaired.push(n);
         if !new.consistent() && (old.consistent() || old.min() != new.min()) {
             self.open.push(Self::key(new), n);
         }
@@ -441,6 +469,7 @@ impl GoalTree {
                 // Overconsistent: g drops to rhs, final; neighbours may improve through u.
                 let gu = nu.rhs;
                 self.nodes.put(u, Node { g: gu, rhs: gu });
+                self.repaired.push(u);
                 for &(s, c) in &nb[..k] {
                     if s == self.s_goal {
                         continue;
@@ -487,6 +516,11 @@ impl GoalTree {
         }
         self.bound = self.top_key();
         self.stale = false;
+        self.pending.clear();
+        if self.repaired.capacity() > 1 << 16 && self.repaired.len() < self.repaired.capacity() / 4
+        {
+            self.repaired.shrink_to(self.repaired.len());
+        }
         if self.open.should_compact() {
             self.rebuild_queue();
         }

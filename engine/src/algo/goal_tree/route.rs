@@ -1,16 +1,51 @@
-//! The forward repair: A* from an agent to the goal with the tree's values as heuristic
-//! (`h(v) = min(g(v), bound)`, consistent after raise-only patches; see the module docs).
+//! The forward repair: A* from an agent to the goal on a stale tree, which returns exactly the
+//! path D* Lite's descent would take on the new map.
+//!
+//! # Which values are still exact
+//!
+//! After raise-only patches (the tree is stale), a vertex's old value `g` is a lower bound of
+//! its new cost. It is still *exact* when its descent (the greedy path [`GoalTree::descend`]
+//! takes) avoids every vertex an edge changed at (the tree's `pending` set): that path costs
+//! what it did, and nothing got cheaper. Such a vertex is a *terminal*: the search does not
+//! expand it, it knows the rest of the way. Every other vertex gets `h = min(g, bound)`, the
+//! consistent heuristic of the module docs. A* then pops vertices by `f = g_from_agent + h`;
+//! for a terminal `f` is the exact cost of the best path through it, and the first terminal
+//! popped gives the new optimum `C` (any optimal path leaves the non-terminal vertices at
+//! some terminal, the goal at the latest, and up to it it runs through expanded vertices).
+//!
+//! Near the agent a wall only invalidates the agent's own corner of the tree: a few cells
+//! from the agent the descents go round the wall, so the search stops after about the detour.
+//! Near the goal the wall invalidates most of the tree, and the search expands the cells whose
+//! old estimate is below the new cost (the band of old equal-cost paths).
+//!
+//! # The same path as D* Lite
+//!
+//! D* Lite descends from the agent along the first neighbour (direction order) whose
+//! `c + g_new` is smallest. To take the same steps without `g_new`, the search keeps popping
+//! until every vertex of `f <= C` is out of the queue (the same relative slack as D* Lite's
+//! stopping rule): then every vertex on any optimal path has its exact cost from the agent
+//! (consistent heuristic). A vertex `v` is on an optimal path exactly when it is a terminal
+//! with `f = C` or has a neighbour on one that it reaches *tightly*
+//! (`g_from(v) + c(v, w) = g_from(w)`); found backwards in decreasing `g_from`. On that set
+//! `g_new(v) = C - g_from(v)`, so "first neighbour `w` with `c + g_new(w) = g_new(v)`" is
+//! "first neighbour on an optimal path reached tightly from `v`": D* Lite's step. From the
+//! first terminal on the way, the descent on the old values is the new descent (its vertices
+//! keep their exact values and their edges; other neighbours' values only rose).
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 
 use super::GoalTree;
 use crate::algo::dstar_lite::nodes::CellHasher;
-use crate::algo::dstar_lite::search_loop::neighbours;
-use crate::algo::dstar_lite::{CHECK_EVERY, View};
+use crate::algo::dstar_lite::search_loop::{descent_step, neighbours};
+use crate::algo::dstar_lite::{CHECK_EVERY, STOP_SLACK, View};
 use crate::grid::{Grid, Point};
 use crate::query::{Limits, Stats, Status};
-use crate::search::limit_hit;
+use crate::search::{IMPROVES_BY, limit_hit};
+
+type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
+type CellSet = HashSet<u32, BuildHasherDefault<CellHasher>>;
 
 /// An open-list entry: `f`, `g` and the padded cell id.
 #[derive(Clone, Copy, PartialEq)]
@@ -40,41 +75,90 @@ impl PartialOrd for Open {
     }
 }
 
+/// What one forward repair found.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub status: Status,
+    /// The new path, start first (with [`Status::Found`]).
+    pub path: Option<Vec<Point>>,
+    pub stats: Stats,
+    /// The vertices it expanded (padded ids, in expansion order).
+    pub expanded: Vec<u32>,
+}
+
+/// `a + c` equals `b` up to rounding (the relative margin of [`IMPROVES_BY`]).
+#[inline]
+fn tight(a: f64, c: f64, b: f64) -> bool {
+    ((a + c) - b).abs() <= b * IMPROVES_BY
+}
+
 impl GoalTree {
-    /// Heuristic of padded cell `n` for the forward repair.
-    #[inline]
-    fn estimate(&self, n: u32) -> f64 {
+    /// True when `n`'s old value is exact on the new map: settled, and its descent avoids
+    /// the pending vertices. Memoised in `memo` for every vertex of the walked descent.
+    fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>) -> bool {
         if n == self.s_goal {
-            0.0
-        } else {
-            self.nodes.g(n).min(self.bound)
+            return true;
         }
+        let mut walked = Vec::new();
+        let mut cur = n;
+        let mut nb = [(0u32, 0.0f64); 8];
+        let answer = loop {
+            if cur == self.s_goal {
+                break true;
+            }
+            if let Some(&known) = memo.get(&cur) {
+                break known;
+            }
+            walked.push(cur);
+            if !(self.nodes.g(cur) < self.bound) || self.pending.binary_search(&cur).is_ok() {
+                break false;
+            }
+            // Not pending: every edge at `cur` is as it was, so this is the old descent.
+            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
+            match descent_step(&nb[..k], |s| self.nodes.g(s)) {
+                Some((next, _)) => cur = next,
+                None => break false,
+            }
+        };
+        for v in walked {
+            memo.insert(v, answer);
+        }
+        answer
     }
 
-    /// A* from `from` to the goal on `grid` with the tree's values as heuristic. Valid while
-    /// no patch since the tree's last run lowered a cost (the server's order: a lowering
-    /// patch settles the tree first). Returns the path (start first) when found, and the
-    /// work done; `None` when no path exists or a limit stopped it (the status says which).
-    pub fn route(
-        &self,
-        grid: &Grid,
-        from: Point,
-        limits: &Limits,
-    ) -> (Status, Option<Vec<Point>>, Stats) {
+    /// The forward repair of the module docs, from `from` on `grid`. Valid while no patch
+    /// since the tree's last run lowered a cost (the server's order: a lowering patch settles
+    /// the tree first).
+    pub(crate) fn route(&self, grid: &Grid, from: Point, limits: &Limits) -> Route {
         self.check_grid(grid);
         let flat = grid.cells();
         let cells = &View::new(grid, &flat, self.size);
         let start = grid.pidx(from) as u32;
-        let mut stats = Stats::default();
-        // Best known cost from the start and the parent, per reached cell.
-        let mut seen: HashMap<u32, (f64, u32), std::hash::BuildHasherDefault<CellHasher>> =
-            HashMap::default();
+        let mut out = Route {
+            status: Status::NoPath,
+            path: None,
+            stats: Stats::default(),
+            expanded: Vec::new(),
+        };
+        let mut memo = CellMap::default();
+        // Best cost from the start per reached vertex; popped vertices are final.
+        let mut from_start: CellMap<f64> = CellMap::default();
+        let mut popped = CellSet::default();
+        let mut best_terminals: Vec<u32> = Vec::new();
+        let mut best = f64::INFINITY;
         let mut open = BinaryHeap::new();
-        let h0 = self.estimate(start);
+        let estimate = |me: &Self, n: u32, memo: &mut CellMap<bool>| -> (f64, bool) {
+            if me.terminal(cells, n, memo) {
+                (if n == me.s_goal { 0.0 } else { me.nodes.g(n) }, true)
+            } else {
+                (me.nodes.g(n).min(me.bound), false)
+            }
+        };
+        let (h0, _) = estimate(self, start, &mut memo);
         if !h0.is_finite() {
-            return (Status::NoPath, None, stats);
+            return out;
         }
-        seen.insert(start, (0.0, u32::MAX));
+        from_start.insert(start, 0.0);
         open.push(Open {
             f: h0,
             g: 0.0,
@@ -82,48 +166,101 @@ impl GoalTree {
         });
         let max_expansions = limits.max_expansions.unwrap_or(u64::MAX);
         let mut nb = [(0u32, 0.0f64); 8];
-        while let Some(Open { g, node, .. }) = open.pop() {
-            if seen.get(&node).is_some_and(|&(best, _)| best < g) {
+        while let Some(Open { f, g, node }) = open.pop() {
+            if popped.contains(&node) || from_start.get(&node).is_some_and(|&b| b < g) {
                 continue; // superseded entry
             }
-            if node == self.s_goal {
-                let mut path = vec![grid.ppoint(node as usize)];
-                let mut cur = node;
-                while let Some(&(_, parent)) = seen.get(&cur) {
-                    if parent == u32::MAX {
-                        break;
-                    }
-                    cur = parent;
-                    path.push(grid.ppoint(cur as usize));
+            if f > best + STOP_SLACK * (1.0 + best) {
+                break; // every vertex of f <= C is out
+            }
+            popped.insert(node);
+            if memo.get(&node) == Some(&true) || node == self.s_goal {
+                if f < best {
+                    best = f;
                 }
-                path.reverse();
-                return (Status::Found, Some(path), stats);
+                best_terminals.push(node);
+                continue;
             }
-            if stats.expanded >= max_expansions
-                || (stats.expanded + 1) % CHECK_EVERY == 0 && limit_hit(limits).is_some()
+            if out.stats.expanded >= max_expansions
+                || (out.stats.expanded + 1) % CHECK_EVERY == 0 && limit_hit(limits).is_some()
             {
-                return (Status::LimitReached, None, stats);
+                out.status = Status::LimitReached;
+                return out;
             }
-            stats.expanded += 1;
+            out.stats.expanded += 1;
+            out.expanded.push(node);
             let k = neighbours(cells, &self.offsets, self.movement, node, &mut nb);
             for &(s, c) in &nb[..k] {
                 let gs = g + c;
-                if seen.get(&s).is_some_and(|&(best, _)| best <= gs) {
+                if popped.contains(&s)
+                    || from_start
+                        .get(&s)
+                        .is_some_and(|&b| gs >= b * (1.0 - IMPROVES_BY))
+                {
                     continue;
                 }
-                let h = self.estimate(s);
+                let (h, _) = estimate(self, s, &mut memo);
                 if !h.is_finite() {
                     continue;
                 }
-                seen.insert(s, (gs, node));
+                from_start.insert(s, gs);
                 open.push(Open {
                     f: gs + h,
                     g: gs,
                     node: s,
                 });
-                stats.generated += 1;
+                out.stats.generated += 1;
             }
         }
-        (Status::NoPath, None, stats)
+        if !best.is_finite() {
+            return out;
+        }
+        // The vertices on optimal paths: terminals with f = C, then backwards through tight
+        // edges in decreasing cost from the start.
+        let slack = STOP_SLACK * (1.0 + best);
+        let mut on_best: CellSet = best_terminals
+            .iter()
+            .copied()
+            .filter(|&t| {
+                let h = if t == self.s_goal { 0.0 } else { self.nodes.g(t) };
+                from_start[&t] + h <= best + slack
+            })
+            .collect();
+        let mut inner: Vec<(f64, u32)> = out.expanded.iter().map(|&n| (from_start[&n], n)).collect();
+        inner.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for &(gv, v) in &inner {
+            let k = neighbours(cells, &self.offsets, self.movement, v, &mut nb);
+            if nb[..k]
+                .iter()
+                .any(|&(w, c)| on_best.contains(&w) && tight(gv, c, from_start[&w]))
+            {
+                on_best.insert(v);
+            }
+        }
+        // D* Lite's descent: first neighbour on an optimal path reached tightly, until a
+        // terminal; then the old descent.
+        let mut path = vec![from];
+        let mut cur = start;
+        while !(memo.get(&cur) == Some(&true) || cur == self.s_goal) {
+            let gv = from_start[&cur];
+            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
+            let next = nb[..k]
+                .iter()
+                .find(|&&(w, c)| on_best.contains(&w) && tight(gv, c, from_start[&w]))
+                .map(|&(w, _)| w);
+            let Some(next) = next else {
+                unreachable!(
+                    "forward repair: no optimal step from {}",
+                    grid.ppoint(cur as usize)
+                );
+            };
+            cur = next;
+            path.push(grid.ppoint(cur as usize));
+        }
+        let rest = self.descend(grid, grid.ppoint(cur as usize));
+        path.extend_from_slice(&rest[1..]);
+        out.status = Status::Found;
+        out.path = Some(path);
+        out
     }
 }
