@@ -40,7 +40,8 @@ pub struct Event {
 /// repair, bounded so that a repair that floods the map does not make a huge event.
 pub const TOUCHED_CAP: usize = 4096;
 
-/// The cells a D* Lite repair touched (`g` or `rhs` changed), as an event carries them.
+/// The cells a repair touched (the shared tree's changed vertices, or the cells the agent's
+/// forward repair expanded), as an event carries them.
 #[derive(Clone, Debug, Serialize)]
 pub struct Touched {
     /// At most [`TOUCHED_CAP`] of them, in row-major order.
@@ -71,15 +72,15 @@ impl Event {
     }
 
     /// [`Event::of`] after a repair: also the cells it touched (at most [`TOUCHED_CAP`]).
-    pub fn repaired(id: &str, search: &DStarLite, map_version: u64, reason: &'static str) -> Self {
-        let (cells, count) = search.repaired_cells(TOUCHED_CAP);
+    pub fn repaired(id: &str, agent: &Agent, map_version: u64, reason: &'static str) -> Self {
+        let (cells, count) = agent.repaired_cells(TOUCHED_CAP);
         Event {
             repair: Some(Touched {
                 touched_truncated: cells.len() < count,
                 touched: cells.iter().map(|p| [p.x, p.y]).collect(),
                 touched_count: count,
             }),
-            ..Self::of(id, search, map_version, reason)
+            ..Self::of(id, agent, map_version, reason)
         }
     }
 }

@@ -254,7 +254,8 @@ fn repair(
         let out = agent.on_patch(tree, grid, &cells, lowered);
         if out.should_notify() {
             record(hub, out.change.as_str(), started);
-            publish(hub, &sub, &agent, version, out.change.as_str());
+            let reason = out.change.as_str();
+            publish_event(hub, &sub, Event::repaired(&sub.id, &agent, version, reason));
         } else {
             if out.stats.expanded > 0 {
                 record(hub, out.change.as_str(), started);
@@ -295,9 +296,13 @@ fn record(hub: &HubInner, kind: &'static str, started: Instant) {
 /// Publishes `agent`'s state as `sub`'s next event: the one place a repaired event is
 /// built.
 fn publish(hub: &HubInner, sub: &Sub, agent: &Agent, version: u64, reason: &'static str) {
+    publish_event(hub, sub, Event::of(&sub.id, agent, version, reason));
+}
+
+fn publish_event(hub: &HubInner, sub: &Sub, event: Event) {
     hub.events.fetch_add(1, Ordering::Relaxed);
     metrics::counter!("pathd_subscription_events_total").increment(1);
-    sub.publish(Event::of(&sub.id, agent, version, reason));
+    sub.publish(event);
 }
 
 /// The interest of a group: its tree's, or everything while a member has no path (any
