@@ -98,7 +98,10 @@ impl Agent {
         ids.dedup();
         let count = ids.len();
         ids.truncate(REPAIRED_KEEP);
-        self.repaired = (ids.iter().map(|&i| grid.ppoint(i as usize)).collect(), count);
+        self.repaired = (
+            ids.iter().map(|&i| grid.ppoint(i as usize)).collect(),
+            count,
+        );
     }
 
     /// Answers a patch the tree has just taken in with [`GoalTree::apply`] (same `grid`,

@@ -222,11 +222,16 @@ impl GoalTree {
             .iter()
             .copied()
             .filter(|&t| {
-                let h = if t == self.s_goal { 0.0 } else { self.nodes.g(t) };
+                let h = if t == self.s_goal {
+                    0.0
+                } else {
+                    self.nodes.g(t)
+                };
                 from_start[&t] + h <= best + slack
             })
             .collect();
-        let mut inner: Vec<(f64, u32)> = out.expanded.iter().map(|&n| (from_start[&n], n)).collect();
+        let mut inner: Vec<(f64, u32)> =
+            out.expanded.iter().map(|&n| (from_start[&n], n)).collect();
         inner.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for &(gv, v) in &inner {
             let k = neighbours(cells, &self.offsets, self.movement, v, &mut nb);
