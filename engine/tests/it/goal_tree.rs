@@ -197,3 +197,60 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
     assert!(steps > 3000 && events > 300 && compared_paths > 5000);
     assert_eq!(same_paths, compared_paths);
 }
+
+/// A subscription's `max_expansions` bounds its later repairs too (they run unattended): a
+/// wall that forces a long detour interrupts the repair, and later calls finish it from the
+/// shared tree's progress.
+#[test]
+fn repairs_keep_the_agents_expansion_limit() {
+    let grid = Grid::from_costs(40, 40, vec![1; 1600], Movement::Octile).unwrap();
+    let goal = Point::new(39, 20);
+    let mut tree = GoalTree::new(&grid, goal, 1).unwrap();
+    let limits = Limits {
+        max_expansions: Some(400),
+        ..Limits::default()
+    };
+    let (mut a, _) = Agent::new(&mut tree, &grid, Point::new(30, 20), limits).unwrap();
+    assert_eq!(a.status(), Status::Found);
+    // A wall across the map at x = 35 but for its top row: the detour runs round y = 0.
+    let patch = pathd_engine::Patch {
+        cells: vec![],
+        rects: vec![pathd_engine::Rect {
+            x: 35,
+            y: 1,
+            width: 1,
+            height: 39,
+            cost: 0,
+        }],
+    };
+    let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
+    tree.apply(&next, &changed, false);
+    let out = a.on_patch(&mut tree, &next, &changed, false);
+    assert_eq!(
+        (out.status, out.change),
+        (Status::LimitReached, Change::Interrupted)
+    );
+    assert!(out.stats.expanded <= 400, "{out:?}");
+    // Moves (here: in place is a no-op, so one step) continue from the tree's progress.
+    let mut done = None;
+    for step in 0..20 {
+        let to = if step % 2 == 0 {
+            Point::new(30, 19)
+        } else {
+            Point::new(30, 20)
+        };
+        let o = a.move_to(&mut tree, &next, to).unwrap();
+        if o.status == Status::Found {
+            done = Some(step);
+            break;
+        }
+    }
+    assert!(done.is_some(), "the repair never finished");
+    let (path, cost) = a.path().unwrap();
+    let fresh = pathd_engine::find_path(&next, &pathd_engine::Query::new(a.start(), goal)).unwrap();
+    assert!(same_cost(cost, fresh.cost), "{cost} vs A* {}", fresh.cost);
+    assert!(
+        path.iter().any(|p| p.y == 0),
+        "the detour runs along the top row"
+    );
+}

@@ -24,6 +24,9 @@ pub struct Agent {
     /// The first [`REPAIRED_KEEP`] cells (row-major) the last patch or move made the tree or
     /// the forward repair touch for this agent, and how many there were.
     repaired: (Vec<Point>, usize),
+    /// What bounds this agent's later repairs: the first search's `max_expansions` (they run
+    /// unattended, so no deadline or cancellation flag), as a D* Lite subscription's.
+    repair_limits: Limits,
 }
 
 /// Most repaired cells an agent keeps for [`Agent::repaired_cells`].
@@ -32,7 +35,7 @@ pub const REPAIRED_KEEP: usize = 4096;
 impl Agent {
     /// An agent at `start` following `tree`, with its first path. `limits` bound the tree's
     /// extension to `start` (on a limit the status is [`Status::LimitReached`] and a later
-    /// patch or move completes it). Errors: `start` off the map or the agent does not fit.
+    /// patch or move completes it); their `max_expansions` also bounds each later repair. Errors: `start` off the map or the agent does not fit.
     pub fn new(
         tree: &mut GoalTree,
         grid: &Grid,
@@ -54,6 +57,11 @@ impl Agent {
             cost: 0.0,
             bbox: None,
             repaired: (Vec::new(), 0),
+            repair_limits: Limits {
+                max_expansions: limits.max_expansions,
+                deadline: None,
+                cancel: None,
+            },
         };
         let stats = a.answer_from_tree(tree, grid, &limits);
         Ok((a, stats))
@@ -114,7 +122,7 @@ impl Agent {
         lowered: bool,
     ) -> RepairOutcome {
         let started = Instant::now();
-        let limits = Limits::default();
+        let limits = self.repair_limits.clone();
         self.repaired = (Vec::new(), 0);
         if self.status == Status::Found && !self.near(changed) {
             // The path costs the same; after a raise-only patch nothing got cheaper, after
@@ -219,7 +227,8 @@ impl Agent {
             }
             None => {
                 before.path = None;
-                self.answer_from_tree(tree, grid, &Limits::default())
+                let limits = self.repair_limits.clone();
+                self.answer_from_tree(tree, grid, &limits)
             }
         };
         let old_now = before.path.as_ref().map(|_| self.cost);
