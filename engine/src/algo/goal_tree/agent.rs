@@ -94,7 +94,8 @@ impl Agent {
     }
 
     /// The cells the last [`Self::on_patch`] or [`Self::move_to`] touched to answer (the
-    /// tree's repaired vertices, or the forward repair's expanded ones), in row-major order
+    /// tree's repaired vertices, and after a raise-only patch the vertices the forward repair
+    /// expanded or reached as terminals), in row-major order
     /// and at most `cap` (and [`REPAIRED_KEEP`]) of them, with how many there were in all.
     pub fn repaired_cells(&self, cap: usize) -> (Vec<Point>, usize) {
         let (cells, count) = &self.repaired;
@@ -171,7 +172,10 @@ impl Agent {
         } else {
             // Forward repair with the tree's (old) values as heuristic.
             let route = tree.route(grid, self.start, &limits);
-            self.note_repaired(grid, route.expanded);
+            // What the patch changed in the tree, and what this agent's repair expanded.
+            let mut ids = tree.repaired_ids();
+            ids.extend_from_slice(&route.popped);
+            self.note_repaired(grid, ids);
             let (status, path, stats) = (route.status, route.path, route.stats);
             match (path, old_now) {
                 (Some(p), Some(c)) => {

@@ -27,8 +27,10 @@
 //! `h(v) = min(g(v), B)` is a consistent heuristic on the new map (shown below). So
 //! [`GoalTree::apply`] with `lowered == false` only queues the changed vertices (the tree
 //! becomes *stale*, its `g` values the old ones), and an agent whose path the patch touched
-//! runs an A* from itself to the goal with that heuristic ([`GoalTree::route`]): with
-//! near-perfect estimates it expands little more than the new path, wherever the wall fell.
+//! runs an A* from itself to the goal with that heuristic (module `route`), which stops at
+//! the cells whose old value is still exact (their descent avoids the patch): near the agent
+//! it expands about the detour; mid-way or near the goal, the old equal-cost paths between
+//! the agent and the wall.
 //! Agents whose path the patch did not touch keep it: their path costs the same and every
 //! other path costs at least as much as before. The tree itself is repaired later
 //! ([`GoalTree::settle`], which a server runs after publishing the agents' answers), or
@@ -43,12 +45,14 @@
 //! # Agents
 //!
 //! An [`Agent`] is what one subscription keeps: its position, its last path and status.
-//! Its answers are those of a D* Lite search of its own: the first path and paths after
-//! lowering patches and moves off the path come from [`GoalTree::descend`] on exact values
-//! (the same path D* Lite extracts), the old path is kept while it stays optimal, and the
-//! change is classified with the same rules ([`Change`]). After a raise-only patch, the new
-//! path comes from [`GoalTree::route`]: equally optimal, but among paths of equal cost it
-//! may pick another one than D* Lite's descent would.
+//! Its answers are exactly those of a D* Lite search of its own (same status, same path,
+//! same change class; a test compares them on seeded random maps and patch sequences): the
+//! first path and paths after lowering patches and moves off the path come from
+//! [`GoalTree::descend`] on exact values, which takes D* Lite's steps (both break ties by
+//! true cost, not by rounding: `descent_step`); the old path is kept while it stays
+//! optimal, and the change is classified with the same rules ([`Change`]). After a
+//! raise-only patch, the forward repair (module `route`) returns the path D* Lite's descent
+//! would take on the new map without settling the tree first.
 //!
 //! # Memory
 //!

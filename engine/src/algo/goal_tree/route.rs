@@ -82,8 +82,9 @@ pub(crate) struct Route {
     /// The new path, start first (with [`Status::Found`]).
     pub path: Option<Vec<Point>>,
     pub stats: Stats,
-    /// The vertices it expanded (padded ids, in expansion order).
-    pub expanded: Vec<u32>,
+    /// The vertices it took out of the queue (padded ids, in order): the expanded ones and
+    /// the terminals it reached.
+    pub popped: Vec<u32>,
 }
 
 /// `a + c` equals `b` up to rounding (the relative margin of [`IMPROVES_BY`]).
@@ -138,7 +139,7 @@ impl GoalTree {
             status: Status::NoPath,
             path: None,
             stats: Stats::default(),
-            expanded: Vec::new(),
+            popped: Vec::new(),
         };
         let mut memo = CellMap::default();
         // Best cost from the start per reached vertex; popped vertices are final.
@@ -174,6 +175,7 @@ impl GoalTree {
                 break; // every vertex of f <= C is out
             }
             popped.insert(node);
+            out.popped.push(node);
             if memo.get(&node) == Some(&true) || node == self.s_goal {
                 if f < best {
                     best = f;
@@ -188,7 +190,6 @@ impl GoalTree {
                 return out;
             }
             out.stats.expanded += 1;
-            out.expanded.push(node);
             let k = neighbours(cells, &self.offsets, self.movement, node, &mut nb);
             for &(s, c) in &nb[..k] {
                 let gs = g + c;
@@ -230,8 +231,12 @@ impl GoalTree {
                 from_start[&t] + h <= best + slack
             })
             .collect();
-        let mut inner: Vec<(f64, u32)> =
-            out.expanded.iter().map(|&n| (from_start[&n], n)).collect();
+        let mut inner: Vec<(f64, u32)> = out
+            .popped
+            .iter()
+            .filter(|&n| memo.get(n) != Some(&true) && *n != self.s_goal)
+            .map(|&n| (from_start[&n], n))
+            .collect();
         inner.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for &(gv, v) in &inner {
             let k = neighbours(cells, &self.offsets, self.movement, v, &mut nb);
