@@ -111,7 +111,7 @@ impl GoalTree {
                 break known;
             }
             walked.push(cur);
-            if !(self.nodes.g(cur) < self.bound) || self.pending.binary_search(&cur).is_ok() {
+            if self.nodes.g(cur) >= self.bound || self.pending.binary_search(&cur).is_ok() {
                 break false;
             }
             // Not pending: every edge at `cur` is as it was, so this is the old descent.
