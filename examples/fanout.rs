@@ -7,8 +7,13 @@
 //! waits until each of them has received an event (or the timeout), then prints p50, p99
 //! and max latency, plus how many other clients got an event.
 //!
+//! With `GOALS` > 0 the subscriptions head for that many goals (round robin), as units
+//! gathering at a few rally points do; `SPREAD` is how far (in cells) starts and goals lie
+//! left and right of the column.
+//!
 //! ```text
-//! cargo run --release --example fanout -- http://127.0.0.1:8080 den520d 10000
+//! cargo run --release --example fanout -- http://127.0.0.1:8080 den520d 10000 60 100 25
+//! #                                        base                  map    N  timeout GOALS SPREAD
 //! ```
 
 use std::collections::HashSet;
@@ -112,6 +117,8 @@ async fn main() {
     let map = args.get(2).cloned().unwrap_or("den520d".into());
     let n: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let timeout = Duration::from_secs(args.get(4).and_then(|s| s.parse().ok()).unwrap_or(60));
+    let goals: usize = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let spread: i64 = args.get(6).and_then(|s| s.parse().ok()).unwrap_or(25);
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(64)
         .build()
@@ -131,9 +138,18 @@ async fn main() {
     let (cx, cy) = (c.x as i64, c.y as i64);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut pairs = Vec::with_capacity(n);
+    let mut goal_set: Vec<Point> = Vec::new();
+    let half = (spread / 2).max(1);
     while pairs.len() < n {
-        let s = (cx - rng.range(3, 25), cy + rng.range(-12, 12));
-        let g = (cx + rng.range(3, 25), cy + rng.range(-12, 12));
+        let s = (cx - rng.range(3, spread), cy + rng.range(-half, half));
+        let g = match goals {
+            0 => (cx + rng.range(3, spread), cy + rng.range(-half, half)),
+            _ if goal_set.len() == goals => {
+                let p = goal_set[pairs.len() % goals];
+                (p.x as i64, p.y as i64)
+            }
+            _ => (cx + rng.range(3, spread), cy + rng.range(-half, half)),
+        };
         let inside = |(x, y): (i64, i64)| {
             x >= 0 && y >= 0 && x < grid.width() as i64 && y < grid.height() as i64
         };
@@ -149,6 +165,12 @@ async fn main() {
             && grid.same_component(s, c)
             && grid.same_component(g, c)
         {
+            if goals > 0 && goal_set.len() < goals {
+                if !goal_set.contains(&g) {
+                    goal_set.push(g);
+                }
+                continue; // the goals first, then the starts
+            }
             pairs.push((s, g));
         }
     }
@@ -186,7 +208,12 @@ async fn main() {
         .buffered(8)
         .collect()
         .await;
-    println!("subscribed {n} in {:.2?} around {c} on {map}", t.elapsed());
+    let distinct: HashSet<Point> = pairs.iter().map(|p| p.1).collect();
+    println!(
+        "subscribed {n} ({} goals) in {:.2?} around {c} on {map}",
+        distinct.len(),
+        t.elapsed()
+    );
 
     // The patch: a 1x9 wall across the column through the centre.
     let rect = Rect {

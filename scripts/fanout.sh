@@ -7,12 +7,21 @@
 #   scripts/fanout.sh                 # N=1000 on den520d
 #   N=10000 scripts/fanout.sh
 #   N=2000 MAP=maze512-1-0 scripts/fanout.sh
+#   N=10000 GOALS=100 SPREAD=200 MAP_FILE=../shared/benchmarks/movingai/maps/Berlin_1_1024.map \
+#       scripts/fanout.sh            # 100 goals on a 1024x1024 map served beside the bundled ones
+# Also prints the server's RSS and its subscription memory (`pathd_subscription_memory_bytes`).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 N="${N:-1000}"
+MAP_FILE="${MAP_FILE:-}"
+if [ -n "$MAP_FILE" ]; then
+    MAP="$(basename "$MAP_FILE" .map)"
+fi
 MAP="${MAP:-den520d}"
 TIMEOUT="${TIMEOUT:-120}"
+GOALS="${GOALS:-0}"
+SPREAD="${SPREAD:-25}"
 
 # Each open stream is a socket on both sides.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -30,8 +39,10 @@ cleanup() {
     rm -rf "$DATA"
 }
 trap cleanup EXIT
+mkdir -p "$DATA/maps"
+for m in maps/*.map ${MAP_FILE:+"$MAP_FILE"}; do ln -s "$(realpath "$m")" "$DATA/maps/"; done
 
-PATHD_ADDR="127.0.0.1:$PORT" PATHD_MAPS_DIR=maps PATHD_DATA_DIR="$DATA/data" \
+PATHD_ADDR="127.0.0.1:$PORT" PATHD_MAPS_DIR="$DATA/maps" PATHD_DATA_DIR="$DATA/data" \
     PATHD_MAX_SUBSCRIPTIONS="$N" PATHD_MAX_SUBSCRIPTIONS_PER_MAP="$N" \
     PATHD_QUEUE_DEPTH=256 PATHD_SHUTDOWN_GRACE_MS=2000 RUST_LOG=warn \
     "${CARGO_TARGET_DIR:-target}"/release/pathd serve >"$DATA/server.log" 2>&1 &
@@ -48,5 +59,6 @@ for _ in $(seq 1 300); do
     sleep 0.1
 done
 
-timeout "$((TIMEOUT * 4))" "${CARGO_TARGET_DIR:-target}"/release/examples/fanout "$BASE" "$MAP" "$N" "$TIMEOUT"
+timeout "$((TIMEOUT * 4))" "${CARGO_TARGET_DIR:-target}"/release/examples/fanout "$BASE" "$MAP" "$N" "$TIMEOUT" "$GOALS" "$SPREAD"
 echo "server RSS: $(ps -o rss= -p "$PID" | awk '{printf "%.0f MiB", $1/1024}')"
+curl -fsS "$BASE/metrics" | grep -E '^pathd_subscription_memory_bytes ' || true

@@ -97,10 +97,23 @@ pub struct Config {
     )]
     pub max_subscriptions_per_map: usize,
 
-    /// Most live subscriptions on the server (`429 too_many_subscriptions` beyond). Each
-    /// holds its own D* Lite search: about 0.2-9 MB on a large map.
+    /// Most live subscriptions on the server (`429 too_many_subscriptions` beyond).
+    /// Subscriptions with the same goal and size share one search; each keeps its path.
     #[arg(long, env = "PATHD_MAX_SUBSCRIPTIONS", default_value_t = 20_000)]
     pub max_subscriptions: usize,
+
+    /// Memory budget in bytes of one map's subscriptions (their shared searches and paths):
+    /// a new subscription gets `429 too_many_subscriptions` while it is used up.
+    #[arg(
+        long,
+        env = "PATHD_MAX_SUBSCRIPTION_BYTES_PER_MAP",
+        default_value_t = 512 << 20
+    )]
+    pub max_subscription_bytes_per_map: usize,
+
+    /// Memory budget in bytes of every subscription on the server (as per map).
+    #[arg(long, env = "PATHD_MAX_SUBSCRIPTION_BYTES", default_value_t = 1 << 30)]
+    pub max_subscription_bytes: usize,
 
     /// A subscription with no open event stream and no request for this many seconds is
     /// dropped.

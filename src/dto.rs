@@ -39,10 +39,22 @@ pub struct MapSummary {
     /// The HPA* abstraction (maps of at least `PATHD_HPA_MIN_CELLS` cells).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hpa: Option<crate::hpa::HpaInfo>,
+    /// The map's live subscriptions and the memory they hold (while it has any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscriptions: Option<SubscriptionUsage>,
     /// The JPS+ jump table (uniform octile maps of at most `PATHD_JPS_PLUS_MAX_CELLS`
     /// cells).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jps_plus: Option<crate::jump::JumpInfo>,
+}
+
+/// `subscriptions` of a map summary.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SubscriptionUsage {
+    /// Live subscriptions.
+    pub count: usize,
+    /// Bytes their shared searches and paths hold (as of their last repair).
+    pub memory_bytes: usize,
 }
 
 /// `GET /v1/maps`.

@@ -153,6 +153,10 @@ fn describe() {
         "Memory of a map's JPS+ jump table, by map"
     );
     describe_gauge!("pathd_subscriptions", "Live subscriptions");
+    describe_gauge!(
+        "pathd_subscription_memory_bytes",
+        "Bytes held by subscriptions (shared goal searches and paths), updated after every repair"
+    );
     describe_gauge!("pathd_flowfields", "Live flow fields");
     describe_counter!(
         "pathd_flowfield_repairs_total",

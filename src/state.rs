@@ -108,6 +108,7 @@ impl MapEntry {
             max_cost: self.max_cost,
             source: self.source.as_str(),
             hpa: self.hpa.info(),
+            subscriptions: None,
             jps_plus: self.jump.info(),
         }
     }

@@ -10,7 +10,7 @@
 // nodes) of the clusters its abstract search reached, the abstract search's nodes and tree
 // as they are expanded, the abstract path once that search is done, and the path as the
 // refinement steps build it (each step appears when the player passes the events before
-// it). A subscription's repair events name the cells D* Lite touched; they are shaded
+// it). A subscription's repair events name the cells the repair touched; they are shaded
 // until the next event.
 'use strict';
 
@@ -120,7 +120,7 @@ const CLOSED = rgba(90, 140, 230, 170);
 const REOPEN = rgba(190, 90, 220, 190);
 const DEBUG = rgba(90, 140, 230, 120);
 // Vector layers (canvas styles): HPA* entrances, abstract search, abstract path, refined
-// path; cells a D* Lite repair touched.
+// path; cells a repair touched.
 const ENTRANCE = 'rgba(255,209,102,0.95)';
 const ABS_OPEN = '#ffe8a3';
 const ABS_CLOSED = '#ff9f1c';

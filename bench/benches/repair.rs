@@ -9,13 +9,21 @@
 //! walled mid-path. Every timed iteration asserts
 //! that the repaired cost equals A*'s.
 //!
+//! The same walls are also repaired the way subscriptions are served: a shared goal tree
+//! ([`GoalTree`]) with the agent's forward repair (A* with the tree's old values as
+//! heuristic; the expansions the agent waits for), then the tree's own settling (done after
+//! the event is out), each checked against A*'s cost.
+//!
 //! Run: `cargo bench -p pathd-bench --bench repair -- --warm-up-time 1 --measurement-time 3`
+//! (the expansion tables alone: `cargo bench -p pathd-bench --bench repair -- tables-only`).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pathd_engine::movingai::{self, ScenRow};
-use pathd_engine::{DStarLite, Grid, Interest, Limits, Patch, Point, Query, Rect, find_path};
+use pathd_engine::{
+    Agent, DStarLite, GoalTree, Grid, Interest, Limits, Patch, Point, Query, Rect, find_path,
+};
 
 fn bench_dir() -> std::path::PathBuf {
     std::path::PathBuf::from(concat!(
@@ -126,9 +134,19 @@ fn bench_map(c: &mut Criterion, map: &str) {
     let labels = ["near 1/8", "near 1/2", "near 7/8", "far"];
     // Per spot: wall repair, removal repair, fresh A* on the walled map, cases.
     let mut sums = [(0u64, 0u64, 0u64, 0u32); 4];
+    // Per spot: goal tree forward repair, then its background settle.
+    let mut tree_sums = [(0u64, 0u64); 4];
     let mut initial = (0u64, 0u64);
+    // Memory: D* Lite search, settled goal tree, one agent (bytes, summed over rows).
+    let mut bytes = (0usize, 0usize, 0usize);
     for row in &rows {
         let d = DStarLite::new(&grid, row.start, row.goal, Limits::default()).expect("valid row");
+        let mut tree = GoalTree::new(&grid, row.goal, 1).expect("valid goal");
+        let (agent, _) =
+            Agent::new(&mut tree, &grid, row.start, Limits::default()).expect("valid start");
+        bytes.0 += d.memory_bytes();
+        bytes.1 += tree.memory_bytes();
+        bytes.2 += agent.memory_bytes();
         let a = find_path(&grid, &Query::new(row.start, row.goal)).unwrap();
         initial.0 += d.initial_stats().expanded;
         initial.1 += a.stats.expanded;
@@ -147,6 +165,18 @@ fn bench_map(c: &mut Criterion, map: &str) {
                 continue;
             };
             let (wall, back) = wall_and_back(&mut case.d.clone(), &case);
+            let (mut t, mut a) = (tree.clone(), agent.clone());
+            t.apply(&case.next, &case.changed, false);
+            let out = a.on_patch(&mut t, &case.next, &case.changed, false);
+            assert!(
+                (a.cost() - case.astar_cost).abs() <= 1e-9 * case.astar_cost.max(1.0),
+                "goal tree {} vs A* {}",
+                a.cost(),
+                case.astar_cost
+            );
+            let settle = t.settle(&case.next, a.cost());
+            tree_sums[k].0 += out.stats.expanded;
+            tree_sums[k].1 += settle.expanded;
             sums[k].0 += wall;
             sums[k].1 += back;
             sums[k].2 += case.astar_expanded;
@@ -159,7 +189,17 @@ fn bench_map(c: &mut Criterion, map: &str) {
         initial.0 / n_rows,
         initial.1 / n_rows
     );
-    for (label, (wall, back, astar, n)) in labels.iter().zip(sums) {
+    let n = rows.len();
+    eprintln!(
+        "[repair] {map}: memory (mean): D* Lite search {} KiB; goal tree settled up to \
+         the agent {} KiB, shared by its agents; one agent {} KiB",
+        bytes.0 / n / 1024,
+        bytes.1 / n / 1024,
+        bytes.2 / n / 1024,
+    );
+    for (label, ((wall, back, astar, n), (fwd, settle))) in
+        labels.iter().zip(sums.into_iter().zip(tree_sums))
+    {
         if n == 0 {
             eprintln!("[repair] {map} {label}: no case");
             continue;
@@ -172,6 +212,14 @@ fn bench_map(c: &mut Criterion, map: &str) {
             astar / n,
             astar as f64 / wall.max(1) as f64,
             back / n,
+        );
+        eprintln!(
+            "[repair] {map} {label}: 3x3 wall: goal tree forward repair {} vs fresh A* {} \
+             expansions ({:.1}x less); tree settled afterwards: {} (mean of {n})",
+            fwd / n,
+            astar / n,
+            astar as f64 / fwd.max(1) as f64,
+            settle / n,
         );
     }
 

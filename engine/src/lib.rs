@@ -64,6 +64,7 @@ pub use algo::dstar_lite::{Change, DStarLite, Interest, RepairOutcome};
 pub use algo::flowfield::{
     AT_GOAL, FlowError, FlowField, FlowSpec, FlowStats, MAX_AGENT_SIZE, Region, UNREACHABLE,
 };
+pub use algo::goal_tree::{Agent, GoalTree, REPAIRED_KEEP};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
 pub use algo::jps_plus::JumpTable;
 pub use clearance::Clearance;

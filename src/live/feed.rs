@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use pathd_engine::{DStarLite, Point};
+use pathd_engine::{Agent, Point};
 use serde::Serialize;
 
 /// One event of a subscription (`SubscriptionEvent` in `openapi.yaml`).
@@ -40,7 +40,8 @@ pub struct Event {
 /// repair, bounded so that a repair that floods the map does not make a huge event.
 pub const TOUCHED_CAP: usize = 4096;
 
-/// The cells a D* Lite repair touched (`g` or `rhs` changed), as an event carries them.
+/// The cells a repair touched (the shared tree's changed vertices, or the cells the agent's
+/// forward repair expanded), as an event carries them.
 #[derive(Clone, Debug, Serialize)]
 pub struct Touched {
     /// At most [`TOUCHED_CAP`] of them, in row-major order.
@@ -52,9 +53,9 @@ pub struct Touched {
 }
 
 impl Event {
-    /// The state of `search` as an event (`seq` is set by [`Feed::push`]).
-    pub fn of(id: &str, search: &DStarLite, map_version: u64, reason: &'static str) -> Self {
-        let (path, cost) = match search.path() {
+    /// The state of `agent` as an event (`seq` is set by [`Feed::push`]).
+    pub fn of(id: &str, agent: &Agent, map_version: u64, reason: &'static str) -> Self {
+        let (path, cost) = match agent.path() {
             Some((p, c)) => (p.iter().map(|p: &Point| [p.x, p.y]).collect(), c),
             None => (Vec::new(), 0.0),
         };
@@ -62,7 +63,7 @@ impl Event {
             id: id.to_owned(),
             seq: 0,
             map_version,
-            status: search.status().as_str(),
+            status: agent.status().as_str(),
             path,
             cost,
             reason,
@@ -71,15 +72,15 @@ impl Event {
     }
 
     /// [`Event::of`] after a repair: also the cells it touched (at most [`TOUCHED_CAP`]).
-    pub fn repaired(id: &str, search: &DStarLite, map_version: u64, reason: &'static str) -> Self {
-        let (cells, count) = search.repaired_cells(TOUCHED_CAP);
+    pub fn repaired(id: &str, agent: &Agent, map_version: u64, reason: &'static str) -> Self {
+        let (cells, count) = agent.repaired_cells(TOUCHED_CAP);
         Event {
             repair: Some(Touched {
                 touched_truncated: cells.len() < count,
                 touched: cells.iter().map(|p| [p.x, p.y]).collect(),
                 touched_count: count,
             }),
-            ..Self::of(id, search, map_version, reason)
+            ..Self::of(id, agent, map_version, reason)
         }
     }
 }

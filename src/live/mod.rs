@@ -1,63 +1,69 @@
-//! Live maps: subscriptions whose D* Lite searches are repaired after every patch, and
-//! whose repaired paths are pushed to their event streams.
+//! Live maps: subscriptions kept on an optimal path while their map changes and their
+//! agents move, with the repaired paths pushed to their event streams.
 //!
 //! # Shape
 //!
-//! The [`Hub`] holds every subscription ([`Sub`]): its own [`DStarLite`] search (one per
-//! subscription, not shared per goal: agents move independently, and D* Lite's state is
-//! tied to its start through the key modifier), a queue of pending work, and its [`Feed`]
-//! of events. Subscriptions live in memory only; after a restart clients resubscribe.
+//! The [`Hub`] holds every subscription ([`Sub`]: its agent's position and last path, and
+//! its [`Feed`] of events). Subscriptions of one map with the same goal and agent size form
+//! a *group* that shares one goal-rooted search ([`GoalTree`], see its docs): a patch
+//! reaches the tree once, then every member answers from it, so a subscription costs about
+//! its path, not a search of its own. After a raise-only patch, a member whose path the
+//! patch touched repairs forward from its agent with the tree's old values as heuristic
+//! (cheap wherever the wall fell); the tree itself is settled after the events are out.
+//! Subscriptions live in memory only; after a restart clients resubscribe.
 //!
-//! # Which subscriptions a patch reaches
+//! # Which groups a patch reaches
 //!
-//! Per map, an index of 64x64-cell buckets maps to the subscriptions whose
-//! [`DStarLite::interest`] box touches the bucket; a set `wide` holds those whose interest is
-//! [`Interest::Everything`] and those with work queued or running. A patch looks up the
-//! buckets of its changed cells, adds `wide`, and checks each candidate's exact box: far
-//! patches cost a few hash look-ups. A patch that lowers the map's smallest cost reaches
-//! every subscription (the heuristic scale must drop). Boxes only grow, so buckets are only
-//! added after a repair; they are removed when the subscription ends.
+//! Per map, an index of 64x64-cell buckets maps to the groups whose interest box (the
+//! tree's, see [`GoalTree::interest`]) touches the bucket; a set `wide` holds the groups
+//! whose interest is [`Interest::Everything`] (a member without a path) and those with work
+//! queued or running. A patch looks up the buckets of its changed cells, adds `wide`, and
+//! checks each candidate's exact box: far patches cost a few hash look-ups. Boxes only
+//! grow, so buckets are only added after a drain; they are removed when the group ends.
 //!
-//! A subscription with work queued or running gets every patch regardless of its box: its
-//! box is being recomputed. This is decided under the subscription's `work` lock, which the
-//! worker also takes to finish (publish its new box and clear `scheduled`), so no patch can
-//! fall between the old box and the new one.
+//! A group with work queued or running gets every patch regardless of its box: its box is
+//! being recomputed. This is decided under the group's `work` lock, which the worker also
+//! takes to finish (publish its new box and clear `scheduled`), so no patch can fall
+//! between the old box and the new one.
 //!
 //! # Where repairs run
 //!
 //! On the search pool ([`Compute`]), never on the async runtime. A driver task takes the
-//! scheduled subscriptions in arrival order and runs them in jobs of at most [`JOB_SUBS`]
-//! subscriptions, at most one job per worker thread at a time, each admitted with
+//! scheduled groups in arrival order and runs them in jobs of at most [`JOB_SUBS`] groups,
+//! at most one job per worker thread at a time, each admitted with
 //! [`Compute::run_waiting`]: a repair *waits* for a worker instead of being dropped when the
 //! pool is saturated, while queries keep their own admission (repairs hold at most
 //! `threads` of the `threads + queue_depth` permits, so they never make a query get `503`
 //! on their own), and short jobs let queued queries interleave with a large fan-out.
 //!
-//! Calls on one search see patches and moves in order: they are queued per subscription
+//! Calls on one tree see patches, moves and joins in order: they are queued per group
 //! (under the hub's index lock, which also orders them against other patches of the map),
-//! and one worker at a time drains a subscription's queue; consecutive patches are merged
-//! into one `update` with the union of their changed cells and the newest grid.
-
+//! and one worker at a time drains a group's queue; consecutive patches are merged into
+//! one update with the union of their changed cells and the newest grid.
 //!
 //! # Metrics
 //!
-//! `pathd_subscriptions` (gauge), `pathd_repairs_total{change}` (one per `update` or move;
-//! `change` is the outcome, `move` for moves), `pathd_repair_duration_seconds` (histogram),
-//! `pathd_subscription_events_total` (events published), `pathd_sse_events_sent_total`
-//! (frames written to streams), `pathd_patches_total`, `pathd_patch_deliveries_total`
-//! (subscriptions patches were queued for). Each drained subscription runs in a `repair`
-//! span (subscription id, map).
+//! `pathd_subscriptions` (gauge), `pathd_subscription_memory_bytes` (gauge: shared searches
+//! and paths, updated after every repair), `pathd_repairs_total{change}` (per member answer that
+//! searched or changed, and per move; `change` is the outcome, `move` for moves),
+//! `pathd_repair_duration_seconds` (histogram), `pathd_subscription_events_total` (events
+//! published), `pathd_sse_events_sent_total` (frames written to streams),
+//! `pathd_patches_total`, `pathd_patch_deliveries_total` (subscriptions in the groups
+//! patches were queued for). Each drained group runs in a `repair` span (map, goal).
 
 pub mod feed;
+mod group;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use pathd_engine::{DStarLite, Grid, Interest, Point, QueryError};
+use pathd_engine::{Agent, GoalTree, Grid, Interest, Limits, Point};
 use tokio::sync::{oneshot, watch};
+
+use group::{Group, GroupKey, Item};
 use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
@@ -68,39 +74,10 @@ pub use feed::{Event, Feed, Next};
 
 /// Side of an index bucket in cells.
 const BUCKET: u32 = 64;
-/// Most subscriptions one repair job drains before giving its worker back.
+/// Most groups one repair job drains before giving its worker back.
 pub const JOB_SUBS: usize = 32;
 
 type Bucket = (u32, u32);
-
-/// Work queued for one subscription, in order.
-enum Item {
-    /// A patch that may matter: the map's grid after it, its version, the cells it changed.
-    Patch {
-        grid: Arc<Grid>,
-        version: u64,
-        changed: Arc<Vec<Point>>,
-    },
-    /// The agent moved; the answer goes back to the waiting request.
-    Move {
-        to: Point,
-        grid: Arc<Grid>,
-        version: u64,
-        reply: oneshot::Sender<Result<(), QueryError>>,
-    },
-}
-
-/// The part of a subscription patches and the worker hand over to each other.
-struct Work {
-    /// Queued or being drained by a worker (then it gets every patch; see module docs).
-    scheduled: bool,
-    /// The search's interest as of its last finished repair.
-    interest: Interest,
-    /// The buckets it is indexed under: an inclusive bucket rectangle.
-    buckets: Option<(Bucket, Bucket)>,
-    /// Pending items.
-    queue: VecDeque<Item>,
-}
 
 /// One subscription.
 pub struct Sub {
@@ -113,11 +90,11 @@ pub struct Sub {
     pub map: String,
     /// Its goal.
     pub goal: Point,
-    /// Patches and moves waiting for the worker (lock order: hub index, then this).
-    work: Mutex<Work>,
-    /// The search; locked only by the worker draining this subscription (and readers of
-    /// the position), so it is uncontended.
-    search: Mutex<DStarLite>,
+    /// The group whose tree it shares.
+    group: Arc<Group>,
+    /// Its agent (position, last path); locked by the worker draining its group and by
+    /// memory readers, so it is uncontended.
+    agent: Mutex<Agent>,
     /// Events (short critical sections: push, or pick the next event of a stream).
     feed: Mutex<Feed>,
     /// Bumped after every change of the feed; streams wait on it.
@@ -126,7 +103,7 @@ pub struct Sub {
     touched: Mutex<Instant>,
     /// Open event streams.
     streams: AtomicUsize,
-    /// The agent's position, `x << 32 | y` (readable without the search lock, which a
+    /// The agent's position, `x << 32 | y` (readable without the agent lock, which a
     /// running repair holds).
     position: AtomicU64,
 }
@@ -208,21 +185,30 @@ impl Drop for StreamGuard {
 
 /// The subscriptions of one map.
 struct MapSubs {
-    /// The map's newest grid and version the hub has seen (moves run on it).
+    /// The map's newest grid and version the hub has seen (moves and joins run on it).
     grid: Arc<Grid>,
     version: u64,
     subs: HashMap<String, Arc<Sub>>,
-    buckets: HashMap<Bucket, HashSet<String>>,
-    wide: HashSet<String>,
+    groups: HashMap<GroupKey, Arc<Group>>,
+    buckets: HashMap<Bucket, HashSet<GroupKey>>,
+    wide: HashSet<GroupKey>,
 }
 
 impl MapSubs {
-    fn unindex(&mut self, id: &str, buckets: Option<(Bucket, Bucket)>) {
+    /// Bytes held by the map's groups (trees and agents, as of their last drain).
+    fn bytes(&self) -> usize {
+        self.groups
+            .values()
+            .map(|g| g.bytes.load(std::sync::atomic::Ordering::Relaxed))
+            .sum()
+    }
+
+    fn unindex(&mut self, key: GroupKey, buckets: Option<(Bucket, Bucket)>) {
         if let Some((lo, hi)) = buckets {
             for by in lo.1..=hi.1 {
                 for bx in lo.0..=hi.0 {
                     if let Some(set) = self.buckets.get_mut(&(bx, by)) {
-                        set.remove(id);
+                        set.remove(&key);
                         if set.is_empty() {
                             self.buckets.remove(&(bx, by));
                         }
@@ -230,18 +216,18 @@ impl MapSubs {
                 }
             }
         }
-        self.wide.remove(id);
+        self.wide.remove(&key);
     }
 
-    /// Indexes `id` under `interest` (growing its bucket rectangle) and clears or sets
-    /// its `wide` membership.
-    fn index(&mut self, id: &str, interest: Interest, w: &mut Work) {
+    /// Indexes group `key` under `interest` (growing its bucket rectangle) and clears or
+    /// sets its `wide` membership.
+    fn index(&mut self, key: GroupKey, interest: Interest, w: &mut group::Work) {
         match interest {
             Interest::Everything => {
-                self.wide.insert(id.to_owned());
+                self.wide.insert(key);
             }
             Interest::Region { min, max } => {
-                self.wide.remove(id);
+                self.wide.remove(&key);
                 let lo = (min.x / BUCKET, min.y / BUCKET);
                 let hi = (max.x / BUCKET, max.y / BUCKET);
                 let (lo, hi) = match w.buckets {
@@ -254,16 +240,29 @@ impl MapSubs {
                 if w.buckets != Some((lo, hi)) {
                     for by in lo.1..=hi.1 {
                         for bx in lo.0..=hi.0 {
-                            self.buckets
-                                .entry((bx, by))
-                                .or_default()
-                                .insert(id.to_owned());
+                            self.buckets.entry((bx, by)).or_default().insert(key);
                         }
                     }
                     w.buckets = Some((lo, hi));
                 }
             }
         }
+    }
+
+    /// Drops group `key` when it has no members and no work (lock order: index, work,
+    /// members).
+    fn drop_if_idle(&mut self, key: GroupKey) {
+        let Some(g) = self.groups.get(&key) else {
+            return;
+        };
+        let w = g.work.lock().expect("work lock");
+        if w.scheduled || !g.members.lock().expect("members lock").is_empty() {
+            return;
+        }
+        let buckets = w.buckets;
+        drop(w);
+        self.groups.remove(&key);
+        self.unindex(key, buckets);
     }
 }
 
@@ -288,6 +287,9 @@ struct HubInner {
     compute: Compute,
     per_map: usize,
     total: usize,
+    /// Memory budgets (bytes) per map and per server.
+    bytes_per_map: usize,
+    bytes_total: usize,
     ttl: Duration,
     ring: usize,
     shutdown: CancellationToken,
@@ -297,7 +299,7 @@ struct HubInner {
     /// delivery, move queueing and a worker's finish; never across an `.await`.
     maps: Mutex<HashMap<String, MapSubs>>,
     /// Subscriptions with work, in arrival order, for the driver.
-    dirty: Mutex<VecDeque<Arc<Sub>>>,
+    dirty: Mutex<std::collections::VecDeque<Arc<Group>>>,
     wake: tokio::sync::Notify,
     /// The driver and the reaper start with the first subscription (inside the runtime).
     started: AtomicBool,
@@ -323,6 +325,8 @@ impl Hub {
                 compute: compute.clone(),
                 per_map: config.max_subscriptions_per_map,
                 total: config.max_subscriptions,
+                bytes_per_map: config.max_subscription_bytes_per_map,
+                bytes_total: config.max_subscription_bytes,
                 ttl: Duration::from_secs(config.subscription_ttl_secs.max(1)),
                 ring: config.subscription_event_buffer.max(1),
                 shutdown: shutdown.clone(),
@@ -365,8 +369,34 @@ impl Hub {
         Ok(sub)
     }
 
-    /// `429 too_many_subscriptions` when `map` (or the server) is full.
+    /// Subscriptions of `map` and the bytes they hold (shared searches and paths, as of
+    /// their groups' last repair).
+    pub fn usage(&self, map: &str) -> (usize, usize) {
+        let maps = self.inner.maps.lock().expect("index lock");
+        maps.get(map)
+            .map_or((0, 0), |ms| (ms.subs.len(), ms.bytes()))
+    }
+
+    /// `429 too_many_subscriptions` when `map` (or the server) is full: by count or by
+    /// memory budget.
     pub fn check_room(&self, map: &str) -> Result<(), ApiError> {
+        let (map_bytes, all_bytes) = {
+            let maps = self.inner.maps.lock().expect("index lock");
+            let all: usize = maps.values().map(MapSubs::bytes).sum();
+            (maps.get(map).map_or(0, MapSubs::bytes), all)
+        };
+        if all_bytes >= self.inner.bytes_total {
+            return Err(too_many(format!(
+                "the subscriptions on this server use {all_bytes} bytes, the budget is {}",
+                self.inner.bytes_total
+            )));
+        }
+        if map_bytes >= self.inner.bytes_per_map {
+            return Err(too_many(format!(
+                "the subscriptions on map {map:?} use {map_bytes} bytes, the budget is {}",
+                self.inner.bytes_per_map
+            )));
+        }
         let total = self.inner.subs.lock().expect("subs lock").len();
         let on_map = self
             .inner
@@ -390,83 +420,109 @@ impl Hub {
         Ok(())
     }
 
-    /// Registers a subscription whose `search` ran on `grid` at `version` of `map`. The
-    /// caller holds the map's writer lock, so no patch lands in between.
-    pub fn register(
+    /// Creates a subscription on `map` (now `grid` at `version`) for an agent of side
+    /// `size` at `start` heading for `goal`: it joins the group of that goal and size (made
+    /// on first use), and its first path is the group's answer, computed in order with the
+    /// group's patches. `limits` bound the first search. The caller holds the map's writer
+    /// lock, so no patch lands in between.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn join(
         &self,
         map: &str,
         grid: Arc<Grid>,
         version: u64,
-        search: DStarLite,
+        start: Point,
+        goal: Point,
+        size: u32,
+        limits: Limits,
     ) -> Result<Arc<Sub>, ApiError> {
         self.start_tasks();
         self.check_room(map)?;
-        let id = {
-            let subs = self.inner.subs.lock().expect("subs lock");
-            let mut id = random_hex128();
-            while subs.contains_key(&id) {
-                id = random_hex128();
+        // The same checks, in the same order, as a search of its own.
+        pathd_engine::query::check_size(size)?;
+        for (which, p) in [("start", start), ("goal", goal)] {
+            if !grid.in_bounds(p) {
+                return Err(pathd_engine::QueryError::OutOfBounds { which, point: p }.into());
             }
-            id
-        };
-        let first = Event::of(&id, &search, version, "initial");
-        let interest = search.interest();
-        let sub = Arc::new(Sub {
-            id: id.clone(),
-            secret: random_hex128(),
-            map: map.to_owned(),
-            goal: search.goal(),
-            work: Mutex::new(Work {
-                scheduled: false,
-                interest,
-                buckets: None,
-                queue: VecDeque::new(),
-            }),
-            search: Mutex::new(search),
-            feed: Mutex::new(Feed::new(first, self.inner.ring)),
-            changed: watch::channel(1).0,
-            touched: Mutex::new(Instant::now()),
-            streams: AtomicUsize::new(0),
-            position: AtomicU64::new(0),
-        });
-        sub.set_position(sub.search.lock().expect("search lock").start());
+        }
+        pathd_engine::query::check_fits(&grid, "start", start, size)?;
+        pathd_engine::query::check_fits(&grid, "goal", goal, size)?;
+        let (tx, rx) = oneshot::channel();
+        let key = GroupKey { goal, size };
         {
             let mut maps = self.inner.maps.lock().expect("index lock");
             let ms = maps.entry(map.to_owned()).or_insert_with(|| MapSubs {
                 grid: Arc::clone(&grid),
                 version,
                 subs: HashMap::new(),
+                groups: HashMap::new(),
                 buckets: HashMap::new(),
                 wide: HashSet::new(),
             });
-            ms.grid = grid;
+            ms.grid = Arc::clone(&grid);
             ms.version = version;
-            let mut w = sub.work.lock().expect("work lock");
-            ms.index(&id, interest, &mut w);
-            drop(w);
-            ms.subs.insert(id.clone(), Arc::clone(&sub));
+            let group = match ms.groups.get(&key) {
+                Some(g) => Arc::clone(g),
+                None => {
+                    let tree = GoalTree::new(&grid, goal, size)?;
+                    let g = Arc::new(Group::new(map, key, tree));
+                    ms.groups.insert(key, Arc::clone(&g));
+                    g
+                }
+            };
+            let mut w = group.work.lock().expect("work lock");
+            w.queue.push_back(Item::Join {
+                start,
+                limits,
+                grid,
+                version,
+                reply: tx,
+            });
+            if !w.scheduled {
+                w.scheduled = true;
+                ms.wide.insert(key);
+                drop(w);
+                self.schedule(vec![group]);
+            }
+        }
+        let sub = match rx.await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(ApiError::internal("the subscription's group ended"));
+            }
+        };
+        {
+            let mut maps = self.inner.maps.lock().expect("index lock");
+            if let Some(ms) = maps.get_mut(map) {
+                ms.subs.insert(sub.id.clone(), Arc::clone(&sub));
+            }
             self.inner
                 .subs
                 .lock()
                 .expect("subs lock")
-                .insert(id, Arc::clone(&sub));
+                .insert(sub.id.clone(), Arc::clone(&sub));
         }
         self.gauge();
         Ok(sub)
     }
 
-    /// Queues a patch of `map` (now `grid` at `version`, `changed` cells; the old grid's
-    /// smallest cost was `old_min_cost`) for every subscription it may concern. Call it
-    /// under the map's writer lock, after the new version is swapped in.
+    /// Queues a patch of `map` (it was `old`, it is now `grid` at `version`; `changed`
+    /// cells) for every group it may concern. Call it under the map's writer lock, after
+    /// the new version is swapped in.
     pub fn on_patch(
         &self,
         map: &str,
-        old_min_cost: u8,
+        old: &Grid,
         grid: Arc<Grid>,
         version: u64,
         changed: Vec<Point>,
     ) -> Delivery {
         self.inner.flows.on_patch(map, &grid, version, &changed);
+        // 0 is a wall, the dearest cost.
+        let rank = |c: u8| if c == 0 { u16::MAX } else { c as u16 };
+        let lowered = changed
+            .iter()
+            .any(|&p| rank(grid.cost(p)) < rank(old.cost(p)));
         let mut to_schedule = Vec::new();
         let mut delivered = 0;
         {
@@ -476,45 +532,39 @@ impl Hub {
             };
             ms.grid = Arc::clone(&grid);
             ms.version = version;
-            let everyone = grid.min_cost() < old_min_cost;
-            let candidates: Vec<String> = if everyone {
-                ms.subs.keys().cloned().collect()
-            } else {
-                let mut seen: HashSet<&String> = ms.wide.iter().collect();
-                let mut last = None;
-                for p in &changed {
-                    let b = (p.x / BUCKET, p.y / BUCKET);
-                    if last == Some(b) {
-                        continue;
-                    }
-                    last = Some(b);
-                    if let Some(set) = ms.buckets.get(&b) {
-                        seen.extend(set.iter());
-                    }
+            let mut candidates: HashSet<GroupKey> = ms.wide.clone();
+            let mut last = None;
+            for p in &changed {
+                let b = (p.x / BUCKET, p.y / BUCKET);
+                if last == Some(b) {
+                    continue;
                 }
-                seen.into_iter().cloned().collect()
-            };
+                last = Some(b);
+                if let Some(set) = ms.buckets.get(&b) {
+                    candidates.extend(set.iter());
+                }
+            }
             let bbox = bounding_box(&changed);
             let changed = Arc::new(changed);
-            for id in candidates {
-                let Some(sub) = ms.subs.get(&id) else {
+            for key in candidates {
+                let Some(group) = ms.groups.get(&key) else {
                     continue;
                 };
-                let mut w = sub.work.lock().expect("work lock");
-                let hit = everyone || w.scheduled || concerns(w.interest, bbox, &changed);
-                if !hit {
+                let mut w = group.work.lock().expect("work lock");
+                if !(w.scheduled || concerns(w.interest, bbox, &changed)) {
                     continue;
                 }
-                delivered += 1;
+                delivered += group.members.lock().expect("members lock").len();
                 w.queue.push_back(Item::Patch {
                     grid: Arc::clone(&grid),
                     version,
                     changed: Arc::clone(&changed),
+                    lowered,
                 });
                 if !w.scheduled {
                     w.scheduled = true;
-                    ms.wide.insert(id.clone());
-                    to_schedule.push(Arc::clone(sub));
+                    ms.wide.insert(key);
+                    to_schedule.push(Arc::clone(group));
                 }
             }
         }
@@ -535,8 +585,10 @@ impl Hub {
             if !ms.subs.contains_key(&sub.id) {
                 return Err(not_found(&sub.id));
             }
-            let mut w = sub.work.lock().expect("work lock");
+            let group = &sub.group;
+            let mut w = group.work.lock().expect("work lock");
             w.queue.push_back(Item::Move {
+                sub: Arc::clone(sub),
                 to,
                 grid: Arc::clone(&ms.grid),
                 version: ms.version,
@@ -544,10 +596,11 @@ impl Hub {
             });
             if !w.scheduled {
                 w.scheduled = true;
-                ms.wide.insert(sub.id.clone());
+                ms.wide.insert(group.key);
                 drop(w);
+                let group = Arc::clone(group);
                 drop(maps);
-                self.schedule(vec![Arc::clone(sub)]);
+                self.schedule(vec![group]);
             }
         }
         match rx.await {
@@ -565,9 +618,13 @@ impl Hub {
             let mut maps = self.inner.maps.lock().expect("index lock");
             if let Some(ms) = maps.get_mut(&sub.map) {
                 ms.subs.remove(id);
-                let buckets = sub.work.lock().expect("work lock").buckets;
-                ms.unindex(id, buckets);
-                if ms.subs.is_empty() {
+                sub.group
+                    .members
+                    .lock()
+                    .expect("members lock")
+                    .retain(|s| !Arc::ptr_eq(s, &sub));
+                ms.drop_if_idle(sub.group.key);
+                if ms.subs.is_empty() && ms.groups.is_empty() {
                     maps.remove(&sub.map);
                 }
             }
@@ -588,6 +645,9 @@ impl Hub {
             subs.remove(id);
         }
         drop(subs);
+        for g in ms.groups.values() {
+            g.members.lock().expect("members lock").clear();
+        }
         for sub in ms.subs.values() {
             sub.close(reason);
         }
@@ -630,7 +690,7 @@ impl Hub {
             .await;
         match diff {
             Ok(changed) => {
-                self.on_patch(map, old.min_cost(), new, version, changed);
+                self.on_patch(map, &old, new, version, changed);
             }
             Err(_) => {
                 self.end_map(map, "map_replaced");
@@ -643,11 +703,11 @@ impl Hub {
         metrics::gauge!("pathd_subscriptions").set(n as f64);
     }
 
-    fn schedule(&self, subs: Vec<Arc<Sub>>) {
-        if subs.is_empty() {
+    fn schedule(&self, groups: Vec<Arc<Group>>) {
+        if groups.is_empty() {
             return;
         }
-        self.inner.dirty.lock().expect("dirty lock").extend(subs);
+        self.inner.dirty.lock().expect("dirty lock").extend(groups);
         self.inner.wake.notify_one();
     }
 
@@ -700,10 +760,10 @@ fn concerns(interest: Interest, bbox: Option<(Point, Point)>, changed: &[Point])
     }
 }
 
-/// The repair driver: runs scheduled subscriptions on the pool (see module docs).
+/// The repair driver: runs scheduled groups on the pool (see module docs).
 async fn drive(hub: Arc<HubInner>) {
     loop {
-        let batch: Vec<Arc<Sub>> = hub.dirty.lock().expect("dirty lock").drain(..).collect();
+        let batch: Vec<Arc<Group>> = hub.dirty.lock().expect("dirty lock").drain(..).collect();
         if batch.is_empty() {
             tokio::select! {
                 _ = hub.wake.notified() => continue,
@@ -711,15 +771,15 @@ async fn drive(hub: Arc<HubInner>) {
             }
         }
         let lanes = hub.compute.threads();
-        let jobs: Vec<Vec<Arc<Sub>>> = batch.chunks(JOB_SUBS).map(|c| c.to_vec()).collect();
+        let jobs: Vec<Vec<Arc<Group>>> = batch.chunks(JOB_SUBS).map(|c| c.to_vec()).collect();
         futures_util::stream::iter(jobs)
             .for_each_concurrent(lanes, |job| {
                 let hub = Arc::clone(&hub);
                 async move {
                     let h = Arc::clone(&hub);
                     let run = hub.compute.run_waiting(move |_| {
-                        for sub in &job {
-                            drain(&h, sub);
+                        for group in &job {
+                            group::drain(&h, group);
                         }
                     });
                     if let Err(e) = run.await {
@@ -731,136 +791,36 @@ async fn drive(hub: Arc<HubInner>) {
     }
 }
 
-/// Works off `sub`'s queue on a pool thread, then publishes its new interest.
-fn drain(hub: &HubInner, sub: &Arc<Sub>) {
-    let span = tracing::info_span!("repair", subscription = %sub.id, map = %sub.map);
-    let _enter = span.enter();
-    loop {
-        let items: Vec<Item> = sub
-            .work
-            .lock()
-            .expect("work lock")
-            .queue
-            .drain(..)
-            .collect();
-        if items.is_empty() {
-            if finish(hub, sub) {
-                return;
-            }
-            continue;
-        }
-        let closed = sub.feed().is_closed();
-        let mut search = sub.search.lock().expect("search lock");
-        let mut pending: Option<(Arc<Grid>, u64, Vec<Point>)> = None;
-        for item in items {
-            match item {
-                Item::Patch {
-                    grid,
-                    version,
-                    changed,
-                } => {
-                    if closed {
-                        continue;
-                    }
-                    let cells = match pending.take() {
-                        Some((_, _, mut cells)) => {
-                            cells.extend_from_slice(&changed);
-                            cells
-                        }
-                        None => changed.to_vec(),
-                    };
-                    pending = Some((grid, version, cells));
-                }
-                Item::Move {
-                    to,
-                    grid,
-                    version,
-                    reply,
-                } => {
-                    if closed {
-                        continue; // dropping `reply` answers "gone"
-                    }
-                    if let Some((g, v, cells)) = pending.take() {
-                        repair(hub, sub, &mut search, &g, v, &cells);
-                    }
-                    let started = Instant::now();
-                    let out = search.move_start(&grid, to);
-                    sub.set_position(search.start());
-                    let result = out.map(|o| {
-                        record(hub, "move", started);
-                        let reason = o.change.as_str();
-                        if o.should_notify() {
-                            publish(hub, sub, &search, version, reason);
-                        } else {
-                            // Along the path: no event, but the state starts further on.
-                            sub.feed()
-                                .refresh(Event::of(&sub.id, &search, version, reason));
-                        }
-                    });
-                    let _ = reply.send(result);
-                }
-            }
-        }
-        if let Some((g, v, mut cells)) = pending.take() {
-            cells.sort_unstable_by_key(|p| (p.y, p.x));
-            cells.dedup();
-            repair(hub, sub, &mut search, &g, v, &cells);
-        }
-    }
-}
-
-fn repair(
-    hub: &HubInner,
-    sub: &Sub,
-    search: &mut DStarLite,
-    grid: &Grid,
-    version: u64,
-    changed: &[Point],
-) {
-    let started = Instant::now();
-    let out = search.update(grid, changed);
-    record(hub, out.change.as_str(), started);
-    if out.should_notify() {
-        let reason = out.change.as_str();
-        publish_event(hub, sub, Event::repaired(&sub.id, search, version, reason));
-    } else {
-        let mut f = sub.feed();
-        f.version = f.version.max(version);
-    }
-}
-
-fn record(hub: &HubInner, kind: &'static str, started: Instant) {
-    hub.repairs.fetch_add(1, Ordering::Relaxed);
-    metrics::counter!("pathd_repairs_total", "change" => kind).increment(1);
-    metrics::histogram!("pathd_repair_duration_seconds").record(started.elapsed().as_secs_f64());
-}
-
-fn publish(hub: &HubInner, sub: &Sub, search: &DStarLite, version: u64, reason: &'static str) {
-    publish_event(hub, sub, Event::of(&sub.id, search, version, reason));
-}
-
-fn publish_event(hub: &HubInner, sub: &Sub, ev: Event) {
-    hub.events.fetch_add(1, Ordering::Relaxed);
-    metrics::counter!("pathd_subscription_events_total").increment(1);
-    sub.publish(ev);
-}
-
-/// Clears `scheduled` and publishes the new interest, unless more work arrived meanwhile
-/// (then false: drain again). Takes the index lock, then the work lock (the patch order).
-fn finish(hub: &HubInner, sub: &Arc<Sub>) -> bool {
-    let interest = sub.search.lock().expect("search lock").interest();
+/// Clears `scheduled` and publishes the group's new interest, unless more work arrived
+/// meanwhile (then false: drain again). Takes the index lock, then the work lock (the patch
+/// order); a group left without members and work is dropped.
+fn finish(hub: &HubInner, group: &Arc<Group>) -> bool {
+    let interest = {
+        let tree = group.tree.lock().expect("tree lock");
+        group::interest(group, &tree)
+    };
     let mut maps = hub.maps.lock().expect("index lock");
-    let mut w = sub.work.lock().expect("work lock");
+    let mut w = group.work.lock().expect("work lock");
     if !w.queue.is_empty() {
         return false;
     }
     w.scheduled = false;
     w.interest = interest;
-    if let Some(ms) = maps.get_mut(&sub.map)
-        && ms.subs.contains_key(&sub.id)
+    if let Some(ms) = maps.get_mut(&group.map)
+        && ms
+            .groups
+            .get(&group.key)
+            .is_some_and(|g| Arc::ptr_eq(g, group))
     {
-        ms.index(&sub.id, interest, &mut w);
+        ms.index(group.key, interest, &mut w);
+        drop(w);
+        ms.drop_if_idle(group.key);
+        if ms.subs.is_empty() && ms.groups.is_empty() {
+            maps.remove(&group.map);
+        }
     }
+    let bytes: usize = maps.values().map(MapSubs::bytes).sum();
+    metrics::gauge!("pathd_subscription_memory_bytes").set(bytes as f64);
     true
 }
 

@@ -362,7 +362,7 @@ impl Maps {
         self.inner.registry.insert(Arc::clone(new));
         let delivery = self.inner.live.on_patch(
             &new.name,
-            prev.grid.min_cost(),
+            &prev.grid,
             Arc::clone(&new.grid),
             new.version,
             changed,

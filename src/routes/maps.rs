@@ -34,13 +34,23 @@ pub fn lookup(state: &AppState, name: &str) -> Result<Arc<MapEntry>, ApiError> {
     Ok(state.maps().get(name)?)
 }
 
+/// `summary` with the map's subscription count and memory, when it has subscriptions.
+fn with_usage(state: &AppState, mut summary: crate::dto::MapSummary) -> crate::dto::MapSummary {
+    let (count, memory_bytes) = state.live().usage(&summary.name);
+    summary.subscriptions = (count > 0).then_some(crate::dto::SubscriptionUsage {
+        count,
+        memory_bytes,
+    });
+    summary
+}
+
 /// `GET /v1/maps` (operationId `listMaps`).
 async fn list_maps(_: QueryAuth, State(state): State<AppState>) -> Json<MapList> {
     let maps = state
         .registry()
         .list()
         .iter()
-        .map(|e| e.summary())
+        .map(|e| with_usage(&state, e.summary()))
         .collect();
     let damaged = state.maps().damaged().into_iter().map(Into::into).collect();
     Json(MapList { maps, damaged })
@@ -80,7 +90,7 @@ async fn get_map(
     crate::routes::paths::wait_version(&state, &name, params.min_version).await?;
     let entry = lookup(&state, &name)?;
     if !wants_text(&headers) {
-        return Ok(Json(entry.summary()).into_response());
+        return Ok(Json(with_usage(&state, entry.summary())).into_response());
     }
     let grid = Arc::clone(&entry.grid);
     let text = state

@@ -19,7 +19,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::Stream;
-use pathd_engine::{Algorithm, DStarLite, Limits, Point};
+use pathd_engine::{Algorithm, Limits, Point};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -108,8 +108,9 @@ fn body(sub: &Sub) -> SubscriptionBody {
     }
 }
 
-/// `POST /v1/maps/{name}/subscriptions` (operationId `createSubscription`): runs the first
-/// search (D* Lite, optimal; `algorithm` may be omitted, `astar` or `auto`) and answers `201`
+/// `POST /v1/maps/{name}/subscriptions` (operationId `createSubscription`): joins the goal
+/// group of its goal and size and takes its first path from the group's shared search
+/// (optimal; `algorithm` may be omitted, `astar` or `auto`) and answers `201`
 /// with the subscription's `secret` (the only time it is shown).
 async fn create(
     _: QueryAuth,
@@ -120,7 +121,7 @@ async fn create(
     let (query, timeout) = req.to_query(state.config())?;
     if !matches!(query.algorithm, Algorithm::AStar | Algorithm::Auto) {
         return Err(ApiError::invalid_request(
-            "subscriptions are kept optimal by D* Lite; `algorithm` must be astar or auto",
+            "subscriptions are kept optimal by a shared goal search; `algorithm` must be astar or auto",
         ));
     }
     if req.partial == Some(true) || req.debug == Some(true) || req.trace == Some(true) {
@@ -134,29 +135,23 @@ async fn create(
     // Under the writer lock no patch lands between the first search and registration.
     let _order = state.maps().write_order(&name).await;
     let entry = lookup(&state, &name)?;
-    let grid = Arc::clone(&entry.grid);
-    let expansions = query.limits.max_expansions;
-    let search = state
-        .compute()
-        .run(move |cancel| {
-            let first = Limits {
-                max_expansions: expansions,
-                deadline: Instant::now().checked_add(timeout),
-                cancel: Some(Arc::clone(cancel)),
-            };
-            let mut d = DStarLite::new_sized(&grid, query.start, query.goal, query.size, first)?;
-            // Later repairs are bounded by expansions only: they run unattended.
-            d.set_limits(Limits {
-                max_expansions: expansions,
-                deadline: None,
-                cancel: None,
-            });
-            Ok::<_, ApiError>(d)
-        })
-        .await??;
+    let limits = Limits {
+        max_expansions: query.limits.max_expansions,
+        deadline: Instant::now().checked_add(timeout),
+        cancel: None,
+    };
     let sub = state
         .live()
-        .register(&name, Arc::clone(&entry.grid), entry.version, search)?;
+        .join(
+            &name,
+            Arc::clone(&entry.grid),
+            entry.version,
+            query.start,
+            query.goal,
+            query.size,
+            limits,
+        )
+        .await?;
     drop(_order);
     tracing::info!(map = %name, subscription = %sub.id, "subscription created");
     let created = SubscriptionBody {

@@ -1,5 +1,7 @@
 //! Live maps over a real server: patches, subscriptions, their event streams, moves, limits.
 
+#[path = "live/shared.rs"]
+mod shared;
 #[path = "live/sse.rs"]
 pub(crate) mod sse;
 
@@ -8,7 +10,7 @@ use serde_json::{Value, json};
 use sse::Sse;
 
 /// 60x20, all cost 1, with row 10 a wall: the top and bottom halves are not connected.
-fn halves() -> Value {
+pub(crate) fn halves() -> Value {
     let (w, h) = (60usize, 20usize);
     let mut costs = vec![1u32; w * h];
     for x in 0..w {
@@ -18,7 +20,7 @@ fn halves() -> Value {
 }
 
 /// The subscription of the tests: along row 3 of the top half, cost 55.
-const SUB: &str = r#"{"start": [2, 3], "goal": [57, 3]}"#;
+pub(crate) const SUB: &str = r#"{"start": [2, 3], "goal": [57, 3]}"#;
 
 async fn subscribe(s: &TestServer, map: &str, body: &str) -> Value {
     let resp = s

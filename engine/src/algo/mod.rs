@@ -3,6 +3,7 @@
 pub(crate) mod astar;
 pub(crate) mod dstar_lite;
 pub(crate) mod flowfield;
+pub(crate) mod goal_tree;
 pub mod hpa;
 pub(crate) mod jps;
 pub(crate) mod jps_plus;

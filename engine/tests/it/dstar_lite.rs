@@ -94,7 +94,12 @@ fn random_cell(rng: &mut impl Rng, grid: &Grid) -> Point {
 
 /// One random patch, biased towards the interesting places: the current path, the cells
 /// beside its diagonal steps (corner rule), the start and the goal.
-fn random_patch(rng: &mut impl Rng, grid: &Grid, d: &DStarLite, weighted: bool) -> (Patch, String) {
+pub(crate) fn random_patch(
+    rng: &mut impl Rng,
+    grid: &Grid,
+    d: &DStarLite,
+    weighted: bool,
+) -> (Patch, String) {
     let path: Vec<Point> = d.path().map(|p| p.0.to_vec()).unwrap_or_default();
     let near_path = |rng: &mut StdRng| -> Point {
         let p = path[rng.random_range(0..path.len())];

@@ -6,6 +6,7 @@ mod common;
 mod dstar_lite;
 mod expansions;
 mod flowfield;
+mod goal_tree;
 mod hpa;
 mod jps_plus;
 mod jps_theta;

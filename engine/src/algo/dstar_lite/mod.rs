@@ -61,10 +61,10 @@
 //! see the patches in order, and every call takes the grid of the newest patch it has seen
 //! (`update` with several patches' changed cells at once is fine: pass their union).
 
-mod nodes;
-mod outcome;
-mod queue;
-mod search_loop;
+pub(crate) mod nodes;
+pub(crate) mod outcome;
+pub(crate) mod queue;
+pub(crate) mod search_loop;
 
 use std::time::Instant;
 
@@ -76,14 +76,14 @@ use outcome::Baseline;
 pub use outcome::{Change, Interest, RepairOutcome};
 use queue::Queue;
 
-const INF: f64 = f64::INFINITY;
+pub(crate) const INF: f64 = f64::INFINITY;
 
 /// Check the clock and the cancellation flag every this many loop iterations.
-const CHECK_EVERY: u64 = 256;
+pub(crate) const CHECK_EVERY: u64 = 256;
 
 /// Relative slack of the stopping test (see "Exactness" above). Rounding in a sum of `n`
 /// steps is about `n * 1e-16` relative; real cost differences are far above `1e-10`.
-const STOP_SLACK: f64 = 1e-10;
+pub(crate) const STOP_SLACK: f64 = 1e-10;
 
 /// An incremental shortest-path search (D* Lite) from a moving start to a fixed goal.
 ///
@@ -151,17 +151,27 @@ pub struct DStarLite {
 
 /// What the search reads of a grid version: its padded costs, and for an agent wider than
 /// one cell its clearance (an anchor the footprint does not fit reads as a wall).
-pub(super) struct View<'a> {
+pub(crate) struct View<'a> {
     cells: &'a [u8],
     clearance: Option<&'a crate::Clearance>,
     size: u32,
     pw: usize,
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
+    /// The view of `grid` (whose padded cost array is `cells`) for a `size x size` agent.
+    pub(crate) fn new(grid: &'a Grid, cells: &'a [u8], size: u32) -> Self {
+        View {
+            cells,
+            clearance: (size > 1).then(|| grid.clearance()),
+            size,
+            pw: grid.padded_width(),
+        }
+    }
+
     /// The cost of padded cell `m` for the agent (0 where it cannot stand).
     #[inline]
-    pub(super) fn cost(&self, m: usize) -> u8 {
+    pub(crate) fn cost(&self, m: usize) -> u8 {
         let c = self.cells[m];
         match self.clearance {
             Some(clr) if c != 0 => {
@@ -379,21 +389,8 @@ impl DStarLite {
         self.check_grid(grid);
         // For a sized agent the cells that change for the search are the anchors whose
         // footprint holds a written cell.
-        let anchors: Vec<Point>;
-        let changed = if self.size > 1 {
-            let k = self.size - 1;
-            anchors = changed
-                .iter()
-                .flat_map(|c| {
-                    (c.y.saturating_sub(k)..=c.y).flat_map(move |y| {
-                        (c.x.saturating_sub(k)..=c.x).map(move |x| Point::new(x, y))
-                    })
-                })
-                .collect();
-            &anchors[..]
-        } else {
-            changed
-        };
+        let anchors = changed_anchors(changed, self.size);
+        let changed = &anchors[..];
         let started = Instant::now();
         self.repaired.clear();
         let before = self.baseline();
@@ -501,32 +498,12 @@ impl DStarLite {
     /// [`Grid::path_cost`] for this search's agent: `None` when a step is illegal for its
     /// footprint too (an anchor it does not fit at, or a diagonal past one).
     pub(super) fn path_cost(&self, grid: &Grid, path: &[Point]) -> Option<f64> {
-        let cost = grid.path_cost(path)?;
-        if self.size > 1 {
-            let clr = grid.clearance();
-            let fits = |p: Point| clr.fits(p, self.size);
-            let legal = path.iter().all(|&p| fits(p))
-                && path.windows(2).all(|s| {
-                    let (a, b) = (s[0], s[1]);
-                    a.x == b.x
-                        || a.y == b.y
-                        || fits(Point::new(b.x, a.y)) && fits(Point::new(a.x, b.y))
-                });
-            if !legal {
-                return None;
-            }
-        }
-        Some(cost)
+        agent_path_cost(grid, path, self.size)
     }
 
     /// What the search reads of `grid` (`cells` is its padded cost array).
     fn view<'a>(&self, grid: &'a Grid, cells: &'a [u8]) -> View<'a> {
-        View {
-            cells,
-            clearance: (self.size > 1).then(|| grid.clearance()),
-            size: self.size,
-            pw: self.pw,
-        }
+        View::new(grid, cells, self.size)
     }
 
     fn check_grid(&self, grid: &Grid) {
@@ -564,4 +541,41 @@ impl DStarLite {
             },
         }
     }
+}
+
+/// [`Grid::path_cost`] for a `size x size` agent: `None` when a step is illegal for its
+/// footprint too (an anchor it does not fit at, or a diagonal past one).
+pub(crate) fn agent_path_cost(grid: &Grid, path: &[Point], size: u32) -> Option<f64> {
+    let cost = grid.path_cost(path)?;
+    if size > 1 {
+        let clr = grid.clearance();
+        let fits = |p: Point| clr.fits(p, size);
+        let legal = path.iter().all(|&p| fits(p))
+            && path.windows(2).all(|s| {
+                let (a, b) = (s[0], s[1]);
+                a.x == b.x || a.y == b.y || fits(Point::new(b.x, a.y)) && fits(Point::new(a.x, b.y))
+            });
+        if !legal {
+            return None;
+        }
+    }
+    Some(cost)
+}
+
+/// The cells whose cost changes for a `size x size` agent when `changed` are written: the
+/// anchors whose footprint holds a written cell (`changed` itself for size 1).
+pub(crate) fn changed_anchors(changed: &[Point], size: u32) -> std::borrow::Cow<'_, [Point]> {
+    if size <= 1 {
+        return std::borrow::Cow::Borrowed(changed);
+    }
+    let k = size - 1;
+    std::borrow::Cow::Owned(
+        changed
+            .iter()
+            .flat_map(|c| {
+                (c.y.saturating_sub(k)..=c.y)
+                    .flat_map(move |y| (c.x.saturating_sub(k)..=c.x).map(move |x| Point::new(x, y)))
+            })
+            .collect(),
+    )
 }

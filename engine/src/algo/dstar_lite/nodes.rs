@@ -14,7 +14,7 @@ use crate::grid::Point;
 
 /// `g` and `rhs` of one vertex (cost-to-goal estimate and its one-step lookahead).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Node {
+pub(crate) struct Node {
     pub g: f64,
     pub rhs: f64,
 }
@@ -44,7 +44,7 @@ impl Node {
 /// not attacker-controlled keys of unbounded count (at most the map's cells), so
 /// flooding resistance buys nothing here.
 #[derive(Default, Clone, Copy)]
-pub(super) struct CellHasher(u64);
+pub(crate) struct CellHasher(u64);
 
 impl Hasher for CellHasher {
     #[inline]
@@ -76,7 +76,7 @@ type Segment = [Node; SEG];
 
 /// The vertex store plus the bounding box of every cell it ever held.
 #[derive(Clone)]
-pub(super) struct Nodes {
+pub(crate) struct Nodes {
     /// Segment id (`cell >> SEG_BITS`) to its position in `segs`.
     index: HashMap<u32, u32, BuildHasherDefault<CellHasher>>,
     segs: Vec<Segment>,

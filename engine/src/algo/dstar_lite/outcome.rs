@@ -115,7 +115,7 @@ impl Interest {
 }
 
 /// The path before a call, to classify what the call did.
-pub(super) struct Baseline {
+pub(crate) struct Baseline {
     pub status: Status,
     /// `None` when the agent moved off the old path (no comparable path).
     pub path: Option<Vec<Point>>,
@@ -123,15 +123,15 @@ pub(super) struct Baseline {
 }
 
 /// Relative tolerance under which two path costs count as equal.
-pub(super) const COST_EPS: f64 = 1e-12;
+pub(crate) const COST_EPS: f64 = 1e-12;
 
-pub(super) fn same_cost(a: f64, b: f64) -> bool {
+pub(crate) fn same_cost(a: f64, b: f64) -> bool {
     (a - b).abs() <= COST_EPS * (1.0 + a.abs().max(b.abs()))
 }
 
 /// Classifies a call. `old_cost_now` is the old path's cost on the current grid (`None`
 /// when it is illegal now or there was none).
-pub(super) fn classify(
+pub(crate) fn classify(
     before: &Baseline,
     old_cost_now: Option<f64>,
     status: Status,

@@ -16,7 +16,7 @@ use std::collections::BinaryHeap;
 
 /// A D* Lite key: `[min(g, rhs) + h(start, s) + km, min(g, rhs)]`, compared lexicographically.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Key {
+pub(crate) struct Key {
     pub k1: f64,
     pub k2: f64,
 }
@@ -32,7 +32,7 @@ impl Key {
 /// One heap entry. Keys are non-negative finite `f64`s stored as bit patterns, which order
 /// exactly like the values.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) struct Entry {
+pub(crate) struct Entry {
     k1: u64,
     k2: u64,
     pub node: u32,
@@ -68,7 +68,7 @@ impl PartialOrd for Entry {
 
 /// The queue.
 #[derive(Clone, Default)]
-pub(super) struct Queue {
+pub(crate) struct Queue {
     heap: BinaryHeap<Entry>,
     /// Length right after the last rebuild, the yardstick for [`Queue::should_compact`].
     rebuilt_len: usize,

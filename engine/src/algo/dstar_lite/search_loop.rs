@@ -66,37 +66,7 @@ impl DStarLite {
     /// Legal moves from `n` with their costs, in direction order; none from a wall.
     #[inline]
     pub(super) fn neighbours(&self, cells: &View<'_>, n: u32, out: &mut [(u32, f64); 8]) -> usize {
-        let u = n as usize;
-        let cu = cells.cost(u);
-        if cu == 0 {
-            return 0;
-        }
-        let cu = cu as f64;
-        let mut k = 0;
-        let mut open = [false; 4];
-        for (d, is_open) in open.iter_mut().enumerate() {
-            let m = u.wrapping_add_signed(self.offsets[d]);
-            let cm = cells.cost(m);
-            if cm != 0 {
-                *is_open = true;
-                out[k] = (m as u32, (cu + cm as f64) * 0.5);
-                k += 1;
-            }
-        }
-        if self.movement == Movement::Octile {
-            for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
-                if !(open[a] && open[b]) {
-                    continue;
-                }
-                let m = u.wrapping_add_signed(self.offsets[4 + d]);
-                let cm = cells.cost(m);
-                if cm != 0 {
-                    out[k] = (m as u32, SQRT2 * (cu + cm as f64) * 0.5);
-                    k += 1;
-                }
-            }
-        }
-        k
+        neighbours(cells, &self.offsets, self.movement, n, out)
     }
 
     /// Rebuilds the queue with one fresh key per inconsistent vertex.
@@ -276,7 +246,7 @@ impl DStarLite {
     }
 
     /// Greedy descent from the start: always the neighbour with the smallest `c + g`
-    /// (first in direction order on ties). `g` strictly drops along it (every step costs at
+    /// (first in direction order on ties, see [`descent_step`]). `g` strictly drops along it (every step costs at
     /// least 1), so it ends at the goal.
     pub(super) fn extract(&self, grid: &Grid) -> Vec<Point> {
         let flat = grid.cells();
@@ -286,21 +256,79 @@ impl DStarLite {
         let mut cur = self.s_start;
         while cur != self.s_goal {
             let k = self.neighbours(cells, cur, &mut nb);
-            let mut best = (INF, cur);
-            for &(s, c) in &nb[..k] {
-                let v = c + self.nodes.g(s);
-                if v < best.0 {
-                    best = (v, s);
-                }
-            }
+            let next = descent_step(&nb[..k], |s| self.nodes.g(s));
             assert!(
-                best.0.is_finite() && path.len() <= self.nodes.len(),
+                next.is_some() && path.len() <= self.nodes.len(),
                 "D* Lite invariant broken: no descent from {}",
                 grid.ppoint(cur as usize)
             );
-            cur = best.1;
+            cur = next.expect("checked").0;
             path.push(grid.ppoint(cur as usize));
         }
         path
     }
+}
+
+/// Legal moves from `n` with their costs, in direction order; none from a wall.
+#[inline]
+pub(crate) fn neighbours(
+    cells: &View<'_>,
+    offsets: &[isize; 8],
+    movement: Movement,
+    n: u32,
+    out: &mut [(u32, f64); 8],
+) -> usize {
+    let u = n as usize;
+    let cu = cells.cost(u);
+    if cu == 0 {
+        return 0;
+    }
+    let cu = cu as f64;
+    let mut k = 0;
+    let mut open = [false; 4];
+    for (d, is_open) in open.iter_mut().enumerate() {
+        let m = u.wrapping_add_signed(offsets[d]);
+        let cm = cells.cost(m);
+        if cm != 0 {
+            *is_open = true;
+            out[k] = (m as u32, (cu + cm as f64) * 0.5);
+            k += 1;
+        }
+    }
+    if movement == Movement::Octile {
+        for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
+            if !(open[a] && open[b]) {
+                continue;
+            }
+            let m = u.wrapping_add_signed(offsets[4 + d]);
+            let cm = cells.cost(m);
+            if cm != 0 {
+                out[k] = (m as u32, SQRT2 * (cu + cm as f64) * 0.5);
+                k += 1;
+            }
+        }
+    }
+    k
+}
+
+/// The step a greedy descent takes from a vertex whose neighbours and step costs are `nb`
+/// (direction order), given every neighbour's cost to the goal `g`: the first neighbour whose
+/// `c + g` is the smallest up to a relative 2^-36 ([`crate::search::IMPROVES_BY`]), with
+/// that sum; `None` when no neighbour reaches the goal.
+///
+/// Why a margin: two sums of equal true cost can round one ulp apart, depending on the order
+/// a search happened to add their steps in, and a strict `<` would then follow the rounding.
+/// With the margin the choice depends on the true costs only (the argument of
+/// `IMPROVES_BY`'s docs: rounding stays far below it, true differences far above it), so any
+/// two searches that hold the same exact costs descend along the same path: D* Lite, and
+/// the goal trees shared by several agents, which grow in another order.
+pub(crate) fn descent_step(nb: &[(u32, f64)], g: impl Fn(u32) -> f64) -> Option<(u32, f64)> {
+    let min = nb.iter().map(|&(s, c)| c + g(s)).fold(INF, f64::min);
+    if !min.is_finite() {
+        return None;
+    }
+    let tie = min + min * crate::search::IMPROVES_BY;
+    nb.iter()
+        .map(|&(s, c)| (s, c + g(s)))
+        .find(|&(_, v)| v <= tie)
 }

@@ -1,0 +1,544 @@
+//! One goal-rooted incremental search shared by every agent heading for the same goal, and
+//! cheap repairs from the agent when a patch only raises costs.
+//!
+//! # The tree
+//!
+//! [`GoalTree`] is Lifelong Planning A* (Koenig, Likhachev & Furcy 2004) run *from the goal
+//! without a heuristic*: the keys are `[min(g, rhs), min(g, rhs)]`, so the tree grows in
+//! Dijkstra order from the goal and its values serve every start at once, where D* Lite's
+//! heuristic and key modifier tie a search to one start. It is bounded and lazy: it only
+//! settles vertices up to what its agents need ([`GoalTree::reach`] continues the loop until
+//! a new start is settled), and it shares D* Lite's sparse vertex store, queue and patch
+//! rule (a changed cell recomputes `rhs` on itself and its 8 neighbours).
+//!
+//! The *bound* `B` is the smallest key left in the queue after the last run of the loop.
+//! The LPA* invariant gives: every vertex whose true cost to the goal is below `B` holds it
+//! exactly in `g` (a consistent vertex with a key below the queue's top is exact, and an
+//! optimal path from a vertex of cost `< B` runs through such vertices only). So the tree
+//! answers "cost to goal" for every cell whose `g < B`, and [`GoalTree::descend`] follows
+//! the cheapest `c + g` neighbour from there, in the documented direction order (N, E, S, W,
+//! NE, SE, SW, NW; first minimum wins), exactly as D* Lite extracts its path.
+//!
+//! # Cheap repairs when costs only rise
+//!
+//! A goal-rooted search pays for a wall with everything routed through it: a wall near the
+//! goal invalidates most of the tree. But when a patch only raises costs (walls, dearer
+//! terrain), the old values are still a lower bound of the new costs, and
+//! `h(v) = min(g(v), B)` is a consistent heuristic on the new map (shown below). So
+//! [`GoalTree::apply`] with `lowered == false` only queues the changed vertices (the tree
+//! becomes *stale*, its `g` values the old ones), and an agent whose path the patch touched
+//! runs an A* from itself to the goal with that heuristic (module `route`), which stops at
+//! the cells whose old value is still exact (their descent avoids the patch): near the agent
+//! it expands about the detour; mid-way or near the goal, the old equal-cost paths between
+//! the agent and the wall.
+//! Agents whose path the patch did not touch keep it: their path costs the same and every
+//! other path costs at least as much as before. The tree itself is repaired later
+//! ([`GoalTree::settle`], which a server runs after publishing the agents' answers), or
+//! first thing when a patch lowers a cost or a new start must be reached.
+//!
+//! Why `h` is consistent, `h(u) <= c(u, v) + h(v)` for every edge: if `h(v) = B` it holds
+//! as `h(u) <= B`. Otherwise `g(v) < B` is exact for the map the tree last settled on; if
+//! `u`'s true cost then was below `B`, `h(u) = g(u) <= c_then(u, v) + g(v)`; else `h(u) = B
+//! <= g*(u) <= c_then(u, v) + g(v)`. Raised costs only make `c(u, v) >= c_then(u, v)`, and
+//! `h(goal) = 0`. Consistency and `h(goal) = 0` make `h` admissible, and A* optimal.
+//!
+//! # Agents
+//!
+//! An [`Agent`] is what one subscription keeps: its position, its last path and status.
+//! Its answers are exactly those of a D* Lite search of its own (same status, same path,
+//! same change class; a test compares them on seeded random maps and patch sequences): the
+//! first path and paths after lowering patches and moves off the path come from
+//! [`GoalTree::descend`] on exact values, which takes D* Lite's steps (both break ties by
+//! true cost, not by rounding: `descent_step`); the old path is kept while it stays
+//! optimal, and the change is classified with the same rules ([`Change`]). After a
+//! raise-only patch, the forward repair (module `route`) returns the path D* Lite's descent
+//! would take on the new map without settling the tree first.
+//!
+//! # Memory
+//!
+//! A tree costs what it touched (16 bytes per cell in segments, plus its queue); an agent
+//! costs its path. [`GoalTree::memory_bytes`], [`Agent::memory_bytes`].
+
+mod agent;
+mod route;
+
+use std::time::Instant;
+
+use super::dstar_lite::nodes::{Node, Nodes};
+use super::dstar_lite::outcome::Interest;
+use super::dstar_lite::queue::{Key, Queue};
+use super::dstar_lite::search_loop::{descent_step, neighbours};
+use super::dstar_lite::{CHECK_EVERY, INF, STOP_SLACK, View, changed_anchors};
+use crate::grid::{Grid, Movement, Point};
+use crate::query::{Limits, QueryError, Stats, Status};
+use crate::search::limit_hit;
+
+pub use agent::{Agent, REPAIRED_KEEP};
+
+/// A goal-rooted, lazily extended LPA* search shared by the agents of one goal (see the
+/// module docs).
+///
+/// ```
+/// use pathd_engine::{Agent, GoalTree, Grid, Limits, Movement, Patch, Point};
+/// let grid = Grid::from_costs(4, 3, vec![1; 12], Movement::Cardinal).unwrap();
+/// let mut tree = GoalTree::new(&grid, Point::new(3, 1), 1).unwrap();
+/// let (mut a, _) = Agent::new(&mut tree, &grid, Point::new(0, 1), Limits::default()).unwrap();
+/// let (mut b, _) = Agent::new(&mut tree, &grid, Point::new(0, 0), Limits::default()).unwrap();
+/// assert_eq!((a.cost(), b.cost()), (3.0, 4.0));
+///
+/// // A wall on a's path: only a is repaired, forward from itself.
+/// let patch = Patch { cells: vec![(Point::new(1, 1), 0)], rects: vec![] };
+/// let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
+/// tree.apply(&next, &changed, false);
+/// assert!(a.on_patch(&mut tree, &next, &changed, false).should_notify());
+/// assert!(!b.on_patch(&mut tree, &next, &changed, false).should_notify());
+/// assert_eq!(a.cost(), 5.0);
+/// tree.settle(&next, 0.0);
+/// ```
+#[derive(Clone)]
+pub struct GoalTree {
+    width: u32,
+    height: u32,
+    movement: Movement,
+    /// Neighbour offsets (padded ids) of the grids this tree runs on.
+    offsets: [isize; 8],
+    goal: Point,
+    s_goal: u32,
+    /// Agent side in cells (anchors whose clearance is below it count as walls).
+    size: u32,
+    nodes: Nodes,
+    open: Queue,
+    /// Every vertex whose true cost is below it holds that cost in `g` (see module docs);
+    /// as of the last run of the loop when `stale`.
+    bound: f64,
+    /// Raise-only patches were queued since the last run of the loop: `g` holds the costs
+    /// of the map as of that run, lower bounds of today's.
+    stale: bool,
+    /// While stale: every vertex an edge changed at since the last run of the loop (the
+    /// changed anchors and their 8 neighbours), sorted. A vertex whose descent avoids them
+    /// still holds its exact cost (see [`Self::route`]).
+    pending: Vec<u32>,
+    /// Vertices the last [`Self::apply`], [`Self::settle`] or [`Self::reach`] that had to
+    /// search wrote (repeats included).
+    repaired: Vec<u32>,
+}
+
+impl std::fmt::Debug for GoalTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GoalTree")
+            .field("goal", &self.goal)
+            .field("size", &self.size)
+            .field("bound", &self.bound)
+            .field("stale", &self.stale)
+            .field("records", &self.nodes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl GoalTree {
+    /// An empty tree towards `goal` for a `size x size` agent; nothing is searched until an
+    /// agent needs it. Errors: `goal` off the map, blocked, or the agent does not fit there;
+    /// `size` outside `1..=`[`crate::MAX_AGENT_SIZE`].
+    pub fn new(grid: &Grid, goal: Point, size: u32) -> Result<Self, QueryError> {
+        crate::query::check_size(size)?;
+        if !grid.in_bounds(goal) {
+            return Err(QueryError::OutOfBounds {
+                which: "goal",
+                point: goal,
+            });
+        }
+        crate::query::check_fits(grid, "goal", goal, size)?;
+        let s_goal = grid.pidx(goal) as u32;
+        let mut t = GoalTree {
+            width: grid.width(),
+            height: grid.height(),
+            movement: grid.movement(),
+            offsets: grid.offsets(),
+            goal,
+            s_goal,
+            size,
+            nodes: Nodes::new(grid.padded_width()),
+            open: Queue::default(),
+            bound: 0.0,
+            stale: false,
+            pending: Vec::new(),
+            repaired: Vec::new(),
+        };
+        t.write(s_goal, Node::UNSEEN, Node { g: INF, rhs: 0.0 });
+        Ok(t)
+    }
+
+    /// The goal.
+    pub fn goal(&self) -> Point {
+        self.goal
+    }
+
+    /// The agent side the tree is for.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Every cell whose true cost to the goal is below this has it settled (as of the last
+    /// run of the loop while [`Self::is_stale`]).
+    pub fn bound(&self) -> f64 {
+        self.bound
+    }
+
+    /// True when raise-only patches wait for [`Self::settle`].
+    pub fn is_stale(&self) -> bool {
+        self.stale
+    }
+
+    /// Bytes the tree holds (vertex store and queue).
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.nodes.heap_bytes()
+            + self.open.heap_bytes()
+            + (self.pending.capacity() + self.repaired.capacity()) * std::mem::size_of::<u32>()
+    }
+
+    /// The vertices whose `g` or `rhs` the last [`Self::apply`], [`Self::reach`] or
+    /// [`Self::settle`] changed, as padded cell ids (sorted, deduplicated).
+    pub(crate) fn repaired_ids(&self) -> Vec<u32> {
+        let mut ids = self.repaired.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Cells with a finite `g` or `rhs`.
+    pub fn touched_cells(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The settled cost from `p` to the goal, when `p` is settled and the tree not stale.
+    pub fn cost_from(&self, grid: &Grid, p: Point) -> Option<f64> {
+        let g = self.nodes.g(grid.pidx(p) as u32);
+        (!self.stale && g < self.bound).then_some(g)
+    }
+
+    /// Which changed cells can matter to the tree: those within one cell (and a footprint)
+    /// of a cell it has touched. An agent whose cost is at most [`Self::bound`] has its path
+    /// inside, and a changed cell outside can only change costs above the bound.
+    pub fn interest(&self) -> Interest {
+        match self.nodes.bounds() {
+            Some((lo, hi)) => Interest::Region {
+                min: Point::new(lo.x.saturating_sub(1), lo.y.saturating_sub(1)),
+                max: Point::new(
+                    (hi.x + self.size).min(self.width - 1),
+                    (hi.y + self.size).min(self.height - 1),
+                ),
+            },
+            None => Interest::Everything,
+        }
+    }
+
+    /// Takes in a patch: `grid` is the new map version, `changed` the cells it wrote,
+    /// `lowered` whether any of them got cheaper (or opened). Raise-only patches are only
+    /// queued (the tree turns stale, see module docs); a lowering patch is worked off at
+    /// once, up to the bound. Returns the work done.
+    ///
+    /// # Panics
+    ///
+    /// When `grid` has other dimensions or another movement rule than the tree's map.
+    pub fn apply(&mut self, grid: &Grid, changed: &[Point], lowered: bool) -> Stats {
+        self.check_grid(grid);
+        let started = Instant::now();
+        let anchors = changed_anchors(changed, self.size);
+        let mut touched: Vec<u32> = Vec::with_capacity(anchors.len() * 9);
+        for &c in anchors.iter().filter(|c| grid.in_bounds(**c)) {
+            let i = grid.pidx(c);
+            touched.push(i as u32);
+            touched.extend(
+                self.offsets
+                    .iter()
+                    .map(|&o| i.wrapping_add_signed(o) as u32),
+            );
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        self.repaired.clear();
+        let flat = grid.cells();
+        let cells = &View::new(grid, &flat, self.size);
+        let mut wrote = false;
+        let mut stats = Stats::default();
+        for &v in &touched {
+            let old = self.nodes.get(v);
+            let rhs = if v == self.s_goal {
+                0.0
+            } else {
+                self.best_rhs(cells, v)
+            };
+            if rhs != old.rhs {
+                self.write(v, old, Node { g: old.g, rhs });
+                stats.generated += 1;
+                wrote = true;
+            }
+        }
+        if lowered && (wrote || self.stale) {
+            let (_, run) = self.run(grid, None, 0.0, &Limits::default());
+            stats.expanded += run.expanded;
+            stats.generated += run.generated;
+        } else if wrote {
+            self.stale = true;
+            self.pending.extend_from_slice(&touched);
+            self.pending.sort_unstable();
+            self.pending.dedup();
+        }
+        stats.elapsed = started.elapsed();
+        stats
+    }
+
+    /// Works off queued patches and extends the tree until every cell of cost up to
+    /// `target` (and up to the current bound) is settled. A server calls it after the
+    /// agents' answers are out, with their largest path cost.
+    pub fn settle(&mut self, grid: &Grid, target: f64) -> Stats {
+        self.check_grid(grid);
+        let started = Instant::now();
+        let mut stats = Stats::default();
+        self.repaired.clear();
+        if self.stale || target >= self.bound {
+            stats = self.run(grid, None, target, &Limits::default()).1;
+        }
+        stats.elapsed = started.elapsed();
+        stats
+    }
+
+    /// Extends (and repairs) the tree until `p` is settled: [`Status::Found`] with its cost
+    /// to the goal readable by [`Self::cost_from`], [`Status::NoPath`] when `p` cannot reach
+    /// the goal (answered from the map's components, without searching), or
+    /// [`Status::LimitReached`] (the tree stays valid; a later call continues).
+    pub fn reach(&mut self, grid: &Grid, p: Point, limits: &Limits) -> (Status, Stats) {
+        self.check_grid(grid);
+        let started = Instant::now();
+        if !self.connected(grid, p) {
+            return (Status::NoPath, Stats::default());
+        }
+        let (status, mut stats) = if self.cost_from(grid, p).is_some() {
+            (Status::Found, Stats::default())
+        } else {
+            self.repaired.clear();
+            self.run(grid, Some(grid.pidx(p) as u32), 0.0, limits)
+        };
+        stats.elapsed = started.elapsed();
+        (status, stats)
+    }
+
+    /// Greedy descent from `from` (settled: [`Self::reach`] said found) to the goal: always
+    /// the neighbour with the smallest `c + g`, first in direction order on ties.
+    pub fn descend(&self, grid: &Grid, from: Point) -> Vec<Point> {
+        let flat = grid.cells();
+        let cells = &View::new(grid, &flat, self.size);
+        let mut nb = [(0u32, 0.0f64); 8];
+        let mut path = vec![from];
+        let mut cur = grid.pidx(from) as u32;
+        while cur != self.s_goal {
+            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
+            let next = descent_step(&nb[..k], |s| self.nodes.g(s));
+            assert!(
+                next.is_some() && path.len() <= self.nodes.len(),
+                "goal tree invariant broken: no descent from {}",
+                grid.ppoint(cur as usize)
+            );
+            cur = next.expect("checked").0;
+            path.push(grid.ppoint(cur as usize));
+        }
+        path
+    }
+
+    // ---- internals ----
+
+    /// True when a `size x size` agent at `p` can reach the goal on `grid`.
+    fn connected(&self, grid: &Grid, p: Point) -> bool {
+        if !grid.same_component(p, self.goal) {
+            return false;
+        }
+        self.size <= 1 || {
+            let clr = grid.clearance();
+            clr.fits(p, self.size) && clr.fits(self.goal, self.size)
+        }
+    }
+
+    fn check_grid(&self, grid: &Grid) {
+        assert!(
+            grid.width() == self.width
+                && grid.height() == self.height
+                && grid.movement() == self.movement,
+            "GoalTree: grid {}x{} {:?} is not the tree's {}x{} {:?} map",
+            grid.width(),
+            grid.height(),
+            grid.movement(),
+            self.width,
+            self.height,
+            self.movement
+        );
+    }
+
+    #[inline]
+    fn key(node: Node) -> Key {
+        let m = node.min();
+        Key { k1: m, k2: m }
+    }
+
+    /// Stores `new` for `n` (previously `old`); an inconsistent vertex whose key changed
+    /// gets a fresh queue entry (the queue's lazy-deletion rule, see D* Lite's queue).
+    #[inline]
+    fn write(&mut self, n: u32, old: Node, new: Node) {
+        self.nodes.put(n, new);
+        self.repaired.push(n);
+        if !new.consistent() && (old.consistent() || old.min() != new.min()) {
+            self.open.push(Self::key(new), n);
+        }
+    }
+
+    #[inline]
+    fn best_rhs(&self, cells: &View<'_>, n: u32) -> f64 {
+        let mut nb = [(0u32, 0.0f64); 8];
+        let k = neighbours(cells, &self.offsets, self.movement, n, &mut nb);
+        nb[..k]
+            .iter()
+            .map(|&(s, c)| c + self.nodes.g(s))
+            .fold(INF, f64::min)
+    }
+
+    /// The smallest live key in the queue (stale entries dropped on the way), or infinity.
+    fn top_key(&mut self) -> f64 {
+        while let Some(top) = self.open.peek() {
+            if self.nodes.get(top.node).consistent() {
+                self.open.pop();
+                continue;
+            }
+            return top.key().k1;
+        }
+        INF
+    }
+
+    /// The LPA* loop (no heuristic): runs until the smallest queued key exceeds the old
+    /// bound, `target` and, when given, the settled cost of vertex `need`. Afterwards the
+    /// bound is the smallest queued key and the tree is not stale, also after a limit.
+    fn run(
+        &mut self,
+        grid: &Grid,
+        need: Option<u32>,
+        target: f64,
+        limits: &Limits,
+    ) -> (Status, Stats) {
+        let flat = grid.cells();
+        let cells = &View::new(grid, &flat, self.size);
+        // Whatever was settled stays settled: the old bound is part of the floor.
+        let floor = self.bound.max(target);
+        let max_expansions = limits.max_expansions.unwrap_or(u64::MAX);
+        let mut stats = Stats::default();
+        let mut nb = [(0u32, 0.0f64); 8];
+        let mut status = Status::Found;
+        loop {
+            let top = self.top_key();
+            // Stop when everything up to the floor and the needed vertex is settled (with
+            // D* Lite's relative slack against rounding).
+            let goal_of_run = match need {
+                Some(n) => {
+                    let node = self.nodes.get(n);
+                    if node.consistent() {
+                        floor.max(node.g)
+                    } else {
+                        INF
+                    }
+                }
+                None => floor,
+            };
+            if top == INF || top > goal_of_run + STOP_SLACK * (1.0 + goal_of_run) {
+                break;
+            }
+            if stats.expanded >= max_expansions {
+                status = Status::LimitReached;
+                break;
+            }
+            if (stats.expanded + 1) % CHECK_EVERY == 0 && limit_hit(limits).is_some() {
+                status = Status::LimitReached;
+                break;
+            }
+            let entry = self.open.pop().expect("top_key saw an entry");
+            let u = entry.node;
+            let nu = self.nodes.get(u);
+            // An older entry below the vertex's key (its min rose since): re-queue it at its
+            // key; expanding out of key order would break LPA*'s termination guarantee.
+            let k_now = Self::key(nu);
+            if entry.key().less(k_now) {
+                self.open.push(k_now, u);
+                continue;
+            }
+            stats.expanded += 1;
+            let k = neighbours(cells, &self.offsets, self.movement, u, &mut nb);
+            if nu.g > nu.rhs {
+                // Overconsistent: g drops to rhs, final; neighbours may improve through u.
+                let gu = nu.rhs;
+                self.nodes.put(u, Node { g: gu, rhs: gu });
+                self.repaired.push(u);
+                for &(s, c) in &nb[..k] {
+                    if s == self.s_goal {
+                        continue;
+                    }
+                    let old = self.nodes.get(s);
+                    let via = c + gu;
+                    if via < old.rhs {
+                        self.write(s, old, Node { g: old.g, rhs: via });
+                        stats.generated += 1;
+                    }
+                }
+            } else {
+                // Underconsistent: a cost rose under u; raise g to infinity, recompute the
+                // rhs of the neighbours that went through u, requeue u at its rhs.
+                stats.reopened += 1;
+                let g_old = nu.g;
+                self.write(
+                    u,
+                    nu,
+                    Node {
+                        g: INF,
+                        rhs: nu.rhs,
+                    },
+                );
+                for &(s, c) in &nb[..k] {
+                    if s == self.s_goal {
+                        continue;
+                    }
+                    let old = self.nodes.get(s);
+                    if old.rhs == c + g_old {
+                        let rhs = self.best_rhs(cells, s);
+                        self.write(s, old, Node { g: old.g, rhs });
+                        stats.generated += 1;
+                    }
+                }
+            }
+        }
+        if status == Status::Found {
+            if let Some(n) = need {
+                if !self.nodes.g(n).is_finite() {
+                    status = Status::NoPath;
+                }
+            }
+        }
+        self.bound = self.top_key();
+        self.stale = false;
+        self.pending.clear();
+        if self.repaired.capacity() > 1 << 16 && self.repaired.len() < self.repaired.capacity() / 4
+        {
+            self.repaired.shrink_to(self.repaired.len());
+        }
+        if self.open.should_compact() {
+            self.rebuild_queue();
+        }
+        (status, stats)
+    }
+
+    /// Rebuilds the queue with one entry per inconsistent vertex.
+    fn rebuild_queue(&mut self) {
+        for n in self.open.drain_cells() {
+            let node = self.nodes.get(n);
+            if !node.consistent() {
+                self.open.push(Self::key(node), n);
+            }
+        }
+        self.open.mark_rebuilt();
+    }
+}

@@ -1,0 +1,276 @@
+//! The forward repair: A* from an agent to the goal on a stale tree, which returns exactly the
+//! path D* Lite's descent would take on the new map.
+//!
+//! # Which values are still exact
+//!
+//! After raise-only patches (the tree is stale), a vertex's old value `g` is a lower bound of
+//! its new cost. It is still *exact* when its descent (the greedy path [`GoalTree::descend`]
+//! takes) avoids every vertex an edge changed at (the tree's `pending` set): that path costs
+//! what it did, and nothing got cheaper. Such a vertex is a *terminal*: the search does not
+//! expand it, it knows the rest of the way. Every other vertex gets `h = min(g, bound)`, the
+//! consistent heuristic of the module docs. A* then pops vertices by `f = g_from_agent + h`;
+//! for a terminal `f` is the exact cost of the best path through it, and the first terminal
+//! popped gives the new optimum `C` (any optimal path leaves the non-terminal vertices at
+//! some terminal, the goal at the latest, and up to it it runs through expanded vertices).
+//!
+//! Near the agent a wall only invalidates the agent's own corner of the tree: a few cells
+//! from the agent the descents go round the wall, so the search stops after about the detour.
+//! Near the goal the wall invalidates most of the tree, and the search expands the cells whose
+//! old estimate is below the new cost (the band of old equal-cost paths).
+//!
+//! # The same path as D* Lite
+//!
+//! D* Lite descends from the agent along the first neighbour (direction order) whose
+//! `c + g_new` is smallest. To take the same steps without `g_new`, the search keeps popping
+//! until every vertex of `f <= C` is out of the queue (the same relative slack as D* Lite's
+//! stopping rule): then every vertex on any optimal path has its exact cost from the agent
+//! (consistent heuristic). A vertex `v` is on an optimal path exactly when it is a terminal
+//! with `f = C` or has a neighbour on one that it reaches *tightly*
+//! (`g_from(v) + c(v, w) = g_from(w)`); found backwards in decreasing `g_from`. On that set
+//! `g_new(v) = C - g_from(v)`, so "first neighbour `w` with `c + g_new(w) = g_new(v)`" is
+//! "first neighbour on an optimal path reached tightly from `v`": D* Lite's step. From the
+//! first terminal on the way, the descent on the old values is the new descent (its vertices
+//! keep their exact values and their edges; other neighbours' values only rose).
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+use super::GoalTree;
+use crate::algo::dstar_lite::nodes::CellHasher;
+use crate::algo::dstar_lite::search_loop::{descent_step, neighbours};
+use crate::algo::dstar_lite::{CHECK_EVERY, STOP_SLACK, View};
+use crate::grid::{Grid, Point};
+use crate::query::{Limits, Stats, Status};
+use crate::search::{IMPROVES_BY, limit_hit};
+
+type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
+type CellSet = HashSet<u32, BuildHasherDefault<CellHasher>>;
+
+/// An open-list entry: `f`, `g` and the padded cell id.
+#[derive(Clone, Copy, PartialEq)]
+struct Open {
+    f: f64,
+    g: f64,
+    node: u32,
+}
+
+impl Eq for Open {}
+
+impl Ord for Open {
+    /// "Greater" pops first: smaller `f`, then larger `g` (deeper first: with near-exact
+    /// estimates every cell of an optimal path ties on `f`), then smaller cell id.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .f
+            .total_cmp(&self.f)
+            .then(self.g.total_cmp(&other.g))
+            .then(other.node.cmp(&self.node))
+    }
+}
+
+impl PartialOrd for Open {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// What one forward repair found.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub status: Status,
+    /// The new path, start first (with [`Status::Found`]).
+    pub path: Option<Vec<Point>>,
+    pub stats: Stats,
+    /// The vertices it took out of the queue (padded ids, in order): the expanded ones and
+    /// the terminals it reached.
+    pub popped: Vec<u32>,
+}
+
+/// `a + c` equals `b` up to rounding (the relative margin of [`IMPROVES_BY`]).
+#[inline]
+fn tight(a: f64, c: f64, b: f64) -> bool {
+    ((a + c) - b).abs() <= b * IMPROVES_BY
+}
+
+impl GoalTree {
+    /// True when `n`'s old value is exact on the new map: settled, and its descent avoids
+    /// the pending vertices. Memoised in `memo` for every vertex of the walked descent.
+    fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>) -> bool {
+        if n == self.s_goal {
+            return true;
+        }
+        let mut walked = Vec::new();
+        let mut cur = n;
+        let mut nb = [(0u32, 0.0f64); 8];
+        let answer = loop {
+            if cur == self.s_goal {
+                break true;
+            }
+            if let Some(&known) = memo.get(&cur) {
+                break known;
+            }
+            walked.push(cur);
+            if self.nodes.g(cur) >= self.bound || self.pending.binary_search(&cur).is_ok() {
+                break false;
+            }
+            // Not pending: every edge at `cur` is as it was, so this is the old descent.
+            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
+            match descent_step(&nb[..k], |s| self.nodes.g(s)) {
+                Some((next, _)) => cur = next,
+                None => break false,
+            }
+        };
+        for v in walked {
+            memo.insert(v, answer);
+        }
+        answer
+    }
+
+    /// The forward repair of the module docs, from `from` on `grid`. Valid while no patch
+    /// since the tree's last run lowered a cost (the server's order: a lowering patch settles
+    /// the tree first).
+    pub(crate) fn route(&self, grid: &Grid, from: Point, limits: &Limits) -> Route {
+        self.check_grid(grid);
+        let flat = grid.cells();
+        let cells = &View::new(grid, &flat, self.size);
+        let start = grid.pidx(from) as u32;
+        let mut out = Route {
+            status: Status::NoPath,
+            path: None,
+            stats: Stats::default(),
+            popped: Vec::new(),
+        };
+        let mut memo = CellMap::default();
+        // Best cost from the start per reached vertex; popped vertices are final.
+        let mut from_start: CellMap<f64> = CellMap::default();
+        let mut popped = CellSet::default();
+        let mut best_terminals: Vec<u32> = Vec::new();
+        let mut best = f64::INFINITY;
+        let mut open = BinaryHeap::new();
+        let estimate = |me: &Self, n: u32, memo: &mut CellMap<bool>| -> (f64, bool) {
+            if me.terminal(cells, n, memo) {
+                (if n == me.s_goal { 0.0 } else { me.nodes.g(n) }, true)
+            } else {
+                (me.nodes.g(n).min(me.bound), false)
+            }
+        };
+        let (h0, _) = estimate(self, start, &mut memo);
+        if !h0.is_finite() {
+            return out;
+        }
+        from_start.insert(start, 0.0);
+        open.push(Open {
+            f: h0,
+            g: 0.0,
+            node: start,
+        });
+        let max_expansions = limits.max_expansions.unwrap_or(u64::MAX);
+        let mut nb = [(0u32, 0.0f64); 8];
+        while let Some(Open { f, g, node }) = open.pop() {
+            if popped.contains(&node) || from_start.get(&node).is_some_and(|&b| b < g) {
+                continue; // superseded entry
+            }
+            if f > best + STOP_SLACK * (1.0 + best) {
+                break; // every vertex of f <= C is out
+            }
+            popped.insert(node);
+            out.popped.push(node);
+            if memo.get(&node) == Some(&true) || node == self.s_goal {
+                if f < best {
+                    best = f;
+                }
+                best_terminals.push(node);
+                continue;
+            }
+            if out.stats.expanded >= max_expansions
+                || (out.stats.expanded + 1) % CHECK_EVERY == 0 && limit_hit(limits).is_some()
+            {
+                out.status = Status::LimitReached;
+                return out;
+            }
+            out.stats.expanded += 1;
+            let k = neighbours(cells, &self.offsets, self.movement, node, &mut nb);
+            for &(s, c) in &nb[..k] {
+                let gs = g + c;
+                if popped.contains(&s)
+                    || from_start
+                        .get(&s)
+                        .is_some_and(|&b| gs >= b * (1.0 - IMPROVES_BY))
+                {
+                    continue;
+                }
+                let (h, _) = estimate(self, s, &mut memo);
+                if !h.is_finite() {
+                    continue;
+                }
+                from_start.insert(s, gs);
+                open.push(Open {
+                    f: gs + h,
+                    g: gs,
+                    node: s,
+                });
+                out.stats.generated += 1;
+            }
+        }
+        if !best.is_finite() {
+            return out;
+        }
+        // The vertices on optimal paths: terminals with f = C, then backwards through tight
+        // edges in decreasing cost from the start.
+        let slack = STOP_SLACK * (1.0 + best);
+        let mut on_best: CellSet = best_terminals
+            .iter()
+            .copied()
+            .filter(|&t| {
+                let h = if t == self.s_goal {
+                    0.0
+                } else {
+                    self.nodes.g(t)
+                };
+                from_start[&t] + h <= best + slack
+            })
+            .collect();
+        let mut inner: Vec<(f64, u32)> = out
+            .popped
+            .iter()
+            .filter(|&n| memo.get(n) != Some(&true) && *n != self.s_goal)
+            .map(|&n| (from_start[&n], n))
+            .collect();
+        inner.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for &(gv, v) in &inner {
+            let k = neighbours(cells, &self.offsets, self.movement, v, &mut nb);
+            if nb[..k]
+                .iter()
+                .any(|&(w, c)| on_best.contains(&w) && tight(gv, c, from_start[&w]))
+            {
+                on_best.insert(v);
+            }
+        }
+        // D* Lite's descent: first neighbour on an optimal path reached tightly, until a
+        // terminal; then the old descent.
+        let mut path = vec![from];
+        let mut cur = start;
+        while !(memo.get(&cur) == Some(&true) || cur == self.s_goal) {
+            let gv = from_start[&cur];
+            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
+            let next = nb[..k]
+                .iter()
+                .find(|&&(w, c)| on_best.contains(&w) && tight(gv, c, from_start[&w]))
+                .map(|&(w, _)| w);
+            let Some(next) = next else {
+                unreachable!(
+                    "forward repair: no optimal step from {}",
+                    grid.ppoint(cur as usize)
+                );
+            };
+            cur = next;
+            path.push(grid.ppoint(cur as usize));
+        }
+        let rest = self.descend(grid, grid.ppoint(cur as usize));
+        path.extend_from_slice(&rest[1..]);
+        out.status = Status::Found;
+        out.path = Some(path);
+        out
+    }
+}

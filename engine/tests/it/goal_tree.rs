@@ -1,0 +1,256 @@
+//! Shared goal trees against one D* Lite search per agent: seeded random maps (both movement
+//! rules, weighted or not, agent sizes 1 and 2), several agents per goal, random patches and
+//! moves; after every step each agent's status, path and cost must equal its own D* Lite
+//! search's, its path must be legal and cost what it says, and every outcome (change class,
+//! path changed, cost changed: what decides and labels an event) must be the same.
+
+use crate::common::{check_path, random_grid, random_passable};
+use crate::dstar_lite::random_patch;
+use pathd_engine::{
+    Agent, Change, DStarLite, GoalTree, Grid, Limits, Movement, Point, RepairOutcome, Status,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// True when any changed cell got cheaper or opened (0 is a wall, the dearest).
+fn lowered(old: &Grid, new: &Grid, changed: &[Point]) -> bool {
+    let rank = |c: u8| if c == 0 { u16::MAX } else { c as u16 };
+    changed
+        .iter()
+        .any(|&p| rank(new.cost(p)) < rank(old.cost(p)))
+}
+
+/// What an outcome says a subscriber sees, up to the choice among equal-cost paths:
+/// `None` when status and cost stay, else the status and the direction of the cost.
+fn seen(out: &RepairOutcome, cost_before: f64, cost_after: f64) -> Option<(Status, i8)> {
+    let status_changed = matches!(
+        out.change,
+        Change::Unreachable | Change::Restored | Change::Interrupted
+    );
+    (status_changed || out.cost_changed).then(|| {
+        let dir = if !out.cost_changed {
+            0
+        } else if cost_after > cost_before {
+            1
+        } else {
+            -1
+        };
+        (out.status, dir)
+    })
+}
+
+fn same_cost(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
+}
+
+#[test]
+fn shared_tree_answers_like_one_dstar_lite_per_agent() {
+    let mut rng = StdRng::seed_from_u64(0x9e7);
+    let (mut steps, mut events, mut same_paths, mut compared_paths) = (0, 0, 0, 0);
+    for case in 0..300 {
+        let (w, h) = match case % 3 {
+            0 => (rng.random_range(2..=10), rng.random_range(2..=10)),
+            1 => (rng.random_range(8..=24), rng.random_range(8..=24)),
+            _ => (rng.random_range(24..=48), rng.random_range(24..=48)),
+        };
+        let weighted = rng.random_bool(0.5);
+        let movement = if rng.random_bool(0.5) {
+            Movement::Octile
+        } else {
+            Movement::Cardinal
+        };
+        let size = if case % 4 == 3 { 2 } else { 1 };
+        let density = rng.random_range(0.0..0.35);
+        let mut grid = random_grid(&mut rng, w, h, density, weighted, movement);
+        let Some(goal) = random_passable(&mut rng, &grid) else {
+            continue;
+        };
+        let Ok(mut tree) = GoalTree::new(&grid, goal, size) else {
+            continue;
+        };
+        // Settle after each step in some cases, let raises pile up in others.
+        let settle_each = rng.random_bool(0.5);
+        let mut log = vec![format!(
+            "case {case}: {w}x{h} {movement:?} weighted={weighted} size {size} goal {goal} \
+             settle_each={settle_each}"
+        )];
+        let mut agents: Vec<(Agent, DStarLite)> = Vec::new();
+        for _ in 0..rng.random_range(1..=5) {
+            let Some(start) = random_passable(&mut rng, &grid) else {
+                break;
+            };
+            let Ok(d) = DStarLite::new_sized(&grid, start, goal, size, Limits::default()) else {
+                continue;
+            };
+            let (a, _) = Agent::new(&mut tree, &grid, start, Limits::default()).unwrap();
+            log.push(format!("agent at {start}"));
+            agents.push((a, d));
+        }
+        if agents.is_empty() {
+            continue;
+        }
+        let check = |agents: &[(Agent, DStarLite)], grid: &Grid, log: &[String], first: bool| {
+            let mut same = (0, 0);
+            for (i, (a, d)) in agents.iter().enumerate() {
+                let ctx = || format!("agent {i}\nsteps:\n  {}", log.join("\n  "));
+                assert_eq!(a.status(), d.status(), "status: {}", ctx());
+                if let (Some((pa, ca)), Some((pd, cd))) = (a.path(), d.path()) {
+                    assert!(same_cost(ca, cd), "cost {ca} vs D* Lite {cd}: {}", ctx());
+                    if size == 1 {
+                        if let Err(e) = check_path(grid, pa, a.start(), goal, ca) {
+                            panic!("{e}: {}", ctx());
+                        }
+                    }
+                    let when = if first { "first" } else { "later" };
+                    assert_eq!(pa, pd, "{when} path differs from D* Lite's: {}", ctx());
+                    same.0 += (pa == pd) as usize;
+                    same.1 += 1;
+                }
+            }
+            same
+        };
+        check(&agents, &grid, &log, true);
+        for _ in 0..25 {
+            if rng.random_bool(0.25) {
+                let i = rng.random_range(0..agents.len());
+                let (a, d) = &mut agents[i];
+                let to = match a.path() {
+                    Some((p, _)) if p.len() > 1 && rng.random_bool(0.6) => {
+                        p[rng.random_range(1..=3.min(p.len() - 1))]
+                    }
+                    _ => match random_passable(&mut rng, &grid) {
+                        Some(p) => p,
+                        None => continue,
+                    },
+                };
+                log.push(format!("agent {i} moves to {to}"));
+                let before = (a.cost(), d.path().map_or(0.0, |p| p.1));
+                let ours = a.move_to(&mut tree, &grid, to);
+                let theirs = d.move_start(&grid, to);
+                match (ours, theirs) {
+                    (Ok(o), Ok(t)) => {
+                        let _ = before;
+                        assert_eq!(
+                            (o.status, o.change, o.path_changed, o.cost_changed),
+                            (t.status, t.change, t.path_changed, t.cost_changed),
+                            "agent {i} move: {}",
+                            log.join("\n  ")
+                        );
+                        events += o.should_notify() as usize;
+                    }
+                    (Err(_), Err(_)) => {}
+                    (o, t) => panic!("move: {o:?} vs {t:?}: {}", log.join("\n  ")),
+                }
+            } else {
+                let (patch, what) = random_patch(&mut rng, &grid, &agents[0].1, weighted);
+                let Some((next, changed)) = grid.apply_patch(&patch).expect("patch fits") else {
+                    continue;
+                };
+                let low = lowered(&grid, &next, &changed);
+                log.push(format!("{what} (lowered: {low})"));
+                tree.apply(&next, &changed, low);
+                for (i, (a, d)) in agents.iter_mut().enumerate() {
+                    let (ca, cd) = (a.cost(), d.path().map_or(0.0, |p| p.1));
+                    let o = a.on_patch(&mut tree, &next, &changed, low);
+                    let t = d.update(&next, &changed);
+                    let (na, nd) = (a.cost(), d.path().map_or(0.0, |p| p.1));
+                    assert_eq!(
+                        (o.status, o.change, o.path_changed, o.cost_changed),
+                        (t.status, t.change, t.path_changed, t.cost_changed),
+                        "agent {i} patch outcome: {}",
+                        log.join("\n  ")
+                    );
+                    let want = seen(&t, cd, nd);
+                    if same_cost(ca, cd) {
+                        assert_eq!(
+                            seen(&o, ca, na),
+                            want,
+                            "agent {i} events {o:?} vs D* Lite {t:?}: {}",
+                            log.join("\n  ")
+                        );
+                    }
+                    if want.is_some() {
+                        assert!(
+                            o.should_notify(),
+                            "agent {i}: no event: {}",
+                            log.join("\n  ")
+                        );
+                    }
+                    events += o.should_notify() as usize;
+                }
+                grid = next;
+                if settle_each {
+                    let target = agents.iter().map(|(a, _)| a.cost()).fold(0.0, f64::max);
+                    tree.settle(&grid, target);
+                }
+            }
+            steps += 1;
+            let (same, compared) = check(&agents, &grid, &log, false);
+            same_paths += same;
+            compared_paths += compared;
+        }
+    }
+    eprintln!(
+        "goal trees: {steps} steps, {events} events; {same_paths} of {compared_paths} \
+         paths identical to D* Lite's"
+    );
+    assert!(steps > 3000 && events > 300 && compared_paths > 5000);
+    assert_eq!(same_paths, compared_paths);
+}
+
+/// A subscription's `max_expansions` bounds its later repairs too (they run unattended): a
+/// wall that forces a long detour interrupts the repair, and later calls finish it from the
+/// shared tree's progress.
+#[test]
+fn repairs_keep_the_agents_expansion_limit() {
+    let grid = Grid::from_costs(40, 40, vec![1; 1600], Movement::Octile).unwrap();
+    let goal = Point::new(39, 20);
+    let mut tree = GoalTree::new(&grid, goal, 1).unwrap();
+    let limits = Limits {
+        max_expansions: Some(400),
+        ..Limits::default()
+    };
+    let (mut a, _) = Agent::new(&mut tree, &grid, Point::new(30, 20), limits).unwrap();
+    assert_eq!(a.status(), Status::Found);
+    // A wall across the map at x = 35 but for its top row: the detour runs round y = 0.
+    let patch = pathd_engine::Patch {
+        cells: vec![],
+        rects: vec![pathd_engine::Rect {
+            x: 35,
+            y: 1,
+            width: 1,
+            height: 39,
+            cost: 0,
+        }],
+    };
+    let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
+    tree.apply(&next, &changed, false);
+    let out = a.on_patch(&mut tree, &next, &changed, false);
+    assert_eq!(
+        (out.status, out.change),
+        (Status::LimitReached, Change::Interrupted)
+    );
+    assert!(out.stats.expanded <= 400, "{out:?}");
+    // Moves (here: in place is a no-op, so one step) continue from the tree's progress.
+    let mut done = None;
+    for step in 0..20 {
+        let to = if step % 2 == 0 {
+            Point::new(30, 19)
+        } else {
+            Point::new(30, 20)
+        };
+        let o = a.move_to(&mut tree, &next, to).unwrap();
+        if o.status == Status::Found {
+            done = Some(step);
+            break;
+        }
+    }
+    assert!(done.is_some(), "the repair never finished");
+    let (path, cost) = a.path().unwrap();
+    let fresh = pathd_engine::find_path(&next, &pathd_engine::Query::new(a.start(), goal)).unwrap();
+    assert!(same_cost(cost, fresh.cost), "{cost} vs A* {}", fresh.cost);
+    assert!(
+        path.iter().any(|p| p.y == 0),
+        "the detour runs along the top row"
+    );
+}

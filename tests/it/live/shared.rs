@@ -1,0 +1,185 @@
+//! Subscriptions sharing a goal, over HTTP, against one D* Lite search per subscription in
+//! the test: a seeded random weighted map, six subscriptions to one goal, random patches
+//! (walls, dearer and cheaper terrain, openings, many near the first path). After each
+//! patch every subscription must hold the reference's status, path and cost, and have sent
+//! exactly the events the reference's outcomes call for.
+
+use pathd_engine::{DStarLite, Grid, Limits, Movement, Patch, Point};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+use super::{get_sub, patch_ok, subscribe};
+use crate::common::TestServer;
+
+fn cost_of(rng: &mut StdRng) -> u8 {
+    match rng.random_range(0..10) {
+        0..=3 => 0,
+        4..=7 => rng.random_range(1..=3),
+        _ => rng.random_range(1..=40),
+    }
+}
+
+#[tokio::test]
+async fn subscriptions_sharing_a_goal_answer_like_one_search_each() {
+    let seed = 0x5eed_0013;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (w, h) = (40u32, 30u32);
+    let costs: Vec<u8> = (0..w * h)
+        .map(|_| {
+            if rng.random_bool(0.2) {
+                0
+            } else {
+                rng.random_range(1..=4)
+            }
+        })
+        .collect();
+    let mut grid = Grid::from_costs(w, h, costs.clone(), Movement::Octile).unwrap();
+    let s = TestServer::new().await;
+    let body = json!({"width": w, "height": h, "costs": costs, "movement": "octile"});
+    assert_eq!(s.put_json("r", &body).await.status(), 201);
+    let passable = |g: &Grid, rng: &mut StdRng| loop {
+        let p = Point::new(rng.random_range(0..w), rng.random_range(0..h));
+        if g.is_passable(p) {
+            break p;
+        }
+    };
+    let goal = passable(&grid, &mut rng);
+    let mut subs: Vec<(String, DStarLite, u64)> = Vec::new();
+    for _ in 0..6 {
+        let start = passable(&grid, &mut rng);
+        let v = subscribe(
+            &s,
+            "r",
+            &json!({"start": [start.x, start.y], "goal": [goal.x, goal.y]}).to_string(),
+        )
+        .await;
+        let d = DStarLite::new(&grid, start, goal, Limits::default()).unwrap();
+        let seq = v["seq"].as_u64().unwrap();
+        subs.push((v["id"].as_str().unwrap().to_owned(), d, seq));
+    }
+    let mut version = 1;
+    let mut events = 0;
+    for step in 0..40 {
+        // A few cells, half of them on or beside the first subscription's path.
+        let near: Vec<Point> = subs[0].1.path().map(|p| p.0.to_vec()).unwrap_or_default();
+        let n = rng.random_range(1..=6);
+        let cells: Vec<(Point, u8)> = (0..n)
+            .map(|_| {
+                let p = if !near.is_empty() && rng.random_bool(0.5) {
+                    let q = near[rng.random_range(0..near.len())];
+                    Point::new(
+                        (q.x as i64 + rng.random_range(-1..=1)).clamp(0, w as i64 - 1) as u32,
+                        (q.y as i64 + rng.random_range(-1..=1)).clamp(0, h as i64 - 1) as u32,
+                    )
+                } else {
+                    Point::new(rng.random_range(0..w), rng.random_range(0..h))
+                };
+                (p, cost_of(&mut rng))
+            })
+            // Keep the goal open, so most subscriptions keep a path to follow.
+            .filter(|(p, _)| *p != goal)
+            .collect();
+        let patch = Patch {
+            cells: cells.clone(),
+            rects: vec![],
+        };
+        let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+            continue;
+        };
+        let body = json!({"cells": cells.iter().map(|(p, c)| json!({"x": p.x, "y": p.y, "cost": c})).collect::<Vec<_>>()});
+        let v = patch_ok(&s, "r", body).await;
+        version = v["version"].as_u64().unwrap();
+        grid = next;
+        for (id, d, seq) in &mut subs {
+            let out = d.update(&grid, &changed);
+            let mut got = Value::Null;
+            for _ in 0..2000 {
+                let (status, v) = get_sub(&s, id).await;
+                assert_eq!(status, 200, "{v}");
+                if v["map_version"].as_u64() >= Some(version) {
+                    got = v;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            let ctx = format!("seed {seed:#x} step {step} sub {id} patch {cells:?}: {got}");
+            assert_eq!(got["status"].as_str(), Some(d.status().as_str()), "{ctx}");
+            let path: Vec<Point> = got["path"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
+                .collect();
+            if let Some((_, want)) = d.path() {
+                let cost = got["cost"].as_f64().unwrap();
+                assert!(
+                    (cost - want).abs() <= 1e-9 * want.max(1.0),
+                    "cost {cost} vs {want}: {ctx}"
+                );
+                let legal = grid.path_cost(&path).expect("legal path");
+                assert!((legal - cost).abs() <= 1e-9 * cost.max(1.0), "{ctx}");
+                assert_eq!(path, d.path().unwrap().0, "path: {ctx}");
+            }
+            let new_seq = got["seq"].as_u64().unwrap();
+            if out.should_notify() {
+                assert_eq!(new_seq, *seq + 1, "one event for {out:?}: {ctx}");
+            } else {
+                assert_eq!(new_seq, *seq, "no event for {out:?}: {ctx}");
+            }
+            events += new_seq - *seq;
+            *seq = new_seq;
+        }
+    }
+    assert!(
+        version > 20 && events > 10,
+        "too few patches ({version}) or events ({events})"
+    );
+}
+
+#[tokio::test]
+async fn the_memory_budget_is_enforced_and_reported() {
+    let dirs = crate::common::Dirs::new();
+    let mut config = dirs.config();
+    // The first subscription's shared search uses up the map's budget.
+    config.max_subscription_bytes_per_map = 1;
+    let s = TestServer::start(dirs, config).await;
+    assert_eq!(s.put_json("h", &super::halves()).await.status(), 201);
+    assert_eq!(s.put_json("g", &super::halves()).await.status(), 201);
+    let (_, summary) =
+        crate::common::json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
+    assert!(summary.get("subscriptions").is_none(), "{summary}");
+    subscribe(&s, "h", super::SUB).await;
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/h/subscriptions"))
+        .header("content-type", "application/json")
+        .body(super::SUB)
+        .send()
+        .await
+        .unwrap();
+    let err = crate::common::expect_error(resp, 429, "too_many_subscriptions").await;
+    assert!(err.to_string().contains("bytes"), "{err}");
+    // Another map has a budget of its own.
+    subscribe(&s, "g", super::SUB).await;
+    let (_, summary) =
+        crate::common::json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
+    let usage = &summary["subscriptions"];
+    assert_eq!(usage["count"].as_u64(), Some(1), "{summary}");
+    assert!(usage["memory_bytes"].as_u64() > Some(0), "{summary}");
+    let metrics = s
+        .client
+        .get(s.at("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("pathd_subscription_memory_bytes ")),
+        "{metrics}"
+    );
+}
