@@ -73,6 +73,8 @@ pub(super) struct Group {
     pub members: Mutex<Vec<Arc<Sub>>>,
     /// Bytes of the tree and the agents as of the last drain (for the memory budget).
     pub bytes: AtomicUsize,
+    /// The newest grid the tree has taken in and not yet settled on (see [`drain`]).
+    unsettled: Mutex<Option<Arc<Grid>>>,
 }
 
 impl Group {
@@ -90,6 +92,7 @@ impl Group {
             tree: Mutex::new(tree),
             members: Mutex::default(),
             bytes: AtomicUsize::new(bytes),
+            unsettled: Mutex::new(None),
         }
     }
 
@@ -99,9 +102,12 @@ impl Group {
 }
 
 /// Works off `group`'s queue on a pool thread: every patch reaches the tree once and then
-/// each member; the tree is settled after the answers are published (the background part
-/// of a repair); then the group's new interest is published.
-pub(super) fn drain(hub: &HubInner, group: &Arc<Group>) {
+/// each member. With `settle` false that is all (the answers phase: the group stays
+/// scheduled, so it keeps getting every patch); with `settle` true the tree is then settled
+/// (the background part of a repair) and the group's new interest published. A job runs
+/// the answers phase of all its groups before settling any, so one group's settling never
+/// holds up another group's events.
+pub(super) fn drain(hub: &HubInner, group: &Arc<Group>, settle: bool) {
     let span = tracing::info_span!("repair", map = %group.map, goal = %group.key.goal);
     let _enter = span.enter();
     loop {
@@ -113,6 +119,14 @@ pub(super) fn drain(hub: &HubInner, group: &Arc<Group>) {
             .drain(..)
             .collect();
         if items.is_empty() {
+            if !settle {
+                return;
+            }
+            let unsettled = group.unsettled.lock().expect("unsettled lock").take();
+            if let Some(grid) = unsettled {
+                settle_tree(group, &mut group.tree.lock().expect("tree lock"), &grid);
+                continue;
+            }
             if super::finish(hub, group) {
                 return;
             }
@@ -211,24 +225,28 @@ pub(super) fn drain(hub: &HubInner, group: &Arc<Group>) {
         if let Some((g, v, cells, low)) = pending.take() {
             repair(hub, group, &mut tree, &g, v, cells, low);
         }
-        // The background part: work off the queued raises and cover every member's start,
-        // after the answers are out.
-        let members = group.members();
         if let Some(grid) = newest {
-            let target = members
-                .iter()
-                .map(|s| s.agent.lock().expect("agent lock").cost())
-                .fold(0.0, f64::max);
-            tree.settle(&grid, target);
+            *group.unsettled.lock().expect("unsettled lock") = Some(grid);
         }
-        let agents: usize = members
-            .iter()
-            .map(|s| s.agent.lock().expect("agent lock").memory_bytes())
-            .sum();
-        group
-            .bytes
-            .store(tree.memory_bytes() + agents, Ordering::Relaxed);
     }
+}
+
+/// The background part: work off the queued raises and cover every member's start, after
+/// the answers are out; then account the group's memory.
+fn settle_tree(group: &Group, tree: &mut GoalTree, grid: &Grid) {
+    let members = group.members();
+    let target = members
+        .iter()
+        .map(|s| s.agent.lock().expect("agent lock").cost())
+        .fold(0.0, f64::max);
+    tree.settle(grid, target);
+    let agents: usize = members
+        .iter()
+        .map(|s| s.agent.lock().expect("agent lock").memory_bytes())
+        .sum();
+    group
+        .bytes
+        .store(tree.memory_bytes() + agents, Ordering::Relaxed);
 }
 
 /// One patch (or several merged: their union of cells, the newest grid): the tree takes it

@@ -29,8 +29,10 @@
 //! # Where repairs run
 //!
 //! On the search pool ([`Compute`]), never on the async runtime. A driver task takes the
-//! scheduled groups in arrival order and runs them in jobs of at most [`JOB_SUBS`] groups,
-//! at most one job per worker thread at a time, each admitted with
+//! scheduled groups in arrival order and runs them in two passes, first every group's
+//! answers (the tree takes the patch in, the members repair and publish), then every tree's
+//! settling, so no group's background work holds up another's events; each pass in jobs of
+//! at most [`JOB_SUBS`] groups, at most one job per worker thread at a time, each admitted with
 //! [`Compute::run_waiting`]: a repair *waits* for a worker instead of being dropped when the
 //! pool is saturated, while queries keep their own admission (repairs hold at most
 //! `threads` of the `threads + queue_depth` permits, so they never make a query get `503`
@@ -770,25 +772,33 @@ async fn drive(hub: Arc<HubInner>) {
                 _ = hub.shutdown.cancelled() => return,
             }
         }
-        let lanes = hub.compute.threads();
-        let jobs: Vec<Vec<Arc<Group>>> = batch.chunks(JOB_SUBS).map(|c| c.to_vec()).collect();
-        futures_util::stream::iter(jobs)
-            .for_each_concurrent(lanes, |job| {
-                let hub = Arc::clone(&hub);
-                async move {
-                    let h = Arc::clone(&hub);
-                    let run = hub.compute.run_waiting(move |_| {
-                        for group in &job {
-                            group::drain(&h, group);
-                        }
-                    });
-                    if let Err(e) = run.await {
-                        tracing::error!(error = %e.message, "repair job failed");
-                    }
-                }
-            })
-            .await;
+        // Every group's answers first, then the settling: no group's background work holds
+        // up another group's events.
+        run_jobs(&hub, &batch, false).await;
+        run_jobs(&hub, &batch, true).await;
     }
+}
+
+/// Drains `groups` on the pool, at most [`JOB_SUBS`] per job and one job per worker thread.
+async fn run_jobs(hub: &Arc<HubInner>, groups: &[Arc<Group>], settle: bool) {
+    let lanes = hub.compute.threads();
+    let jobs: Vec<Vec<Arc<Group>>> = groups.chunks(JOB_SUBS).map(|c| c.to_vec()).collect();
+    futures_util::stream::iter(jobs)
+        .for_each_concurrent(lanes, |job| {
+            let hub = Arc::clone(hub);
+            async move {
+                let h = Arc::clone(&hub);
+                let run = hub.compute.run_waiting(move |_| {
+                    for group in &job {
+                        group::drain(&h, group, settle);
+                    }
+                });
+                if let Err(e) = run.await {
+                    tracing::error!(error = %e.message, "repair job failed");
+                }
+            }
+        })
+        .await;
 }
 
 /// Clears `scheduled` and publishes the group's new interest, unless more work arrived
