@@ -154,7 +154,7 @@ impl Searcher {
             Algorithm::Theta => algo::theta::search(grid, s, query),
             Algorithm::Hpa => {
                 let abs = hpa.expect("checked above");
-                abs.find_path(grid, query)?
+                abs.find_path_in(grid, query, s)?
             }
             Algorithm::Auto => unreachable!("resolve never answers auto"),
         };

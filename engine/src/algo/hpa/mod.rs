@@ -322,12 +322,24 @@ impl Abstraction {
     /// cluster areas). A partial answer ends at the explored place closest to the goal: an
     /// expanded transition or a cell of the start's cluster. `expanded_cells` lists the
     /// cells of expanded abstract nodes. An unreachable goal is answered from the map's
-    /// components without searching.
+    /// components without searching. Pass the abstraction of this very map version: handed one
+    /// of another version of the same size, a path it misses is answered by plain A* instead
+    /// (reported as [`crate::Algorithm::AStar`]).
     ///
     /// Errors: the query's points are off the map or blocked, or `grid` has another size or
     /// movement rule than the abstraction ([`QueryError::NotApplicable`]).
     pub fn find_path(&self, grid: &Grid, query: &Query) -> Result<SearchResult, QueryError> {
-        query::find_path(self, grid, query)
+        query::find_path(self, grid, query, &mut crate::search::Scratch::default())
+    }
+
+    /// [`Abstraction::find_path`] with the caller's grid-search scratch for its A* fallback.
+    pub(crate) fn find_path_in(
+        &self,
+        grid: &Grid,
+        query: &Query,
+        core: &mut crate::search::Scratch,
+    ) -> Result<SearchResult, QueryError> {
+        query::find_path(self, grid, query, core)
     }
 
     /// Whether HPA* should answer a query from `start` to `goal` when the caller lets the
