@@ -55,7 +55,6 @@
 
 mod build;
 mod corridor;
-mod heap;
 mod inspect;
 mod local;
 mod query;

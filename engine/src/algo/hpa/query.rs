@@ -11,12 +11,11 @@ use super::straighten::Straightener;
 use super::window;
 use super::{Abstraction, Inner, Refine};
 use crate::grid::{Grid, Point, distance};
+use crate::query::Limits;
 use crate::query::{Algorithm, LimitKind, Query, QueryError, SearchResult, Stats, Status};
-use crate::search::limit_hit;
-use crate::search::trace::{self, HpaRecord, Off, RawEvent, RawKind, RawStep, Tracer};
+use crate::search::trace::{self, HpaRecord, RawStep};
+use crate::search::{CoreEnd, Estimate, Expander, Run, Succ, best_first, chain};
 use crate::trace::{Phase, RefineKind};
-
-use super::heap::MinHeap;
 
 /// Check the clock and the cancellation flag every this many abstract expansions (an
 /// abstract expansion does about as much work as a dozen grid expansions).
@@ -32,60 +31,19 @@ thread_local! {
 }
 
 /// Per-thread query memory: three in-cluster searches (start tree, goal tree, refinement),
-/// the abstract search records and the straightener.
+/// the abstract search's core scratch (node ids are abstract nodes) and the straightener.
 #[derive(Default)]
 struct Scratch {
     s: Local,
     g: Local,
     work: Local,
-    nodes: AbsNodes,
-    open: MinHeap,
+    nodes: crate::search::Scratch,
     straight: Straightener,
     corridor: Corridor,
     targets: Vec<u32>,
     goal_dist: Vec<f64>,
     cells: Vec<u32>,
     seg: Vec<u32>,
-}
-
-/// One abstract node's search state, kept together for locality.
-#[derive(Clone, Copy, Default)]
-struct Rec {
-    g: f64,
-    parent: u32,
-    /// `generation` = reached, `generation + 1` = expanded.
-    stamp: u32,
-}
-
-/// Abstract search records, generation-stamped like the core's.
-#[derive(Default)]
-struct AbsNodes {
-    recs: Vec<Rec>,
-    generation: u32,
-}
-
-impl AbsNodes {
-    fn begin(&mut self, len: usize) {
-        if self.recs.len() < len {
-            self.recs.resize(len, Rec::default());
-        }
-        if self.generation >= u32::MAX - 4 {
-            self.recs.iter_mut().for_each(|r| r.stamp = 0);
-            self.generation = 0;
-        }
-        self.generation += 2;
-    }
-
-    fn chain(&self, end: u32) -> Vec<u32> {
-        let mut out = vec![end];
-        let mut cur = end;
-        while self.recs[cur as usize].parent != cur {
-            cur = self.recs[cur as usize].parent;
-            out.push(cur);
-        }
-        out.reverse();
-        out
-    }
 }
 
 /// Validates, short-circuits the trivial and unreachable cases, then searches. `core` is the
@@ -179,13 +137,6 @@ fn result(
     }
 }
 
-/// How the abstract search ended.
-enum End {
-    Goal,
-    Exhausted,
-    Limit(LimitKind),
-}
-
 /// The partial-answer endpoint: an expanded abstract node or a cell of the start's cluster.
 enum Closest {
     Node(u32),
@@ -224,13 +175,13 @@ impl Ends {
 
 /// Records the entrances of every cluster the abstract search reached, up to the cap.
 fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut trace::Recorder) {
-    let gen_ = sc.nodes.generation;
+    let nodes = sc.nodes.nodes();
     let mut seen = vec![false; me.clusters.len()];
     let mut out = Vec::new();
     let mut truncated = false;
     for id in 0..me.gnodes.len() as u32 {
         let c = me.gnodes[id as usize].cluster as usize;
-        if sc.nodes.recs[id as usize].stamp < gen_ || seen[c] {
+        if nodes.g(id).is_infinite() || seen[c] {
             continue;
         }
         seen[c] = true;
@@ -246,14 +197,6 @@ fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut trace::Recorder) {
         h.entrances = out;
         h.entrances_truncated = truncated;
     }
-}
-
-/// What the abstract search found: how it ended, the expanded node closest to the goal
-/// (tracked for partial answers) and the expanded cells for `debug_cap`.
-struct Outcome {
-    end: End,
-    closest: Option<(f64, f64, u32)>,
-    debug: Vec<u32>,
 }
 
 /// Sets the phase of the events that follow (traced queries only).
@@ -309,23 +252,21 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
     phase(traced, Phase::Insert);
     let ends = insert(me, grid, q, sc, &mut stats);
     phase(traced, Phase::Abstract);
-    let out = match trace::take() {
-        None => abstract_astar(me, grid, q, sc, &ends, &mut stats, &mut Off),
-        Some(mut rec) => {
-            let out = abstract_astar(me, grid, q, sc, &ends, &mut stats, &mut rec);
-            record_entrances(me, sc, &mut rec);
-            trace::put(rec);
-            out
-        }
-    };
+    let out = abstract_astar(me, grid, q, sc, &ends, &mut stats);
+    if traced {
+        trace::with(|rec| record_entrances(me, sc, rec));
+    }
 
     // Step 3: pick the endpoint: the goal, or for a partial answer the explored place
     // closest to it (an expanded abstract node or a cell the start's Dijkstra reached).
     let h = heuristic_to(grid, q.goal);
     let (status, limit, target) = match out.end {
-        End::Goal => (Status::Found, None, Some(Closest::Node(ends.g_id))),
-        End::Exhausted | End::Limit(_) if q.partial => {
-            let mut best = out.closest.map(|(hh, g, id)| (hh, g, Closest::Node(id)));
+        CoreEnd::Goal => (Status::Found, None, Some(Closest::Node(ends.g_id))),
+        CoreEnd::Exhausted | CoreEnd::Limit(_) if q.partial => {
+            let abs_h = AbsHeuristic::new(me, grid, q, &ends);
+            let mut best = out
+                .closest
+                .map(|id| (abs_h.h(id), sc.nodes.nodes().g(id), Closest::Node(id)));
             for (l, d) in sc.s.touched() {
                 let (x, y) = ends.rs.xy(l);
                 let hh = h(x, y);
@@ -337,13 +278,13 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
                 }
             }
             let limit = match out.end {
-                End::Limit(k) => Some(k),
+                CoreEnd::Limit(k) => Some(k),
                 _ => None,
             };
             (Status::Partial, limit, best.map(|b| b.2))
         }
-        End::Exhausted => (Status::NoPath, None, None),
-        End::Limit(k) => (Status::LimitReached, Some(k), None),
+        CoreEnd::Exhausted => (Status::NoPath, None, None),
+        CoreEnd::Limit(k) => (Status::LimitReached, Some(k), None),
     };
 
     // Step 4: refine into cells (and the corridor, where configured), straighten, and keep
@@ -359,11 +300,11 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
                 step(traced, RefineKind::Start, &sc.cells);
             }
             Closest::Node(end) => {
-                let chain = sc.nodes.chain(*end);
+                let chain = chain(&sc.nodes, *end);
                 if traced {
                     let path = chain
                         .iter()
-                        .map(|&id| (ends.cell_of(me, id), sc.nodes.recs[id as usize].g))
+                        .map(|&id| (ends.cell_of(me, id), sc.nodes.nodes().g(id)))
                         .collect();
                     trace::with(|r| r.hpa.as_mut().map(|h| h.abstract_path = path));
                 }
@@ -454,159 +395,149 @@ fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stat
     }
 }
 
-/// Step 2: A* over the abstract graph plus the temporary nodes S and G, under the query's
-/// limits. The records stay in `sc.nodes` for the refinement. Reports to `tr` (compiled
-/// out for [`Off`]): node and parent are cells, S's the start and G's the goal.
-fn abstract_astar<T: Tracer>(
+/// The map's heuristic on abstract nodes (S at the start, G at the goal).
+struct AbsHeuristic<'a> {
+    me: &'a Inner,
+    goal: Point,
+    movement: crate::grid::Movement,
+    scale: f64,
+    s_id: u32,
+    g_id: u32,
+    s_h: f64,
+}
+
+impl<'a> AbsHeuristic<'a> {
+    fn new(me: &'a Inner, grid: &Grid, q: &Query, ends: &Ends) -> Self {
+        let mut h = AbsHeuristic {
+            me,
+            goal: q.goal,
+            movement: grid.movement(),
+            scale: grid.min_cost() as f64,
+            s_id: ends.s_id,
+            g_id: ends.g_id,
+            s_h: 0.0,
+        };
+        h.s_h = h.xy(q.start.x, q.start.y);
+        h
+    }
+
+    /// [`heuristic_to`] the goal.
+    #[inline]
+    fn xy(&self, x: u32, y: u32) -> f64 {
+        let (dx, dy) = (x.abs_diff(self.goal.x), y.abs_diff(self.goal.y));
+        distance(self.movement, dx as f64, dy as f64) * self.scale
+    }
+}
+
+impl Estimate for AbsHeuristic<'_> {
+    #[inline]
+    fn h(&self, id: u32) -> f64 {
+        if id == self.s_id {
+            self.s_h
+        } else if id == self.g_id {
+            0.0
+        } else {
+            let n = &self.me.gnodes[id as usize];
+            self.xy(n.x as u32, n.y as u32)
+        }
+    }
+}
+
+/// The abstract graph's successor policy: S has its insertion edges; a transition node its
+/// flat adjacency (intra edges, then the step across its border) and, in the goal's cluster,
+/// the edge to G. Node ids name their cells in traces (S the start, G the goal).
+struct AbstractExpander<'a> {
+    me: &'a Inner,
+    ends: &'a Ends,
+    start_tree: &'a Local,
+    goal_dist: &'a [f64],
+    pw: usize,
+}
+
+impl Expander for AbstractExpander<'_> {
+    const CHECK_EVERY: u64 = CHECK_EVERY;
+
+    fn successors(
+        &mut self,
+        _grid: &Grid,
+        id: u32,
+        g: f64,
+        _parent: Option<(u32, f64)>,
+        out: &mut Vec<Succ>,
+    ) {
+        let (me, ends) = (self.me, self.ends);
+        let mut edge = |node: u32, d: f64| {
+            if d.is_finite() {
+                out.push(Succ {
+                    node,
+                    g: g + d,
+                    parent: id,
+                });
+            }
+        };
+        if id == ends.s_id {
+            for (i, n) in me.clusters[ends.cs].nodes.iter().enumerate() {
+                let d = self.start_tree.dist(ends.rs.local(self.pw, n.cell));
+                edge(me.offsets[ends.cs] + i as u32, d);
+            }
+            edge(ends.g_id, ends.direct);
+        } else {
+            let (from, to) = (me.gadj_start[id as usize], me.gadj_start[id as usize + 1]);
+            for e in &me.gadj[from as usize..to as usize] {
+                edge(e.to, e.cost);
+            }
+            let c = me.gnodes[id as usize].cluster as usize;
+            if c == ends.cg {
+                edge(ends.g_id, self.goal_dist[(id - me.offsets[c]) as usize]);
+            }
+        }
+    }
+
+    #[inline]
+    fn cell(&self, id: u32) -> u32 {
+        self.ends.cell_of(self.me, id)
+    }
+}
+
+/// Step 2: A* over the abstract graph plus the temporary nodes S and G, on the shared core,
+/// under the query's limits (the expansion budget is what the window and the insertion left
+/// of it). The records stay in `sc.nodes` for the refinement.
+fn abstract_astar(
     me: &Inner,
     grid: &Grid,
     q: &Query,
     sc: &mut Scratch,
     ends: &Ends,
     stats: &mut Stats,
-    tr: &mut T,
-) -> Outcome {
-    let pw = grid.padded_width();
-    let Ends {
-        s_id,
-        g_id,
-        cs,
-        cg,
-        rs,
-        ..
-    } = *ends;
-    let cell_of = |id: u32| ends.cell_of(me, id);
-    let h_xy = heuristic_to(grid, q.goal);
-    let h = |id: u32| match id {
-        _ if id == s_id => h_xy(q.start.x, q.start.y),
-        _ if id == g_id => 0.0,
-        _ => {
-            let n = &me.gnodes[id as usize];
-            h_xy(n.x as u32, n.y as u32)
-        }
+) -> crate::search::CoreOutcome {
+    let limits = Limits {
+        max_expansions: q
+            .limits
+            .max_expansions
+            .map(|m| m.saturating_sub(stats.expanded)),
+        ..q.limits.clone()
     };
-    let max_exp = q.limits.max_expansions.unwrap_or(u64::MAX);
-    let nodes = &mut sc.nodes;
-    let open = &mut sc.open;
-    nodes.begin(g_id as usize + 1);
-    open.clear();
-    let gen_ = nodes.generation;
-    nodes.recs[s_id as usize] = Rec {
-        g: 0.0,
-        parent: s_id,
-        stamp: gen_,
+    let run = Run {
+        start: ends.s_id,
+        goal: ends.g_id,
+        weight: 1.0,
+        heuristic: AbsHeuristic::new(me, grid, q, ends),
+        limits: &limits,
+        track_closest: q.partial,
+        debug_cap: q.debug_cap,
     };
-    open.push(h(s_id), s_id);
-    stats.generated += 1;
-    let event = |kind, id: u32, parent: u32, g: f64| RawEvent {
-        kind,
-        node: cell_of(id),
-        parent: cell_of(parent),
-        g,
-        h: h(id),
-        f: g + h(id),
-        phase: Phase::Abstract,
+    let mut expander = AbstractExpander {
+        me,
+        ends,
+        start_tree: &sc.s,
+        goal_dist: &sc.goal_dist,
+        pw: grid.padded_width(),
     };
-    if T::ON {
-        tr.begin(1.0);
-        tr.event(event(RawKind::Push, s_id, s_id, 0.0));
-    }
-    let mut closest: Option<(f64, f64, u32)> = None;
-    let mut debug = Vec::new();
-    let mut abstract_expanded = 0u64;
-    // Records `to` and pushes it when `g` improves it; returns whether it did.
-    let relax = |recs: &mut [Rec], open: &mut MinHeap, tr: &mut T, to: u32, g: f64, from: u32| {
-        let r = &mut recs[to as usize];
-        if r.stamp >= gen_ && g >= r.g {
-            return 0;
-        }
-        if T::ON {
-            let kind = match r.stamp {
-                s if s == gen_ => RawKind::Decrease,
-                s if s == gen_ + 1 => RawKind::Reopen,
-                _ => RawKind::Push,
-            };
-            tr.event(event(kind, to, from, g));
-        }
-        *r = Rec {
-            g,
-            parent: from,
-            stamp: gen_,
-        };
-        open.push(g + h(to), to);
-        1
-    };
-    let end = loop {
-        // Take the best entry; an expanded node's entry is an older, worse one (see `heap`).
-        let Some((_, id)) = open.pop() else {
-            break End::Exhausted;
-        };
-        let rec = nodes.recs[id as usize];
-        if rec.stamp != gen_ {
-            continue;
-        }
-        let g = rec.g;
-        if id == g_id {
-            break End::Goal;
-        }
-        // Limits, checked before the work they bound.
-        if stats.expanded >= max_exp {
-            break End::Limit(LimitKind::Expansions);
-        }
-        if abstract_expanded % CHECK_EVERY == 0 {
-            if let Some(kind) = limit_hit(&q.limits) {
-                break End::Limit(kind);
-            }
-        }
-        abstract_expanded += 1;
-        stats.expanded += 1;
-        let recs = &mut nodes.recs[..];
-        recs[id as usize].stamp = gen_ + 1;
-        if q.partial {
-            let hh = h(id);
-            if closest.is_none_or(|(bh, bg, _)| hh < bh || hh == bh && g < bg) {
-                closest = Some((hh, g, id));
-            }
-        }
-        if debug.len() < q.debug_cap {
-            debug.push(cell_of(id));
-        }
-        if T::ON {
-            tr.event(event(RawKind::Expand, id, rec.parent, g));
-        }
-        // Relax: S has its insertion edges; a transition node its flat adjacency (intra
-        // edges, then the step across its border) and, in the goal's cluster, the edge to G.
-        let mut pushed = 0;
-        if id == s_id {
-            for (i, n) in me.clusters[cs].nodes.iter().enumerate() {
-                let d = sc.s.dist(rs.local(pw, n.cell));
-                if d.is_finite() {
-                    pushed += relax(recs, open, tr, me.offsets[cs] + i as u32, g + d, id);
-                }
-            }
-            if ends.direct.is_finite() {
-                pushed += relax(recs, open, tr, g_id, g + ends.direct, id);
-            }
-        } else {
-            let (from, to) = (me.gadj_start[id as usize], me.gadj_start[id as usize + 1]);
-            for e in &me.gadj[from as usize..to as usize] {
-                pushed += relax(recs, open, tr, e.to, g + e.cost, id);
-            }
-            let c = me.gnodes[id as usize].cluster as usize;
-            if c == cg {
-                let d = sc.goal_dist[(id - me.offsets[c]) as usize];
-                if d.is_finite() {
-                    pushed += relax(recs, open, tr, g_id, g + d, id);
-                }
-            }
-        }
-        stats.generated += pushed;
-    };
-    Outcome {
-        end,
-        closest,
-        debug,
-    }
+    sc.nodes.begin(ends.g_id as usize + 1);
+    let out = best_first(grid, &mut sc.nodes, &mut expander, &run);
+    stats.expanded += out.stats.expanded;
+    stats.generated += out.stats.generated;
+    out
 }
 
 /// Turns an abstract chain (starting at S) into cells in `sc.cells`.
