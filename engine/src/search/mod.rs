@@ -354,21 +354,32 @@ pub(crate) struct CoreOutcome {
 }
 
 /// Runs best-first search. Scratch must already be prepared for `grid` (see
-/// [`Scratch::begin`]). When a traced query is running on this thread (see [`trace`]), the
-/// run records its events; otherwise it runs untraced at no cost.
+/// [`Scratch::begin`]). When the scratch holds a trace recorder (a traced query, see
+/// [`trace`]), the run records its events; otherwise it runs untraced at no cost.
 pub(crate) fn best_first<E: Expander, H: Estimate>(
     grid: &Grid,
     scratch: &mut Scratch,
     expander: &mut E,
     run: &Run<'_, H>,
 ) -> CoreOutcome {
-    match trace::take() {
+    let mut tr = scratch.trace.take();
+    let out = best_first_with(grid, scratch, expander, run, &mut tr);
+    scratch.trace = tr;
+    out
+}
+
+/// [`best_first`] recording into the recorder in `tr`, if any, instead of the scratch's own
+/// (for searches on scratch memory other than the searcher's map-sized one, such as HPA*'s).
+pub(crate) fn best_first_with<E: Expander, H: Estimate>(
+    grid: &Grid,
+    scratch: &mut Scratch,
+    expander: &mut E,
+    run: &Run<'_, H>,
+    tr: &mut Option<trace::Recorder>,
+) -> CoreOutcome {
+    match tr {
         None => best_first_traced(grid, scratch, expander, run, &mut trace::Off),
-        Some(mut rec) => {
-            let out = best_first_traced(grid, scratch, expander, run, &mut rec);
-            trace::put(rec);
-            out
-        }
+        Some(rec) => best_first_traced(grid, scratch, expander, run, rec),
     }
 }
 

@@ -55,11 +55,11 @@ fn big_movingai_maps_legal_complete_near_optimal() {
     for (map, scen) in &maps {
         let grid = load_map(map);
         let hpa = Abstraction::build_with(&grid, HpaConfig::default());
+        let mut searcher = Searcher::new();
         let mut mine = Vec::new();
         for row in sample(&load_scen(scen), ROWS_PER_MAP) {
-            let r = hpa
-                .find_path(&grid, &Query::new(row.start, row.goal))
-                .unwrap();
+            let q = Query::new(row.start, row.goal).with_algorithm(Algorithm::Hpa);
+            let r = searcher.find_path_with(&grid, Some(&hpa), &q).unwrap();
             if row.unreachable() {
                 unreachable += 1;
                 if r.status != Status::NoPath {
@@ -249,6 +249,7 @@ fn patch_sequence(
 ) -> Vec<f64> {
     let weighted = !grid.is_uniform();
     let mut hpa = Abstraction::build_with(&grid, config);
+    let mut searcher = Searcher::new();
     let mut excess = Vec::new();
     for step in 0..steps {
         let patch = random_patch(rng, &grid, weighted);
@@ -268,8 +269,11 @@ fn patch_sequence(
             else {
                 continue;
             };
-            let r = hpa.find_path(&grid, &Query::new(s, g)).unwrap();
-            let plain = pathd_engine::find_path(&grid, &Query::new(s, g)).unwrap();
+            let q = Query::new(s, g);
+            let r = searcher
+                .find_path_with(&grid, Some(&hpa), &q.clone().with_algorithm(Algorithm::Hpa))
+                .unwrap();
+            let plain = searcher.find_path(&grid, &q).unwrap();
             assert_eq!(r.status, plain.status, "step {step}: {s} -> {g}");
             if r.status == Status::Found {
                 check_path(&grid, &r.path, s, g, r.cost).unwrap();

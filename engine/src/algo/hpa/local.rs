@@ -15,8 +15,9 @@
 
 use crate::grid::Grid;
 use crate::query::Limits;
+use crate::search::trace::Recorder;
 use crate::search::{
-    CoreEnd, Estimate, Expander, GridExpander, Heuristic, Run, Scratch, Succ, Zero, best_first,
+    CoreEnd, Estimate, Expander, GridExpander, Heuristic, Run, Scratch, Succ, Zero, best_first_with,
 };
 
 /// A cluster rectangle in map coordinates.
@@ -159,8 +160,16 @@ impl Local {
     }
 
     /// Dijkstra from local cell `source` until every cell of `targets` is settled (or the
-    /// reachable part of the rectangle is exhausted). With no targets nothing runs.
-    pub(super) fn dijkstra(&mut self, grid: &Grid, rect: Rect, source: u32, targets: &[u32]) {
+    /// reachable part of the rectangle is exhausted). With no targets nothing runs. A
+    /// recorder in `tr` records the search.
+    pub(super) fn dijkstra(
+        &mut self,
+        grid: &Grid,
+        rect: Rect,
+        source: u32,
+        targets: &[u32],
+        tr: &mut Option<Recorder>,
+    ) {
         self.begin(grid, rect);
         let mut remaining = 0;
         for &t in targets {
@@ -171,7 +180,7 @@ impl Local {
         }
         if remaining > 0 {
             // No single goal (no node id is u32::MAX): the targets end the search.
-            self.run(grid, source, u32::MAX, Zero, remaining, None);
+            self.run(grid, source, u32::MAX, Zero, (remaining, None), tr);
         }
     }
 
@@ -184,22 +193,24 @@ impl Local {
         source: u32,
         goal: u32,
         cap: u64,
+        tr: &mut Option<Recorder>,
     ) -> bool {
         self.begin(grid, rect);
         let h = Heuristic::padded(rect.lpw(), goal, grid.movement(), grid.min_cost());
         let cap = (cap != u64::MAX).then_some(cap);
-        matches!(self.run(grid, source, goal, h, 0, cap), CoreEnd::Goal)
+        matches!(self.run(grid, source, goal, h, (0, cap), tr), CoreEnd::Goal)
     }
 
-    /// One run of the core over the rectangle (weight 1: Dijkstra's `h` is [`Zero`]).
+    /// One run of the core over the rectangle (weight 1: Dijkstra's `h` is [`Zero`]), until
+    /// `goal` is expanded, or `stop.0` marked targets are, or `stop.1` cells are.
     fn run<H: Estimate>(
         &mut self,
         grid: &Grid,
         source: u32,
         goal: u32,
         heuristic: H,
-        remaining: usize,
-        cap: Option<u64>,
+        (remaining, cap): (usize, Option<u64>),
+        tr: &mut Option<Recorder>,
     ) -> CoreEnd {
         let limits = Limits {
             max_expansions: cap,
@@ -222,7 +233,7 @@ impl Local {
             rect: self.rect,
             pw: self.pw,
         };
-        let out = best_first(grid, &mut self.scratch, &mut expander, &run);
+        let out = best_first_with(grid, &mut self.scratch, &mut expander, &run, tr);
         self.expanded = out.stats.expanded;
         self.generated = out.stats.generated;
         out.end

@@ -67,6 +67,7 @@ use std::time::{Duration, Instant};
 
 use build::{Borders, Cluster, Layout};
 use local::Local;
+pub(crate) use query::Scratch as QueryScratch;
 
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Query, QueryError, SearchResult};
@@ -327,18 +328,27 @@ impl Abstraction {
     ///
     /// Errors: the query's points are off the map or blocked, or `grid` has another size or
     /// movement rule than the abstraction ([`QueryError::NotApplicable`]).
+    ///
+    /// Its search memory is allocated for this call; to answer many queries, keep a
+    /// [`crate::Searcher`] and ask it with [`crate::Algorithm::Hpa`]
+    /// ([`crate::Searcher::find_path_with`]).
     pub fn find_path(&self, grid: &Grid, query: &Query) -> Result<SearchResult, QueryError> {
-        query::find_path(self, grid, query, &mut crate::search::Scratch::default())
+        let mut searcher = crate::Searcher::new();
+        let (core, hpa) = searcher.parts();
+        query::find_path(self, grid, query, core, hpa)
     }
 
-    /// [`Abstraction::find_path`] with the caller's grid-search scratch for its A* fallback.
+    /// [`Abstraction::find_path`] on a searcher's memory: `core` its map-sized scratch (for
+    /// the corridor search and the A* fallback, with the recorder of a traced query), `sc`
+    /// its HPA* memory.
     pub(crate) fn find_path_in(
         &self,
         grid: &Grid,
         query: &Query,
         core: &mut crate::search::Scratch,
+        sc: &mut QueryScratch,
     ) -> Result<SearchResult, QueryError> {
-        query::find_path(self, grid, query, core)
+        query::find_path(self, grid, query, core, sc)
     }
 
     /// Whether HPA* should answer a query from `start` to `goal` when the caller lets the

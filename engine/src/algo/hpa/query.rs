@@ -1,7 +1,6 @@
 //! One HPA* query: insert start and goal, A* over the abstract graph, refine into cells,
 //! straighten.
 
-use std::cell::RefCell;
 use std::time::Instant;
 
 use super::build::NO_PATH;
@@ -13,8 +12,8 @@ use super::{Abstraction, Inner, Refine};
 use crate::grid::{Grid, Point, distance};
 use crate::query::Limits;
 use crate::query::{Algorithm, LimitKind, Query, QueryError, SearchResult, Stats, Status};
-use crate::search::trace::{self, HpaRecord, RawStep};
-use crate::search::{CoreEnd, Estimate, Expander, Run, Succ, best_first, chain};
+use crate::search::trace::{HpaRecord, RawStep, Recorder};
+use crate::search::{CoreEnd, Estimate, Expander, Run, Succ, best_first_with, chain};
 use crate::trace::{Phase, RefineKind};
 
 /// Check the clock and the cancellation flag every this many abstract expansions (an
@@ -26,14 +25,11 @@ const CHECK_EVERY: u64 = 32;
 /// the path's bounding box), so the cost grows little.
 const MAX_RAY: u32 = 256;
 
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-/// Per-thread query memory: three in-cluster searches (start tree, goal tree, refinement),
-/// the abstract search's core scratch (node ids are abstract nodes) and the straightener.
+/// HPA*'s query memory, owned by a [`crate::Searcher`]: three in-cluster searches (start
+/// tree, goal tree, refinement), the abstract search's core scratch (node ids are abstract
+/// nodes), the corridor's cluster marks and the straightener.
 #[derive(Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     s: Local,
     g: Local,
     work: Local,
@@ -47,13 +43,14 @@ struct Scratch {
 }
 
 /// Validates, short-circuits the trivial and unreachable cases, then searches. `core` is the
-/// caller's grid-search scratch, for the A* fallback below (never a thread-local: the caller
-/// may hold one while it calls in).
+/// searcher's map-sized scratch (with its trace recorder, when the query is traced), for the
+/// corridor search and the A* fallback below; `sc` the rest of its HPA* memory.
 pub(super) fn find_path(
     abs: &Abstraction,
     grid: &Grid,
     q: &Query,
     core: &mut crate::search::Scratch,
+    sc: &mut Scratch,
 ) -> Result<SearchResult, QueryError> {
     for (which, p) in [("start", q.start), ("goal", q.goal)] {
         if !grid.in_bounds(p) {
@@ -96,7 +93,10 @@ pub(super) fn find_path(
             None,
         ));
     }
-    let r = SCRATCH.with(|s| search(&abs.inner, grid, q, &mut s.borrow_mut()));
+    // The recorder is lent to each search of the query in turn.
+    let mut tr = core.trace.take();
+    let r = search(&abs.inner, grid, q, sc, core, &mut tr);
+    core.trace = tr;
     if r.status == Status::NoPath && grid.same_component(q.start, q.goal) {
         // The abstract graph is connected exactly where its map is (see the module docs), so
         // this only happens when the caller hands in an abstraction of another version of the
@@ -174,7 +174,7 @@ impl Ends {
 }
 
 /// Records the entrances of every cluster the abstract search reached, up to the cap.
-fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut trace::Recorder) {
+fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut Recorder) {
     let nodes = sc.nodes.nodes();
     let mut seen = vec![false; me.clusters.len()];
     let mut out = Vec::new();
@@ -200,61 +200,65 @@ fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut trace::Recorder) {
 }
 
 /// Sets the phase of the events that follow (traced queries only).
-fn phase(traced: bool, p: Phase) {
-    if traced {
-        trace::with(|r| r.phase = p);
+fn phase(tr: &mut Option<Recorder>, p: Phase) {
+    if let Some(r) = tr {
+        r.phase = p;
     }
 }
 
 /// Records a refinement step (traced queries only).
-fn step(traced: bool, kind: RefineKind, cells: &[u32]) {
-    if traced {
-        trace::with(|r| {
-            let events = r.events.len();
-            if let Some(h) = r.hpa.as_mut() {
-                h.steps.push(RawStep {
-                    kind,
-                    cells: cells.to_vec(),
-                    events,
-                });
-            }
-        });
+fn step(tr: &mut Option<Recorder>, kind: RefineKind, cells: &[u32]) {
+    if let Some(r) = tr {
+        let events = r.events.len();
+        if let Some(h) = r.hpa.as_mut() {
+            h.steps.push(RawStep {
+                kind,
+                cells: cells.to_vec(),
+                events,
+            });
+        }
     }
 }
 
-fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult {
+fn search(
+    me: &Inner,
+    grid: &Grid,
+    q: &Query,
+    sc: &mut Scratch,
+    core: &mut crate::search::Scratch,
+    tr: &mut Option<Recorder>,
+) -> SearchResult {
     let started = Instant::now();
     let mut stats = Stats::default();
     // A traced query (see `crate::trace`) also records phases, the abstract path and the
-    // refinement steps; an untraced one pays one thread-local access here.
-    let traced = trace::with(|r| {
+    // refinement steps.
+    if let Some(r) = tr {
         r.hpa = Some(HpaRecord {
             cluster_size: me.layout.size,
             ..HpaRecord::default()
         });
-    })
-    .is_some();
+    }
 
     // Step 0: a start and goal close together are first tried in a small window; when that
     // answer provably beats any path leaving the window, it is the answer.
-    phase(traced, Phase::Window);
-    let near = window::nearby(&me.layout, grid, q, &mut sc.work, &mut stats);
+    phase(tr, Phase::Window);
+    let near = window::nearby(&me.layout, grid, q, &mut sc.work, &mut stats, tr);
     if let Some((path, cost, true)) = near {
-        if traced {
+        if tr.is_some() {
             let cells: Vec<u32> = path.iter().map(|&p| grid.pidx(p) as u32).collect();
-            step(traced, RefineKind::Window, &cells);
+            step(tr, RefineKind::Window, &cells);
         }
         stats.elapsed = started.elapsed();
         return result(Status::Found, path, cost, stats, None);
     }
 
     // Steps 1 and 2: insert start and goal, search the abstract graph.
-    phase(traced, Phase::Insert);
-    let ends = insert(me, grid, q, sc, &mut stats);
-    phase(traced, Phase::Abstract);
-    let out = abstract_astar(me, grid, q, sc, &ends, &mut stats);
-    if traced {
-        trace::with(|rec| record_entrances(me, sc, rec));
+    phase(tr, Phase::Insert);
+    let ends = insert(me, grid, q, sc, &mut stats, tr);
+    phase(tr, Phase::Abstract);
+    let out = abstract_astar(me, grid, q, sc, &ends, &mut stats, tr);
+    if let Some(rec) = tr {
+        record_entrances(me, sc, rec);
     }
 
     // Step 3: pick the endpoint: the goal, or for a partial answer the explored place
@@ -293,22 +297,24 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
     let mut cost = 0.0;
     if let Some(t) = target {
         sc.cells.clear();
-        phase(traced, Phase::Refine);
+        phase(tr, Phase::Refine);
         match &t {
             Closest::Cell(l) => {
                 sc.s.path_to(*l, &mut sc.cells);
-                step(traced, RefineKind::Start, &sc.cells);
+                step(tr, RefineKind::Start, &sc.cells);
             }
             Closest::Node(end) => {
                 let chain = chain(&sc.nodes, *end);
-                if traced {
+                if tr.is_some() {
                     let path = chain
                         .iter()
                         .map(|&id| (ends.cell_of(me, id), sc.nodes.nodes().g(id)))
                         .collect();
-                    trace::with(|r| r.hpa.as_mut().map(|h| h.abstract_path = path));
+                    if let Some(h) = tr.as_mut().and_then(|r| r.hpa.as_mut()) {
+                        h.abstract_path = path;
+                    }
                 }
-                refine(me, grid, sc, &chain, &ends, &mut stats, traced);
+                refine(me, grid, sc, &chain, &ends, &mut stats, tr);
             }
         }
         let corridor = match me.config.refine {
@@ -317,13 +323,15 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
             Refine::CorridorOnWeighted => !grid.is_uniform(),
         };
         if corridor && !matches!(t, Closest::Cell(_)) {
-            phase(traced, Phase::Corridor);
+            phase(tr, Phase::Corridor);
+            let limits = &q.limits;
+            let (cells, stats) = (&mut sc.cells, &mut stats);
             sc.corridor
-                .refine(grid, &me.layout, &q.limits, &mut sc.cells, &mut stats);
-            step(traced, RefineKind::Corridor, &sc.cells);
+                .refine(grid, &me.layout, limits, cells, stats, core, tr);
+            step(tr, RefineKind::Corridor, &sc.cells);
         }
         sc.straight.straighten(grid, &mut sc.cells, MAX_RAY);
-        step(traced, RefineKind::Straighten, &sc.cells);
+        step(tr, RefineKind::Straighten, &sc.cells);
         path = sc.cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
         cost = grid
             .path_cost(&path)
@@ -332,9 +340,9 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
             if let Some((local_path, local_cost, _)) = near {
                 if local_cost < cost {
                     (path, cost) = (local_path, local_cost);
-                    if traced {
+                    if tr.is_some() {
                         let cells: Vec<u32> = path.iter().map(|&p| grid.pidx(p) as u32).collect();
-                        step(traced, RefineKind::Window, &cells);
+                        step(tr, RefineKind::Window, &cells);
                     }
                 }
             }
@@ -356,7 +364,14 @@ fn heuristic_to(grid: &Grid, goal: Point) -> impl Fn(u32, u32) -> f64 + Copy {
 /// Step 1: one Dijkstra inside the start's cluster (to its transitions, and to the goal
 /// when it shares the cluster) and one inside the goal's cluster (to its transitions). The
 /// goal's distances land in `sc.goal_dist`, by node index of its cluster.
-fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stats) -> Ends {
+fn insert(
+    me: &Inner,
+    grid: &Grid,
+    q: &Query,
+    sc: &mut Scratch,
+    stats: &mut Stats,
+    tr: &mut Option<Recorder>,
+) -> Ends {
     let layout = me.layout;
     let pw = grid.padded_width();
     let (s_cell, g_cell) = (grid.pidx(q.start) as u32, grid.pidx(q.goal) as u32);
@@ -368,11 +383,11 @@ fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stat
     if cs == cg {
         sc.targets.push(rs.local(pw, g_cell));
     }
-    sc.s.dijkstra(grid, rs, rs.local(pw, s_cell), &sc.targets);
+    sc.s.dijkstra(grid, rs, rs.local(pw, s_cell), &sc.targets, tr);
     sc.targets.clear();
     sc.targets
         .extend(me.clusters[cg].nodes.iter().map(|n| rg.local(pw, n.cell)));
-    sc.g.dijkstra(grid, rg, rg.local(pw, g_cell), &sc.targets);
+    sc.g.dijkstra(grid, rg, rg.local(pw, g_cell), &sc.targets, tr);
     sc.goal_dist.clear();
     sc.goal_dist
         .extend(sc.targets.iter().map(|&l| sc.g.dist(l)));
@@ -509,6 +524,7 @@ fn abstract_astar(
     sc: &mut Scratch,
     ends: &Ends,
     stats: &mut Stats,
+    tr: &mut Option<Recorder>,
 ) -> crate::search::CoreOutcome {
     let limits = Limits {
         max_expansions: q
@@ -534,7 +550,7 @@ fn abstract_astar(
         pw: grid.padded_width(),
     };
     sc.nodes.begin(ends.g_id as usize + 1);
-    let out = best_first(grid, &mut sc.nodes, &mut expander, &run);
+    let out = best_first_with(grid, &mut sc.nodes, &mut expander, &run, tr);
     stats.expanded += out.stats.expanded;
     stats.generated += out.stats.generated;
     out
@@ -548,7 +564,7 @@ fn refine(
     chain: &[u32],
     ends: &Ends,
     stats: &mut Stats,
-    traced: bool,
+    tr: &mut Option<Recorder>,
 ) {
     let Ends {
         s_id,
@@ -618,7 +634,7 @@ fn refine(
                     let (from, to) = (cl.nodes[ia].cell, cl.nodes[ib].cell);
                     let found =
                         sc.work
-                            .astar(grid, r, r.local(pw, from), r.local(pw, to), u64::MAX);
+                            .astar(grid, r, r.local(pw, from), r.local(pw, to), u64::MAX, tr);
                     debug_assert!(found, "an intra-cluster edge has an in-cluster path");
                     sc.work.path_to(r.local(pw, to), &mut sc.seg);
                     stats.expanded += sc.work.expanded;
@@ -628,6 +644,6 @@ fn refine(
         }
         debug_assert_eq!(sc.seg.first(), sc.cells.last());
         sc.cells.extend_from_slice(&sc.seg[1..]);
-        step(traced, kind, &sc.seg);
+        step(tr, kind, &sc.seg);
     }
 }
