@@ -326,14 +326,7 @@ fn sized_algorithm(q: &Query) -> Result<Algorithm, QueryError> {
 }
 
 fn validate(grid: &Grid, q: &Query) -> Result<(), QueryError> {
-    crate::query::check_size(q.size)?;
-    for (which, p) in [("start", q.start), ("goal", q.goal)] {
-        if !grid.in_bounds(p) {
-            return Err(QueryError::OutOfBounds { which, point: p });
-        }
-    }
-    crate::query::check_fits(grid, "start", q.start, q.size)?;
-    crate::query::check_fits(grid, "goal", q.goal, q.size)?;
+    crate::query::check_ends(grid, q.start, q.goal, q.size)?;
     crate::query::check_weight(q.weight)
 }
 

@@ -10,7 +10,11 @@
 //! cluster's costs; a Dijkstra there stops once its marked targets are settled,
 //! [`Expander::settle`]) on it too. The per-node records ([`Scratch`]) are indexed by node
 //! id, whatever the ids mean, and sized per search. D* Lite keeps its own LPA*-style loop
-//! (its keys are pairs, and a node's value can go up as well as down).
+//! (its keys are pairs, and a node's value can go up as well as down) but enumerates moves
+//! with the same rule: every search over a padded cost array expands through
+//! [`crate::grid::moves`], the one move and corner rule (flow fields, on unpadded region
+//! arrays, apply the same corner rule, [`crate::grid::DIAG_SIDES`]), and every entry point
+//! validates its ends with `query::check_ends`.
 //!
 //! Open list: a 4-ary heap keyed by `f` with decrease-key ([`heap`]): each open node is in it
 //! once, an improvement moves its entry. An improvement must beat the recorded cost by a tiny
@@ -38,7 +42,7 @@ use std::time::Instant;
 pub(crate) use heap::OpenList;
 pub(crate) use scratch::{Scratch, State};
 
-use crate::grid::{Cells, Grid, Movement, Point, distance};
+use crate::grid::{Cells, Grid, Movement, Point, distance, moves};
 use crate::query::{LimitKind, Limits, Stats};
 use crate::trace::Phase;
 use trace::{RawEvent, RawKind, Tracer};
@@ -199,9 +203,6 @@ impl<C: std::ops::Deref<Target = [u8]>> GridExpander<C> {
     }
 }
 
-/// Diagonal k (4..8) needs cardinals `DIAG_SIDES[k - 4]` passable (see `grid::DIRS`).
-pub(crate) const DIAG_SIDES: [(usize, usize); 4] = [(0, 1), (1, 2), (2, 3), (3, 0)];
-
 impl<C: std::ops::Deref<Target = [u8]>> Expander for GridExpander<C> {
     #[inline]
     fn successors(
@@ -214,34 +215,23 @@ impl<C: std::ops::Deref<Target = [u8]>> Expander for GridExpander<C> {
     ) {
         let cells: &[u8] = &self.cells;
         let n = node as usize;
-        let c = cells[n] as f64;
-        // Successors go to a local array first and into `out` in one copy: no capacity check
-        // per push.
-        let mut buf = [Succ {
-            node: 0,
-            g: 0.0,
+        // Moves go to a local array first and into `out` in one pass: no capacity check per
+        // push.
+        let mut buf = [(0u32, 0.0f64); 8];
+        let k = moves(
+            &self.offsets,
+            self.octile,
+            n,
+            cells[n],
+            g,
+            |m| cells[m],
+            &mut buf,
+        );
+        out.extend(buf[..k].iter().map(|&(m, g)| Succ {
+            node: m,
+            g,
             parent: node,
-        }; 8];
-        let mut k = 0;
-        let mut open = [false; 4];
-        for (d, is_open) in open.iter_mut().enumerate() {
-            let m = n.wrapping_add_signed(self.offsets[d]);
-            let cm = cells[m];
-            *is_open = cm != 0;
-            buf[k].node = m as u32;
-            buf[k].g = g + (c + cm as f64) * 0.5;
-            k += usize::from(cm != 0);
-        }
-        if self.octile {
-            for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
-                let m = n.wrapping_add_signed(self.offsets[4 + d]);
-                let cm = cells[m];
-                buf[k].node = m as u32;
-                buf[k].g = g + crate::grid::SQRT2 * (c + cm as f64) * 0.5;
-                k += usize::from(open[a] && open[b] && cm != 0);
-            }
-        }
-        out.extend_from_slice(&buf[..k]);
+        }));
     }
 }
 

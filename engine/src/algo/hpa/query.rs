@@ -52,17 +52,8 @@ pub(super) fn find_path(
     core: &mut crate::search::Scratch,
     sc: &mut Scratch,
 ) -> Result<SearchResult, QueryError> {
-    for (which, p) in [("start", q.start), ("goal", q.goal)] {
-        if !grid.in_bounds(p) {
-            return Err(QueryError::OutOfBounds { which, point: p });
-        }
-    }
-    if !grid.is_passable(q.start) {
-        return Err(QueryError::StartBlocked(q.start));
-    }
-    if !grid.is_passable(q.goal) {
-        return Err(QueryError::GoalBlocked(q.goal));
-    }
+    // HPA* plans for a one-cell agent (the planner turns sized HPA* queries away).
+    crate::query::check_ends(grid, q.start, q.goal, 1)?;
     if !abs.fits(grid) {
         let l = &abs.inner.layout;
         return Err(QueryError::NotApplicable {
