@@ -511,6 +511,45 @@ mod tests {
         assert_eq!(seen, Ok(true));
     }
 
+    /// Jobs reuse idle searchers (at most one per concurrently running job), and a job that
+    /// panics with a searcher out does not hand it back.
+    #[tokio::test]
+    async fn searchers_are_checked_out_reused_and_dropped_on_panic() {
+        let c = Compute::new(2, 4);
+        let grid = pathd_engine::Grid::from_costs(4, 1, vec![1; 4], pathd_engine::Movement::Octile)
+            .unwrap();
+        let idle = |c: &Compute| c.inner.searchers.0.lock().unwrap().len();
+        let q = pathd_engine::Query::new(
+            pathd_engine::Point::new(0, 0),
+            pathd_engine::Point::new(3, 0),
+        );
+        for _ in 0..20 {
+            let (c2, g, q) = (c.clone(), grid.clone(), q.clone());
+            let cost = c
+                .run(move |_| c2.searcher().find_path(&g, &q).unwrap().cost)
+                .await
+                .unwrap();
+            assert_eq!(cost, 3.0);
+        }
+        assert_eq!(idle(&c), 1, "sequential jobs share one searcher");
+        {
+            let (a, b) = (c.searcher(), c.searcher());
+            assert_eq!(idle(&c), 0);
+            drop((a, b));
+        }
+        assert_eq!(idle(&c), 2);
+        let c2 = c.clone();
+        let e = c
+            .run(move |_| {
+                let _s = c2.searcher();
+                panic!("boom")
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "internal");
+        assert_eq!(idle(&c), 1, "the panicking job's searcher is dropped");
+    }
+
     #[tokio::test]
     async fn batches_keep_input_order_and_survive_panics() {
         let c = Compute::new(2, 4);
