@@ -1,9 +1,12 @@
 //! The one place CPU work starts: a fixed pool of search threads behind a bounded, fair
 //! queue.
 //!
-//! Why a dedicated pool instead of `spawn_blocking`: the engine keeps its search scratch
-//! memory in a thread-local (about 24 bytes per cell of the largest map seen), so the number
-//! of threads that ever search must be fixed, not tokio's up-to-512 blocking threads.
+//! Why a dedicated pool instead of `spawn_blocking`: a search needs scratch memory (an engine
+//! [`Searcher`], about 20 bytes per cell of the largest map seen, kept and reused), so the
+//! number of searches that ever run at once must be fixed, not tokio's up-to-512 blocking
+//! threads. A job checks a searcher out of the pool's [`Searchers`] for its duration
+//! ([`Compute::searcher`]); at most `threads` jobs run at once, so at most `threads`
+//! searchers ever exist.
 //!
 //! Fairness: every request (a single query, a batch, an upload, a repair) gets its own
 //! queue of jobs, and a batch puts each of its queries in as a separate job. The workers
@@ -37,6 +40,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
+use pathd_engine::Searcher;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 use crate::error::ApiError;
@@ -62,6 +66,60 @@ struct Inner {
     /// `threads + queue_depth` permits, one per request (see module docs).
     admission: Arc<Semaphore>,
     threads: usize,
+    /// The jobs' search memory (see module docs).
+    searchers: Searchers,
+}
+
+/// Idle searchers. The lock is held for one push or pop, never during a search: a job takes
+/// a searcher out and puts it back when it is done.
+#[derive(Default)]
+pub struct Searchers(Mutex<Vec<Searcher>>);
+
+impl Searchers {
+    /// An idle searcher (a new one when none is idle), handed back when the guard drops.
+    pub fn checkout(&self) -> SearcherGuard<'_> {
+        let idle = self.0.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        SearcherGuard {
+            pool: self,
+            searcher: Some(idle.unwrap_or_default()),
+        }
+    }
+}
+
+/// A searcher checked out of [`Searchers`]; derefs to it.
+pub struct SearcherGuard<'a> {
+    pool: &'a Searchers,
+    searcher: Option<Searcher>,
+}
+
+impl std::ops::Deref for SearcherGuard<'_> {
+    type Target = Searcher;
+    fn deref(&self) -> &Searcher {
+        self.searcher.as_ref().expect("held until drop")
+    }
+}
+
+impl std::ops::DerefMut for SearcherGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Searcher {
+        self.searcher.as_mut().expect("held until drop")
+    }
+}
+
+impl Drop for SearcherGuard<'_> {
+    fn drop(&mut self) {
+        // A search that panicked may have left the searcher half-way: drop it, a new one
+        // takes its place on the next checkout.
+        if std::thread::panicking() {
+            return;
+        }
+        if let Some(s) = self.searcher.take() {
+            self.pool
+                .0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(s);
+        }
+    }
 }
 
 /// What the workers and the queued jobs share.
@@ -202,6 +260,7 @@ impl Compute {
                 shared,
                 admission: Arc::new(Semaphore::new(threads + queue_depth)),
                 threads,
+                searchers: Searchers::default(),
             }),
         }
     }
@@ -221,6 +280,11 @@ impl Compute {
     /// Number of worker threads.
     pub fn threads(&self) -> usize {
         self.inner.threads
+    }
+
+    /// A searcher for the calling job, handed back to the pool when the guard drops.
+    pub fn searcher(&self) -> SearcherGuard<'_> {
+        self.inner.searchers.checkout()
     }
 
     /// Counts a search that stopped because its client went away.
@@ -445,6 +509,45 @@ mod tests {
                 .await
                 .unwrap();
         assert_eq!(seen, Ok(true));
+    }
+
+    /// Jobs reuse idle searchers (at most one per concurrently running job), and a job that
+    /// panics with a searcher out does not hand it back.
+    #[tokio::test]
+    async fn searchers_are_checked_out_reused_and_dropped_on_panic() {
+        let c = Compute::new(2, 4);
+        let grid = pathd_engine::Grid::from_costs(4, 1, vec![1; 4], pathd_engine::Movement::Octile)
+            .unwrap();
+        let idle = |c: &Compute| c.inner.searchers.0.lock().unwrap().len();
+        let q = pathd_engine::Query::new(
+            pathd_engine::Point::new(0, 0),
+            pathd_engine::Point::new(3, 0),
+        );
+        for _ in 0..20 {
+            let (c2, g, q) = (c.clone(), grid.clone(), q.clone());
+            let cost = c
+                .run(move |_| c2.searcher().find_path(&g, &q).unwrap().cost)
+                .await
+                .unwrap();
+            assert_eq!(cost, 3.0);
+        }
+        assert_eq!(idle(&c), 1, "sequential jobs share one searcher");
+        {
+            let (a, b) = (c.searcher(), c.searcher());
+            assert_eq!(idle(&c), 0);
+            drop((a, b));
+        }
+        assert_eq!(idle(&c), 2);
+        let c2 = c.clone();
+        let e = c
+            .run(move |_| {
+                let _s = c2.searcher();
+                panic!("boom")
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "internal");
+        assert_eq!(idle(&c), 1, "the panicking job's searcher is dropped");
     }
 
     #[tokio::test]

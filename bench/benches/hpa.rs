@@ -14,7 +14,9 @@ use std::path::PathBuf;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use hierarchical_pathfinding::prelude::{MooreNeighborhood, PathCache, PathCacheConfig};
 use pathd_engine::movingai::{self, ScenRow};
-use pathd_engine::{Abstraction, Grid, HpaConfig, Patch, Point, Query, Rect, Status};
+use pathd_engine::{
+    Abstraction, Algorithm, Grid, HpaConfig, Patch, Point, Query, Rect, Searcher, Status,
+};
 
 /// The 1024x1024 cities, a 1024x1024 StarCraft map and Dragon Age's `orz900d`.
 const MAPS: &[&str] = &[
@@ -62,6 +64,11 @@ fn spread(rows: &[ScenRow], n: usize) -> Vec<ScenRow> {
         .take(n)
         .cloned()
         .collect()
+}
+
+/// The HPA* query of a scenario row.
+fn hpa_query(r: &ScenRow) -> Query {
+    Query::new(r.start, r.goal).with_algorithm(Algorithm::Hpa)
 }
 
 fn tol(optimal: f64) -> f64 {
@@ -140,10 +147,14 @@ fn bench_map(c: &mut Criterion, name: &str) {
         started.elapsed()
     );
 
+    // One searcher reused across queries, as a server's worker does.
+    let mut searcher = Searcher::new();
     // Quality on the timed rows, printed once.
     let (mut ours, mut their_len, mut their_cuts) = (Vec::new(), Vec::new(), 0);
     for r in &rows {
-        let a = hpa.find_path(&grid, &Query::new(r.start, r.goal)).unwrap();
+        let a = searcher
+            .find_path_with(&grid, Some(&hpa), &hpa_query(r))
+            .unwrap();
         ours.push(a.cost / r.optimal - 1.0);
         let p: Vec<_> = theirs
             .find_path(
@@ -174,7 +185,9 @@ fn bench_map(c: &mut Criterion, name: &str) {
     group.bench_function("query/astar", |b| {
         b.iter(|| {
             for r in &rows {
-                let a = pathd_engine::find_path(&grid, &Query::new(r.start, r.goal)).unwrap();
+                let a = searcher
+                    .find_path(&grid, &Query::new(r.start, r.goal))
+                    .unwrap();
                 assert!((a.cost - r.optimal).abs() <= tol(r.optimal));
                 black_box(a.path.len());
             }
@@ -183,7 +196,9 @@ fn bench_map(c: &mut Criterion, name: &str) {
     group.bench_function("query/hpa", |b| {
         b.iter(|| {
             for r in &rows {
-                let a = hpa.find_path(&grid, &Query::new(r.start, r.goal)).unwrap();
+                let a = searcher
+                    .find_path_with(&grid, Some(&hpa), &hpa_query(r))
+                    .unwrap();
                 assert!(a.status == Status::Found && a.cost >= r.optimal - tol(r.optimal));
                 black_box(a.path.len());
             }
@@ -241,6 +256,7 @@ fn bench_map(c: &mut Criterion, name: &str) {
     // Query time by distance band, for the `auto` rule (first two maps only, to stay short).
     if name == MAPS[0] || name == MAPS[3] {
         let mut group = c.benchmark_group(format!("hpa_band/{name}"));
+        let mut searcher = Searcher::new();
         group.sample_size(10);
         for &(lo, hi) in BANDS {
             let band: Vec<ScenRow> = all
@@ -259,8 +275,9 @@ fn bench_map(c: &mut Criterion, name: &str) {
             group.bench_with_input(BenchmarkId::new("astar", &id), &band, |b, band| {
                 b.iter(|| {
                     for r in band {
-                        let a =
-                            pathd_engine::find_path(&grid, &Query::new(r.start, r.goal)).unwrap();
+                        let a = searcher
+                            .find_path(&grid, &Query::new(r.start, r.goal))
+                            .unwrap();
                         assert!((a.cost - r.optimal).abs() <= tol(r.optimal));
                     }
                 })
@@ -268,7 +285,9 @@ fn bench_map(c: &mut Criterion, name: &str) {
             group.bench_with_input(BenchmarkId::new("hpa", &id), &band, |b, band| {
                 b.iter(|| {
                     for r in band {
-                        let a = hpa.find_path(&grid, &Query::new(r.start, r.goal)).unwrap();
+                        let a = searcher
+                            .find_path_with(&grid, Some(&hpa), &hpa_query(r))
+                            .unwrap();
                         assert!(a.status == Status::Found);
                     }
                 })

@@ -22,7 +22,8 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use pathd_engine::movingai::{self, ScenRow};
 use pathd_engine::{
-    Agent, DStarLite, GoalTree, Grid, Interest, Limits, Patch, Point, Query, Rect, find_path,
+    Agent, DStarLite, GoalTree, Grid, Interest, Limits, Patch, Point, Query, Rect, Searcher,
+    find_path,
 };
 
 fn bench_dir() -> std::path::PathBuf {
@@ -244,9 +245,12 @@ fn bench_map(c: &mut Criterion, map: &str) {
         group.bench_function(name, |b| b.iter(|| wall_and_back(&mut d, case)));
     }
     if let Some(case) = &mid {
+        let mut searcher = Searcher::new();
         group.bench_function("astar_fresh", |b| {
             b.iter(|| {
-                let r = find_path(black_box(&case.next), &Query::new(row.start, row.goal)).unwrap();
+                let r = searcher
+                    .find_path(black_box(&case.next), &Query::new(row.start, row.goal))
+                    .unwrap();
                 assert!((r.cost - case.astar_cost).abs() <= 1e-9 * case.astar_cost.max(1.0));
                 r
             })

@@ -1,26 +1,37 @@
 //! The entry point: validates a query, picks the algorithm, and turns the core's outcome
 //! into a [`SearchResult`].
 
-use std::cell::RefCell;
-
 use crate::algo;
-use crate::algo::hpa::Abstraction;
+use crate::algo::hpa::{Abstraction, QueryScratch};
 use crate::algo::jps_plus::JumpTable;
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Algorithm, Query, QueryError, SearchResult, Stats, Status};
 use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
 
-/// Reusable search memory. Keep one per thread (the free function [`find_path`] does that for
-/// you with a thread-local); it grows to the largest map it has seen and is never cleared.
+/// Reusable search memory: everything a query needs besides the map (the core's records and
+/// open list, HPA*'s in-cluster and abstract search memory, a traced query's recorder). It
+/// grows to the largest map it has seen and is never cleared (starting a search bumps a
+/// generation stamp, see `search`), so keep one per thread, or a pool that threads check
+/// searchers out of (the server does). The free functions ([`find_path`], ...) make a fresh
+/// one per call.
 #[derive(Default)]
 pub struct Searcher {
-    scratch: Scratch,
+    /// The core's scratch, sized to the largest map seen; holds the recorder of a traced
+    /// query.
+    pub(crate) scratch: Scratch,
+    /// HPA*'s query memory (its searches are cluster-sized or abstract-graph-sized).
+    hpa: QueryScratch,
 }
 
 impl Searcher {
     /// A searcher with no memory reserved yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The core's scratch and HPA*'s memory, borrowed apart.
+    pub(crate) fn parts(&mut self) -> (&mut Scratch, &mut QueryScratch) {
+        (&mut self.scratch, &mut self.hpa)
     }
 
     /// Answers `query` on `grid`.
@@ -75,6 +86,19 @@ impl Searcher {
     /// assert_eq!((r.algorithm, r.cost), (Algorithm::JpsPlus, 6.0));
     /// ```
     pub fn find_path_derived(
+        &mut self,
+        grid: &Grid,
+        derived: Derived<'_>,
+        query: &Query,
+    ) -> Result<SearchResult, QueryError> {
+        // A recorder left by a traced query that panicked must not record this one.
+        self.scratch.trace = None;
+        self.answer(grid, derived, query)
+    }
+
+    /// [`Searcher::find_path_derived`], recording into the recorder in `self.scratch`, if
+    /// any (see [`crate::trace`]).
+    pub(crate) fn answer(
         &mut self,
         grid: &Grid,
         derived: Derived<'_>,
@@ -154,7 +178,7 @@ impl Searcher {
             Algorithm::Theta => algo::theta::search(grid, s, query),
             Algorithm::Hpa => {
                 let abs = hpa.expect("checked above");
-                abs.find_path(grid, query)?
+                abs.find_path_in(grid, query, s, &mut self.hpa)?
             }
             Algorithm::Auto => unreachable!("resolve never answers auto"),
         };
@@ -188,23 +212,19 @@ fn smooth_result(grid: &Grid, r: &mut SearchResult) {
     r.smoothed_length = Some(length);
 }
 
-thread_local! {
-    static SEARCHER: RefCell<Searcher> = RefCell::new(Searcher::new());
-}
-
-/// [`Searcher::find_path`] with a per-thread searcher, so a pool of worker threads reuses its
-/// scratch memory across queries.
+/// [`Searcher::find_path`] with a fresh searcher: for one-off queries. Its scratch memory is
+/// allocated (and sized to the map) for this call; keep a [`Searcher`] to answer many.
 pub fn find_path(grid: &Grid, query: &Query) -> Result<SearchResult, QueryError> {
-    SEARCHER.with(|s| s.borrow_mut().find_path(grid, query))
+    Searcher::new().find_path(grid, query)
 }
 
-/// [`Searcher::find_path_derived`] with a per-thread searcher.
+/// [`Searcher::find_path_derived`] with a fresh searcher (see [`find_path`]).
 pub fn find_path_derived(
     grid: &Grid,
     derived: Derived<'_>,
     query: &Query,
 ) -> Result<SearchResult, QueryError> {
-    SEARCHER.with(|s| s.borrow_mut().find_path_derived(grid, derived, query))
+    Searcher::new().find_path_derived(grid, derived, query)
 }
 
 /// What a map version may have derived beside its grid, for [`Searcher::find_path_derived`].
@@ -216,13 +236,13 @@ pub struct Derived<'a> {
     pub jump_table: Option<&'a JumpTable>,
 }
 
-/// [`Searcher::find_path_with`] with a per-thread searcher.
+/// [`Searcher::find_path_with`] with a fresh searcher (see [`find_path`]).
 pub fn find_path_with(
     grid: &Grid,
     hpa: Option<&Abstraction>,
     query: &Query,
 ) -> Result<SearchResult, QueryError> {
-    SEARCHER.with(|s| s.borrow_mut().find_path_with(grid, hpa, query))
+    Searcher::new().find_path_with(grid, hpa, query)
 }
 
 /// The algorithm [`Algorithm::Auto`] picks on this map.
@@ -306,14 +326,7 @@ fn sized_algorithm(q: &Query) -> Result<Algorithm, QueryError> {
 }
 
 fn validate(grid: &Grid, q: &Query) -> Result<(), QueryError> {
-    crate::query::check_size(q.size)?;
-    for (which, p) in [("start", q.start), ("goal", q.goal)] {
-        if !grid.in_bounds(p) {
-            return Err(QueryError::OutOfBounds { which, point: p });
-        }
-    }
-    crate::query::check_fits(grid, "start", q.start, q.size)?;
-    crate::query::check_fits(grid, "goal", q.goal, q.size)?;
+    crate::query::check_ends(grid, q.start, q.goal, q.size)?;
     crate::query::check_weight(q.weight)
 }
 

@@ -39,6 +39,36 @@ pub fn check_size(size: u32) -> Result<(), QueryError> {
     }
 }
 
+/// The one validation of a search's ends, for every entry point (the planner, HPA*, D*
+/// Lite): `size` in range, both points on the map (start first), then a `size x size` agent
+/// fits at each.
+pub(crate) fn check_ends(
+    grid: &crate::Grid,
+    start: Point,
+    goal: Point,
+    size: u32,
+) -> Result<(), QueryError> {
+    check_size(size)?;
+    for (which, p) in [("start", start), ("goal", goal)] {
+        check_in_bounds(grid, which, p)?;
+    }
+    check_fits(grid, "start", start, size)?;
+    check_fits(grid, "goal", goal, size)
+}
+
+/// Checks that `p` is on the map; `which` names it in the error.
+pub(crate) fn check_in_bounds(
+    grid: &crate::Grid,
+    which: &'static str,
+    p: Point,
+) -> Result<(), QueryError> {
+    if grid.in_bounds(p) {
+        Ok(())
+    } else {
+        Err(QueryError::OutOfBounds { which, point: p })
+    }
+}
+
 /// Checks that a `size x size` agent anchored at `p` (on the map) stands on passable cells
 /// only; `which` (`"start"` or `"goal"`) picks the error.
 pub fn check_fits(

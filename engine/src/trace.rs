@@ -27,7 +27,7 @@
 
 use crate::grid::{Grid, Point};
 use crate::query::{Query, QueryError, SearchResult};
-use crate::search::trace::{RawKind, Recorder, put, take};
+use crate::search::trace::{RawKind, Recorder};
 
 /// Which search of a query an event belongs to. Only HPA* runs more than one kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -203,17 +203,7 @@ pub struct Trace {
     pub hpa: Option<HpaTrace>,
 }
 
-/// Clears the thread's recorder even if the search panics.
-struct Parked;
-
-impl Drop for Parked {
-    fn drop(&mut self) {
-        let _ = take();
-    }
-}
-
-/// [`crate::find_path_derived`] (per-thread searcher) recording a [`Trace`] of at most `cap`
-/// expansions (and the generations in between).
+/// [`crate::Searcher::find_path_traced`] with a fresh searcher (see [`crate::find_path`]).
 ///
 /// ```
 /// use pathd_engine::{movingai, Point, Query};
@@ -230,12 +220,29 @@ pub fn find_path_traced(
     query: &Query,
     cap: usize,
 ) -> Result<(SearchResult, Trace), QueryError> {
-    let guard = Parked;
-    put(Recorder::new(cap));
-    let result = crate::find_path_derived(grid, derived, query);
-    let rec = take().unwrap_or_default();
-    drop(guard);
-    let result = result?;
+    crate::Searcher::new().find_path_traced(grid, derived, query, cap)
+}
+
+impl crate::Searcher {
+    /// [`crate::Searcher::find_path_derived`] recording a [`Trace`] of at most `cap`
+    /// expansions (and the generations in between). The recorder lives in this searcher for
+    /// the query.
+    pub fn find_path_traced(
+        &mut self,
+        grid: &Grid,
+        derived: crate::Derived<'_>,
+        query: &Query,
+        cap: usize,
+    ) -> Result<(SearchResult, Trace), QueryError> {
+        self.scratch.trace = Some(Recorder::new(cap));
+        let result = self.answer(grid, derived, query);
+        let rec = self.scratch.trace.take().unwrap_or_default();
+        Ok((result?, to_trace(grid, rec)))
+    }
+}
+
+/// Turns what a recorder holds (padded cells) into a [`Trace`] (map points).
+fn to_trace(grid: &Grid, rec: Recorder) -> Trace {
     let pw = grid.padded_width();
     let point = |id: u32| {
         let i = id as usize;
@@ -279,15 +286,12 @@ pub fn find_path_traced(
             })
             .collect(),
     });
-    Ok((
-        result,
-        Trace {
-            events,
-            truncated: rec.truncated,
-            expansions: rec.expansions,
-            weight: if rec.runs == 0 { 1.0 } else { rec.weight },
-            runs: rec.runs,
-            hpa,
-        },
-    ))
+    Trace {
+        events,
+        truncated: rec.truncated,
+        expansions: rec.expansions,
+        weight: if rec.runs == 0 { 1.0 } else { rec.weight },
+        runs: rec.runs,
+        hpa,
+    }
 }

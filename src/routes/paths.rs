@@ -7,7 +7,6 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::post;
-use pathd_engine::trace::find_path_traced;
 use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult};
 
 use crate::auth::QueryAuth;
@@ -40,14 +39,13 @@ fn search(
 ) -> Result<(SearchResult, Option<SearchTrace>), QueryError> {
     query.limits.deadline = Instant::now().checked_add(timeout); // None: too far to matter
     query.limits.cancel = Some(Arc::clone(cancel));
+    let mut searcher = compute.searcher();
     let (r, trace) = if trace_cap > 0 {
-        let (r, t) = find_path_traced(&entry.grid, entry.derived(), &query, trace_cap)?;
+        let (r, t) = searcher.find_path_traced(&entry.grid, entry.derived(), &query, trace_cap)?;
         (r, Some(SearchTrace::new(t, trace_cap)))
     } else {
-        (
-            pathd_engine::find_path_derived(&entry.grid, entry.derived(), &query)?,
-            None,
-        )
+        let r = searcher.find_path_derived(&entry.grid, entry.derived(), &query)?;
+        (r, None)
     };
     if r.limit == Some(LimitKind::Cancelled) {
         compute.note_cancelled();

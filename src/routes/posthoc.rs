@@ -25,7 +25,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::post;
-use pathd_engine::trace::{HpaTrace, TraceEvent, TraceKind, find_path_traced};
+use pathd_engine::trace::{HpaTrace, TraceEvent, TraceKind};
 use pathd_engine::{LimitKind, Point, Status};
 use serde_json::{Value, json};
 
@@ -64,7 +64,12 @@ async fn posthoc(
         .run(move |cancel| {
             query.limits.deadline = Instant::now().checked_add(timeout);
             query.limits.cancel = Some(Arc::clone(cancel));
-            let (r, t) = find_path_traced(&snapshot.grid, snapshot.derived(), &query, cap)?;
+            let (r, t) = compute.searcher().find_path_traced(
+                &snapshot.grid,
+                snapshot.derived(),
+                &query,
+                cap,
+            )?;
             if r.limit == Some(LimitKind::Cancelled) {
                 compute.note_cancelled();
             }

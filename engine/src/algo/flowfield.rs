@@ -50,7 +50,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 
-use crate::grid::{DIRS, Grid, Movement, Point, SQRT2};
+use crate::grid::{DIAG_SIDES, DIRS, Grid, Movement, Point, step_of};
 
 /// Direction byte of the goal cell.
 pub const AT_GOAL: u8 = 8;
@@ -211,9 +211,6 @@ const EFF_CHANGED: u8 = 4;
 fn opposite(d: usize) -> usize {
     if d < 4 { (d + 2) % 4 } else { 4 + (d - 2) % 4 }
 }
-
-/// Diagonal `d` (4..8) passes between cardinals `SIDES[d - 4]` (see `grid::DIRS`).
-const SIDES: [(usize, usize); 4] = [(0, 1), (1, 2), (2, 3), (3, 0)];
 
 /// A flow field towards one goal (see the module docs).
 #[derive(Clone, Debug)]
@@ -398,13 +395,14 @@ impl FlowField {
         if a == 0 || b == 0 {
             return None;
         }
-        let half = (a as f64 + b as f64) * 0.5;
         if d < 4 {
-            return Some(half);
+            return Some(step_of(d, a, b));
         }
-        let (s1, s2) = SIDES[d - 4];
+        // The map's corner rule; region-local arrays have no padding ring, so sides outside
+        // the region count as blocked.
+        let (s1, s2) = DIAG_SIDES[d - 4];
         let open = |s| self.neighbour(i, s).is_some_and(|k| e(k) != 0);
-        (open(s1) && open(s2)).then_some(SQRT2 * half)
+        (open(s1) && open(s2)).then(|| step_of(d, a, b))
     }
 
     /// Sets `i`'s cost and direction, remembering its old ones first.
@@ -645,7 +643,7 @@ mod tests {
             let (ox, oy) = DIRS[opposite(d)];
             assert_eq!((dx + ox, dy + oy), (0, 0), "direction {d}");
         }
-        for (d, &(a, b)) in SIDES.iter().enumerate() {
+        for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
             let (dx, dy) = DIRS[4 + d];
             assert_eq!(DIRS[a].0 + DIRS[b].0, dx);
             assert_eq!(DIRS[a].1 + DIRS[b].1, dy);

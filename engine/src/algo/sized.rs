@@ -10,9 +10,9 @@
 //! answers `NotApplicable` for them.
 
 use crate::clearance::Clearance;
-use crate::grid::{Cells, Grid, Movement, SQRT2};
+use crate::grid::{Cells, Grid, Movement, moves};
 use crate::query::{Algorithm, Query, SearchResult};
-use crate::search::{DIAG_SIDES, Expander, Heuristic, Run, Scratch, Succ, best_first};
+use crate::search::{Expander, Heuristic, Run, Scratch, Succ, best_first};
 
 /// Eight- or four-neighbour expansion over the anchors a `size x size` agent fits at.
 struct SizedExpander<'a> {
@@ -52,36 +52,23 @@ impl Expander for SizedExpander<'_> {
         out: &mut Vec<Succ>,
     ) {
         let n = node as usize;
-        let c = self.cells[n] as f64;
-        let mut open = [false; 4];
-        for (d, is_open) in open.iter_mut().enumerate() {
-            let m = n.wrapping_add_signed(self.offsets[d]);
-            let cm = self.cost(m);
-            if cm != 0 {
-                *is_open = true;
-                out.push(Succ {
-                    node: m as u32,
-                    g: g + (c + cm as f64) * 0.5,
-                    parent: node,
-                });
-            }
-        }
-        if self.octile {
-            for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
-                if !(open[a] && open[b]) {
-                    continue;
-                }
-                let m = n.wrapping_add_signed(self.offsets[4 + d]);
-                let cm = self.cost(m);
-                if cm != 0 {
-                    out.push(Succ {
-                        node: m as u32,
-                        g: g + SQRT2 * (c + cm as f64) * 0.5,
-                        parent: node,
-                    });
-                }
-            }
-        }
+        let mut buf = [(0u32, 0.0f64); 8];
+        // The map's move rule over the eroded costs (the anchor `n` itself fits: it was
+        // reached).
+        let k = moves(
+            &self.offsets,
+            self.octile,
+            n,
+            self.cells[n],
+            g,
+            |m| self.cost(m),
+            &mut buf,
+        );
+        out.extend(buf[..k].iter().map(|&(m, g)| Succ {
+            node: m,
+            g,
+            parent: node,
+        }));
     }
 }
 

@@ -1,9 +1,20 @@
 //! The shared best-first core.
 //!
-//! Every optimal-family algorithm is this loop plus an [`Expander`] (which successors a node
-//! has and what reaching them costs) and a heuristic weight. A* is the plain grid expander
-//! with weight 1, Dijkstra weight 0, weighted A* weight `w`; JPS and Theta* plug in their own
-//! expanders (warthog's "expansion policy").
+//! Every best-first search of the engine is this loop plus an [`Expander`] (the successor
+//! policy: which successors a node has, what reaching them costs, and which map cell a node
+//! id names), an [`Estimate`] (the heuristic) and a weight. A* is the plain grid expander with
+//! weight 1, Dijkstra weight 0, weighted A* weight `w`; JPS, JPS+ and Theta* plug in their own
+//! expanders (warthog's "expansion policy"); HPA* runs its abstract search (node ids are
+//! abstract nodes, successors the abstract edges), its corridor refinement (the grid expander
+//! restricted to a set of clusters) and its in-cluster searches (the grid expander over one
+//! cluster's costs; a Dijkstra there stops once its marked targets are settled,
+//! [`Expander::settle`]) on it too. The per-node records ([`Scratch`]) are indexed by node
+//! id, whatever the ids mean, and sized per search. D* Lite keeps its own LPA*-style loop
+//! (its keys are pairs, and a node's value can go up as well as down) but enumerates moves
+//! with the same rule: every search over a padded cost array expands through
+//! [`crate::grid::moves`], the one move and corner rule (flow fields, on unpadded region
+//! arrays, apply the same corner rule, [`crate::grid::DIAG_SIDES`]), and every entry point
+//! validates its ends with `query::check_ends`.
 //!
 //! Open list: a 4-ary heap keyed by `f` with decrease-key ([`heap`]): each open node is in it
 //! once, an improvement moves its entry. An improvement must beat the recorded cost by a tiny
@@ -31,7 +42,7 @@ use std::time::Instant;
 pub(crate) use heap::OpenList;
 pub(crate) use scratch::{Scratch, State};
 
-use crate::grid::{Cells, Grid, Movement, Point, distance};
+use crate::grid::{Cells, Grid, Movement, Point, distance, moves};
 use crate::query::{LimitKind, Limits, Stats};
 use crate::trace::Phase;
 use trace::{RawEvent, RawKind, Tracer};
@@ -76,8 +87,15 @@ pub(crate) struct Succ {
     pub parent: u32,
 }
 
-/// Decides which successors an expanded node has.
+/// The successor policy: which successors an expanded node has (grid moves, jumps,
+/// line-of-sight parents, abstract edges), and what its node ids mean.
 pub(crate) trait Expander {
+    /// Check the clock and the cancellation flag every this many expansions.
+    const CHECK_EVERY: u64 = CHECK_EVERY;
+
+    /// Whether [`Expander::settle`] does anything (lets the core skip the call).
+    const TARGETS: bool = false;
+
     /// Whether an expanded node may be reopened when a cheaper way to it turns up (only ever
     /// with weight `<= 1`: weighted A* keeps its bound without reopening, see
     /// `algo::astar`). With a consistent heuristic it never happens (up to the margin
@@ -107,22 +125,74 @@ pub(crate) trait Expander {
     /// is only worth doing for proposals that can still win.
     #[inline]
     fn refine(&mut self, _grid: &Grid, _succ: &mut Succ, _current_g: f64) {}
+
+    /// Called for each expanded node (when [`Expander::TARGETS`]); `true` ends the search as
+    /// if the goal had been expanded. A Dijkstra to a set of targets (HPA*'s in-cluster
+    /// searches) counts its targets down here.
+    #[inline]
+    fn settle(&mut self, _node: u32) -> bool {
+        false
+    }
+
+    /// The padded map cell of a node id, for traces and `debug` cells (node ids are padded
+    /// cells except in HPA*'s abstract graph and cluster-local searches).
+    #[inline]
+    fn cell(&self, node: u32) -> u32 {
+        node
+    }
 }
 
-/// Plain 8- or 4-neighbour expansion under the map's movement rule.
-pub(crate) struct GridExpander {
+/// A heuristic: an estimate of the cost from a node to the goal (admissible and consistent
+/// for the optimal searches).
+pub(crate) trait Estimate {
+    fn h(&self, node: u32) -> f64;
+}
+
+/// `h = 0`, for a Dijkstra that has no single goal.
+pub(crate) struct Zero;
+
+impl Estimate for Zero {
+    #[inline]
+    fn h(&self, _node: u32) -> f64 {
+        0.0
+    }
+}
+
+impl Estimate for Heuristic {
+    #[inline]
+    fn h(&self, node: u32) -> f64 {
+        Heuristic::h(self, node)
+    }
+}
+
+/// Plain 8- or 4-neighbour expansion under the map's movement rule: the one successor
+/// generation and corner rule of every grid search. Over the map's padded costs
+/// ([`GridExpander::new`]) or any padded cost array with a ring of blocked cells, such as
+/// one cluster's ([`GridExpander::over`]).
+pub(crate) struct GridExpander<C = Cells> {
     offsets: [isize; 8],
     octile: bool,
-    /// The grid's padded costs, taken once per search.
-    cells: Cells,
+    /// Padded costs (ring of zeros), taken once per search.
+    cells: C,
 }
 
 impl GridExpander {
     pub(crate) fn new(grid: &Grid) -> Self {
+        GridExpander::over(grid.cells(), grid.padded_width(), grid.movement())
+    }
+}
+
+impl<C: std::ops::Deref<Target = [u8]>> GridExpander<C> {
+    /// Expansion over `cells`, a padded cost array `pw` cells wide whose outer ring is 0.
+    pub(crate) fn over(cells: C, pw: usize, movement: Movement) -> Self {
+        let mut offsets = [0isize; 8];
+        for (k, (dx, dy)) in crate::grid::DIRS.iter().enumerate() {
+            offsets[k] = *dy as isize * pw as isize + *dx as isize;
+        }
         GridExpander {
-            offsets: grid.offsets(),
-            octile: grid.movement() == Movement::Octile,
-            cells: grid.cells(),
+            offsets,
+            octile: movement == Movement::Octile,
+            cells,
         }
     }
 
@@ -133,10 +203,7 @@ impl GridExpander {
     }
 }
 
-/// Diagonal k (4..8) needs cardinals `DIAG_SIDES[k - 4]` passable (see `grid::DIRS`).
-pub(crate) const DIAG_SIDES: [(usize, usize); 4] = [(0, 1), (1, 2), (2, 3), (3, 0)];
-
-impl Expander for GridExpander {
+impl<C: std::ops::Deref<Target = [u8]>> Expander for GridExpander<C> {
     #[inline]
     fn successors(
         &mut self,
@@ -148,34 +215,23 @@ impl Expander for GridExpander {
     ) {
         let cells: &[u8] = &self.cells;
         let n = node as usize;
-        let c = cells[n] as f64;
-        // Successors go to a local array first and into `out` in one copy: no capacity check
-        // per push.
-        let mut buf = [Succ {
-            node: 0,
-            g: 0.0,
+        // Moves go to a local array first and into `out` in one pass: no capacity check per
+        // push.
+        let mut buf = [(0u32, 0.0f64); 8];
+        let k = moves(
+            &self.offsets,
+            self.octile,
+            n,
+            cells[n],
+            g,
+            |m| cells[m],
+            &mut buf,
+        );
+        out.extend(buf[..k].iter().map(|&(m, g)| Succ {
+            node: m,
+            g,
             parent: node,
-        }; 8];
-        let mut k = 0;
-        let mut open = [false; 4];
-        for (d, is_open) in open.iter_mut().enumerate() {
-            let m = n.wrapping_add_signed(self.offsets[d]);
-            let cm = cells[m];
-            *is_open = cm != 0;
-            buf[k].node = m as u32;
-            buf[k].g = g + (c + cm as f64) * 0.5;
-            k += usize::from(cm != 0);
-        }
-        if self.octile {
-            for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
-                let m = n.wrapping_add_signed(self.offsets[4 + d]);
-                let cm = cells[m];
-                buf[k].node = m as u32;
-                buf[k].g = g + crate::grid::SQRT2 * (c + cm as f64) * 0.5;
-                k += usize::from(open[a] && open[b] && cm != 0);
-            }
-        }
-        out.extend_from_slice(&buf[..k]);
+        }));
     }
 }
 
@@ -204,14 +260,21 @@ enum HKind {
 impl Heuristic {
     /// The map's admissible heuristic towards `goal`.
     pub(crate) fn new(grid: &Grid, goal: Point) -> Self {
-        let pw = grid.padded_width() as u32;
+        let pw = grid.padded_width();
+        Self::padded(pw, grid.pidx(goal) as u32, grid.movement(), grid.min_cost())
+    }
+
+    /// The admissible heuristic towards node `goal` of a padded array `pw` cells wide
+    /// (the map's, or one cluster's), for cells costing at least `min_cost`.
+    pub(crate) fn padded(pw: usize, goal: u32, movement: Movement, min_cost: u8) -> Self {
+        let pw = pw as u32;
         Heuristic {
-            gx: goal.x as f64 + 1.0,
-            gy: goal.y as f64 + 1.0,
+            gx: (goal % pw) as f64,
+            gy: (goal / pw) as f64,
             pw,
             magic: u64::MAX / pw as u64 + 1,
-            scale: grid.min_cost() as f64,
-            kind: match grid.movement() {
+            scale: min_cost as f64,
+            kind: match movement {
                 Movement::Octile => HKind::Octile,
                 Movement::Cardinal => HKind::Manhattan,
             },
@@ -248,12 +311,12 @@ impl Heuristic {
 }
 
 /// Parameters of one run of the core loop.
-pub(crate) struct Run<'a> {
+pub(crate) struct Run<'a, H = Heuristic> {
     pub start: u32,
     pub goal: u32,
     /// Multiplier on `h` in `f = g + weight * h` (0 = Dijkstra).
     pub weight: f64,
-    pub heuristic: Heuristic,
+    pub heuristic: H,
     pub limits: &'a Limits,
     /// Track the expanded node closest to the goal for partial answers.
     pub track_closest: bool,
@@ -281,30 +344,41 @@ pub(crate) struct CoreOutcome {
 }
 
 /// Runs best-first search. Scratch must already be prepared for `grid` (see
-/// [`Scratch::begin`]). When a traced query is running on this thread (see [`trace`]), the
-/// run records its events; otherwise it runs untraced at no cost.
-pub(crate) fn best_first<E: Expander>(
+/// [`Scratch::begin`]). When the scratch holds a trace recorder (a traced query, see
+/// [`trace`]), the run records its events; otherwise it runs untraced at no cost.
+pub(crate) fn best_first<E: Expander, H: Estimate>(
     grid: &Grid,
     scratch: &mut Scratch,
     expander: &mut E,
-    run: &Run<'_>,
+    run: &Run<'_, H>,
 ) -> CoreOutcome {
-    match trace::take() {
+    let mut tr = scratch.trace.take();
+    let out = best_first_with(grid, scratch, expander, run, &mut tr);
+    scratch.trace = tr;
+    out
+}
+
+/// [`best_first`] recording into the recorder in `tr`, if any, instead of the scratch's own
+/// (for searches on scratch memory other than the searcher's map-sized one, such as HPA*'s).
+pub(crate) fn best_first_with<E: Expander, H: Estimate>(
+    grid: &Grid,
+    scratch: &mut Scratch,
+    expander: &mut E,
+    run: &Run<'_, H>,
+    tr: &mut Option<trace::Recorder>,
+) -> CoreOutcome {
+    match tr {
         None => best_first_traced(grid, scratch, expander, run, &mut trace::Off),
-        Some(mut rec) => {
-            let out = best_first_traced(grid, scratch, expander, run, &mut rec);
-            trace::put(rec);
-            out
-        }
+        Some(rec) => best_first_traced(grid, scratch, expander, run, rec),
     }
 }
 
 /// [`best_first`] reporting to `tr` (every hook is compiled out for [`trace::Off`]).
-fn best_first_traced<E: Expander, T: Tracer>(
+fn best_first_traced<E: Expander, H: Estimate, T: Tracer>(
     grid: &Grid,
     scratch: &mut Scratch,
     expander: &mut E,
-    run: &Run<'_>,
+    run: &Run<'_, H>,
     tr: &mut T,
 ) -> CoreOutcome {
     let started = Instant::now();
@@ -325,8 +399,8 @@ fn best_first_traced<E: Expander, T: Tracer>(
         let h = run.heuristic.h(run.start);
         tr.event(RawEvent {
             kind: RawKind::Push,
-            node: run.start,
-            parent: run.start,
+            node: expander.cell(run.start),
+            parent: expander.cell(run.start),
             g: 0.0,
             h,
             f: run.weight * h,
@@ -347,7 +421,7 @@ fn best_first_traced<E: Expander, T: Tracer>(
         if node == run.goal {
             stats.expanded += 1;
             if T::ON {
-                trace_expand(tr, run, node, g, nodes.parent(node));
+                trace_expand(tr, run, expander, node, g, nodes.parent(node));
             }
             break CoreEnd::Goal;
         }
@@ -355,7 +429,7 @@ fn best_first_traced<E: Expander, T: Tracer>(
         if stats.expanded >= max_exp {
             break CoreEnd::Limit(LimitKind::Expansions);
         }
-        if stats.expanded % CHECK_EVERY == 0 {
+        if stats.expanded % E::CHECK_EVERY == 0 {
             if let Some(kind) = limit_hit(run.limits) {
                 break CoreEnd::Limit(kind);
             }
@@ -369,13 +443,17 @@ fn best_first_traced<E: Expander, T: Tracer>(
             }
         }
         if debug.len() < run.debug_cap {
-            debug.push(node);
+            debug.push(expander.cell(node));
         }
-        // Step 4: relax successors; push only strict improvements.
         let parent = nodes.parent(node);
         if T::ON {
-            trace_expand(tr, run, node, g, parent);
+            trace_expand(tr, run, expander, node, g, parent);
         }
+        // Step 4: a search for a set of targets ends once the last of them is settled.
+        if E::TARGETS && expander.settle(node) {
+            break CoreEnd::Goal;
+        }
+        // Step 5: relax successors; push only strict improvements.
         let parent_info = (parent != node).then(|| (parent, nodes.g(parent)));
         succs.clear();
         expander.successors(grid, node, g, parent_info, succs);
@@ -410,8 +488,8 @@ fn best_first_traced<E: Expander, T: Tracer>(
                 };
                 tr.event(RawEvent {
                     kind,
-                    node: s.node,
-                    parent: s.parent,
+                    node: expander.cell(s.node),
+                    parent: expander.cell(s.parent),
                     g: s.g,
                     h: run.heuristic.h(s.node),
                     f,
@@ -430,12 +508,19 @@ fn best_first_traced<E: Expander, T: Tracer>(
 }
 
 /// Records the expansion of `node` (traced runs only).
-fn trace_expand<T: Tracer>(tr: &mut T, run: &Run<'_>, node: u32, g: f64, parent: u32) {
+fn trace_expand<E: Expander, H: Estimate, T: Tracer>(
+    tr: &mut T,
+    run: &Run<'_, H>,
+    expander: &E,
+    node: u32,
+    g: f64,
+    parent: u32,
+) {
     let h = run.heuristic.h(node);
     tr.event(RawEvent {
         kind: RawKind::Expand,
-        node,
-        parent,
+        node: expander.cell(node),
+        parent: expander.cell(parent),
         g,
         h,
         f: g + run.weight * h,

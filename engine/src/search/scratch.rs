@@ -8,6 +8,7 @@
 //! recomputing it (a few multiplications, see [`super::Heuristic`]) is cheaper than the memory
 //! traffic of a 24-byte record.
 
+use super::trace::Recorder;
 use super::{OpenList, Succ};
 
 /// One node's search state, kept together for locality.
@@ -102,13 +103,16 @@ impl Nodes {
     }
 }
 
-/// Everything one search needs besides the map; keep one per thread.
+/// Everything one search needs besides the map; a [`crate::Searcher`] owns one.
 #[derive(Default)]
 pub(crate) struct Scratch {
     nodes: Nodes,
     open: OpenList,
     /// Successor buffer handed to the expander at each expansion.
     succs: Vec<Succ>,
+    /// The recorder of a traced query, for the searches it runs on this scratch (see
+    /// [`super::best_first`]); `None` for untraced queries.
+    pub(crate) trace: Option<Recorder>,
 }
 
 impl Scratch {

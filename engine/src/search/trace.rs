@@ -2,19 +2,17 @@
 //!
 //! The core is generic over a [`Tracer`]. Searches run with [`Off`], a zero-sized tracer
 //! whose `ON` is `false`: every hook sits behind `if T::ON`, so the untraced loop compiles to
-//! exactly the code it had before. A traced search ([`crate::trace::find_path_traced`])
-//! parks a [`Recorder`] in a thread-local for the duration of one query; [`super::best_first`]
-//! takes it once per run (one thread-local access per search, not per node) and runs the
-//! [`Recorder`] instantiation instead. Because the recorder rides along in the thread-local,
-//! every algorithm built on the core (A*, Dijkstra, weighted A*, JPS, Theta*, HPA*'s corridor
-//! refinement) is traced without its own code knowing.
+//! exactly the code it had before. A traced query ([`crate::Searcher::find_path_traced`])
+//! puts a [`Recorder`] in the searcher's scratch for the duration of one query;
+//! [`super::best_first`] takes it once per run (not per node) and runs the [`Recorder`]
+//! instantiation instead. Because the recorder rides along in the scratch, every algorithm
+//! built on the core (A*, Dijkstra, weighted A*, JPS, JPS+, Theta*) is traced without its own
+//! code knowing. No thread-local is involved: the searcher owns its recorder.
 //!
-//! HPA* also records what is not a grid search: its abstract search (through the same
-//! [`Tracer`] trait), the phase each event belongs to ([`Recorder::phase`], which it sets
-//! between its searches with [`with`]) and its abstract path and refinement steps
-//! ([`Recorder::hpa`]).
-
-use std::cell::RefCell;
+//! HPA* lends the recorder to each of its searches in turn ([`super::best_first_with`]: the
+//! window, insertion, abstract, refinement and corridor searches, all on the core) and also
+//! records the phase each event belongs to ([`Recorder::phase`], set between its searches)
+//! and its abstract path and refinement steps ([`Recorder::hpa`]).
 
 use crate::trace::{Phase, RefineKind};
 
@@ -134,25 +132,4 @@ impl Tracer for Recorder {
         }
         self.events.push(e);
     }
-}
-
-thread_local! {
-    static ACTIVE: RefCell<Option<Recorder>> = const { RefCell::new(None) };
-}
-
-/// Takes this thread's recorder, if a traced query is running.
-#[inline]
-pub(crate) fn take() -> Option<Recorder> {
-    ACTIVE.with(|a| a.borrow_mut().take())
-}
-
-/// Parks `rec` for the searches of the current query on this thread.
-pub(crate) fn put(rec: Recorder) {
-    ACTIVE.with(|a| *a.borrow_mut() = Some(rec));
-}
-
-/// Runs `f` on this thread's recorder when a traced query is running (and it is not taken
-/// by a search in progress). For the coarse steps between searches, not for inner loops.
-pub(crate) fn with<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
-    ACTIVE.with(|a| a.borrow_mut().as_mut().map(f))
 }

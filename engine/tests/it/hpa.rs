@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use pathd_engine::{
     Abstraction, Algorithm, Grid, HpaConfig, LimitKind, Movement, Patch, Point, Query, QueryError,
-    Rect, Refine, Status,
+    Rect, Refine, Searcher, Status,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -55,11 +55,11 @@ fn big_movingai_maps_legal_complete_near_optimal() {
     for (map, scen) in &maps {
         let grid = load_map(map);
         let hpa = Abstraction::build_with(&grid, HpaConfig::default());
+        let mut searcher = Searcher::new();
         let mut mine = Vec::new();
         for row in sample(&load_scen(scen), ROWS_PER_MAP) {
-            let r = hpa
-                .find_path(&grid, &Query::new(row.start, row.goal))
-                .unwrap();
+            let q = Query::new(row.start, row.goal).with_algorithm(Algorithm::Hpa);
+            let r = searcher.find_path_with(&grid, Some(&hpa), &q).unwrap();
             if row.unreachable() {
                 unreachable += 1;
                 if r.status != Status::NoPath {
@@ -183,6 +183,13 @@ fn random_maps_reachability_and_costs_match_reference() {
                         "case {case} {config:?}: false negative\n{}",
                         show(&grid, s, g, &best_path)
                     );
+                    // Found by HPA* itself, not by the A* fallback for a missed path.
+                    assert_eq!(
+                        r.algorithm,
+                        Algorithm::Hpa,
+                        "case {case} {config:?}: the abstraction missed a path\n{}",
+                        show(&grid, s, g, &best_path)
+                    );
                     check_path(&grid, &r.path, s, g, r.cost).unwrap_or_else(|e| {
                         panic!("case {case}: {e}\n{}", show(&grid, s, g, &r.path))
                     });
@@ -242,6 +249,7 @@ fn patch_sequence(
 ) -> Vec<f64> {
     let weighted = !grid.is_uniform();
     let mut hpa = Abstraction::build_with(&grid, config);
+    let mut searcher = Searcher::new();
     let mut excess = Vec::new();
     for step in 0..steps {
         let patch = random_patch(rng, &grid, weighted);
@@ -261,8 +269,11 @@ fn patch_sequence(
             else {
                 continue;
             };
-            let r = hpa.find_path(&grid, &Query::new(s, g)).unwrap();
-            let plain = pathd_engine::find_path(&grid, &Query::new(s, g)).unwrap();
+            let q = Query::new(s, g);
+            let r = searcher
+                .find_path_with(&grid, Some(&hpa), &q.clone().with_algorithm(Algorithm::Hpa))
+                .unwrap();
+            let plain = searcher.find_path(&grid, &q).unwrap();
             assert_eq!(r.status, plain.status, "step {step}: {s} -> {g}");
             if r.status == Status::Found {
                 check_path(&grid, &r.path, s, g, r.cost).unwrap();
@@ -360,6 +371,51 @@ fn a_patch_rebuilds_only_the_clusters_it_touches() {
     let (fresh, report) = hpa.update_with_report(&other, &[]);
     assert!(report.full_rebuild);
     assert!(fresh.fits(&other) && !fresh.fits(&grid));
+}
+
+/// HPA*'s fallback for a path the abstraction misses. The abstraction is connected exactly
+/// where its map is (module docs), so only an abstraction of another version of the map (the
+/// same size, which `fits` cannot tell apart) gets there. Through the thread-local entry point
+/// the fallback called `find_path` again while that entry point still held the thread's
+/// searcher: a `BorrowMutError` panic instead of an answer. Every entry point now answers with
+/// A*'s optimal path.
+#[test]
+fn a_stale_abstraction_falls_back_to_astar_from_every_entry_point() {
+    let mut costs = vec![1u8; 64 * 32];
+    for y in 0..32 {
+        costs[y * 64 + 40] = 0;
+    }
+    let split = Grid::from_costs(64, 32, costs, Movement::Octile).unwrap();
+    let stale = Abstraction::build(&split, 8);
+    let open = Grid::from_costs(64, 32, vec![1; 64 * 32], Movement::Octile).unwrap();
+    let (s, g) = (Point::new(2, 16), Point::new(60, 16));
+    let (best, _) = reference(&open, s, g).unwrap();
+    let q = Query::new(s, g).with_algorithm(Algorithm::Hpa);
+    let answers = [
+        (
+            "find_path_with",
+            pathd_engine::find_path_with(&open, Some(&stale), &q),
+        ),
+        (
+            "Searcher",
+            Searcher::new().find_path_with(&open, Some(&stale), &q),
+        ),
+        ("Abstraction::find_path", stale.find_path(&open, &q)),
+    ];
+    for (entry, r) in answers {
+        let r = r.unwrap();
+        assert_eq!(
+            (r.status, r.algorithm),
+            (Status::Found, Algorithm::AStar),
+            "{entry}"
+        );
+        check_path(&open, &r.path, s, g, r.cost).unwrap();
+        assert!(
+            (r.cost - best).abs() < 1e-9,
+            "{entry}: {} vs {best}",
+            r.cost
+        );
+    }
 }
 
 #[test]

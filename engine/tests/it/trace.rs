@@ -218,3 +218,46 @@ fn hpa_traces_hold_the_cap() {
         assert_eq!(h.refinement.last().unwrap().cells, r.path);
     }
 }
+
+/// A searcher owns its recorder (no thread-local): two searchers traced in turn on one
+/// thread record the same HPA* trace as a fresh one, and a searcher that traced an HPA*
+/// query then traces (or answers untraced) an A* query with nothing left over from the first.
+#[test]
+fn a_searcher_owns_its_trace() {
+    let mut costs = vec![1u8; 96 * 96];
+    for y in 10..90 {
+        costs[y * 96 + 48] = 0;
+    }
+    let grid = Grid::from_costs(96, 96, costs, Movement::Octile).unwrap();
+    let hpa = Abstraction::build(&grid, 8);
+    let derived = Derived {
+        hpa: Some(&hpa),
+        jump_table: None,
+    };
+    let q = Query::new(Point::new(2, 50), Point::new(93, 50)).with_algorithm(Algorithm::Hpa);
+    let (mut a, mut b) = (pathd_engine::Searcher::new(), pathd_engine::Searcher::new());
+    let (ra, ta) = a.find_path_traced(&grid, derived, &q, 10_000).unwrap();
+    let (rb, tb) = b.find_path_traced(&grid, derived, &q, 10_000).unwrap();
+    let (rf, tf) = find_path_traced(&grid, derived, &q, 10_000).unwrap();
+    assert_eq!(ra.status, Status::Found);
+    for (r, t) in [(&rb, &tb), (&rf, &tf)] {
+        assert_eq!((&r.path, t.events.len()), (&ra.path, ta.events.len()));
+        assert_eq!(
+            t.hpa.as_ref().unwrap().abstract_path,
+            ta.hpa.as_ref().unwrap().abstract_path
+        );
+    }
+    let plain = Query::new(Point::new(2, 50), Point::new(93, 50));
+    let untraced = a.find_path(&grid, &plain).unwrap();
+    let (r, t) = a
+        .find_path_traced(&grid, Derived::default(), &plain, 100_000)
+        .unwrap();
+    assert_eq!((r.path, r.cost), (untraced.path, untraced.cost));
+    assert!(t.hpa.is_none() && t.runs == 1);
+    let expanded = t
+        .events
+        .iter()
+        .filter(|e| e.kind == TraceKind::Expand)
+        .count();
+    assert_eq!(expanded as u64, r.stats.expanded);
+}

@@ -219,14 +219,7 @@ impl DStarLite {
         size: u32,
         limits: Limits,
     ) -> Result<Self, QueryError> {
-        crate::query::check_size(size)?;
-        for (which, p) in [("start", start), ("goal", goal)] {
-            if !grid.in_bounds(p) {
-                return Err(QueryError::OutOfBounds { which, point: p });
-            }
-        }
-        crate::query::check_fits(grid, "start", start, size)?;
-        crate::query::check_fits(grid, "goal", goal, size)?;
+        crate::query::check_ends(grid, start, goal, size)?;
         let mut d = DStarLite {
             width: grid.width(),
             height: grid.height(),
@@ -448,12 +441,7 @@ impl DStarLite {
     /// When `grid` has other dimensions or another movement rule than the search's map.
     pub fn move_start(&mut self, grid: &Grid, p: Point) -> Result<RepairOutcome, QueryError> {
         self.check_grid(grid);
-        if !grid.in_bounds(p) {
-            return Err(QueryError::OutOfBounds {
-                which: "start",
-                point: p,
-            });
-        }
+        crate::query::check_in_bounds(grid, "start", p)?;
         crate::query::check_fits(grid, "start", p, self.size)?;
         let started = Instant::now();
         self.repaired.clear();

@@ -7,9 +7,9 @@ use super::nodes::Node;
 use super::outcome::{Baseline, classify, same_cost};
 use super::queue::Key;
 use super::{CHECK_EVERY, DStarLite, INF, RepairOutcome, STOP_SLACK, View};
-use crate::grid::{Grid, Movement, Point, SQRT2, distance};
+use crate::grid::{Grid, Movement, Point, distance, moves};
 use crate::query::{LimitKind, Stats, Status};
-use crate::search::{DIAG_SIDES, limit_hit};
+use crate::search::limit_hit;
 
 impl DStarLite {
     /// Heuristic between two points at the current scale.
@@ -283,32 +283,8 @@ pub(crate) fn neighbours(
     if cu == 0 {
         return 0;
     }
-    let cu = cu as f64;
-    let mut k = 0;
-    let mut open = [false; 4];
-    for (d, is_open) in open.iter_mut().enumerate() {
-        let m = u.wrapping_add_signed(offsets[d]);
-        let cm = cells.cost(m);
-        if cm != 0 {
-            *is_open = true;
-            out[k] = (m as u32, (cu + cm as f64) * 0.5);
-            k += 1;
-        }
-    }
-    if movement == Movement::Octile {
-        for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
-            if !(open[a] && open[b]) {
-                continue;
-            }
-            let m = u.wrapping_add_signed(offsets[4 + d]);
-            let cm = cells.cost(m);
-            if cm != 0 {
-                out[k] = (m as u32, SQRT2 * (cu + cm as f64) * 0.5);
-                k += 1;
-            }
-        }
-    }
-    k
+    let octile = movement == Movement::Octile;
+    moves(offsets, octile, u, cu, 0.0, |m| cells.cost(m), out)
 }
 
 /// The step a greedy descent takes from a vertex whose neighbours and step costs are `nb`

@@ -310,7 +310,7 @@ pub(super) fn cluster(
     let mut pairs: Vec<(u16, u16, f64, u32)> = Vec::new();
     let mut cell_path = Vec::new();
     for i in 0..n.saturating_sub(1) {
-        local.dijkstra(grid, r, locals[i], &locals[i + 1..]);
+        local.dijkstra(grid, r, locals[i], &locals[i + 1..], &mut None);
         for (j, &lj) in locals.iter().enumerate().skip(i + 1) {
             let d = local.dist(lj);
             if !d.is_finite() {

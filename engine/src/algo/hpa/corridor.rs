@@ -10,8 +10,9 @@
 use super::build::Layout;
 use crate::grid::Grid;
 use crate::query::{Limits, Stats};
+use crate::search::trace::Recorder;
 use crate::search::{
-    CoreEnd, Expander, GridExpander, Heuristic, Run, Scratch, Succ, best_first, chain,
+    CoreEnd, Expander, GridExpander, Heuristic, Run, Scratch, Succ, best_first_with, chain,
 };
 
 /// The core's expander, keeping only successors in marked clusters.
@@ -49,10 +50,9 @@ impl Expander for CorridorExpander<'_> {
     }
 }
 
-/// Reusable memory: the core's scratch (map-sized) and per-cluster marks.
+/// Reusable memory: per-cluster marks (the search runs on the searcher's map-sized scratch).
 #[derive(Default)]
 pub(super) struct Corridor {
-    scratch: Scratch,
     marks: Vec<u32>,
     mark: u32,
 }
@@ -60,7 +60,9 @@ pub(super) struct Corridor {
 impl Corridor {
     /// Replaces `path` (padded cells from start to goal) by the cheapest path inside the
     /// clusters it crosses and their eight neighbours. The query's deadline and cancellation
-    /// apply; when one fires, `path` is left as it was (it is a valid answer already).
+    /// apply; when one fires, `path` is left as it was (it is a valid answer already). The
+    /// search runs on `scratch`, recorded by a recorder in `tr`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn refine(
         &mut self,
         grid: &Grid,
@@ -68,6 +70,8 @@ impl Corridor {
         query_limits: &Limits,
         path: &mut Vec<u32>,
         stats: &mut Stats,
+        scratch: &mut Scratch,
+        tr: &mut Option<Recorder>,
     ) {
         if path.len() < 3 {
             return;
@@ -121,12 +125,12 @@ impl Corridor {
             marks: &self.marks,
             mark: self.mark,
         };
-        self.scratch.begin(grid.padded_len());
-        let outcome = best_first(grid, &mut self.scratch, &mut expander, &run);
+        scratch.begin(grid.padded_len());
+        let outcome = best_first_with(grid, scratch, &mut expander, &run, tr);
         stats.expanded += outcome.stats.expanded;
         stats.generated += outcome.stats.generated;
         if matches!(outcome.end, CoreEnd::Goal) {
-            *path = chain(&self.scratch, goal);
+            *path = chain(scratch, goal);
         }
     }
 }

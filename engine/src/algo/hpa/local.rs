@@ -1,21 +1,24 @@
 //! Searches confined to one cluster rectangle.
 //!
 //! The build runs one Dijkstra per transition and every query runs two more (from the start
-//! and from the goal), each over a few hundred cells. They get their own small search rather
-//! than the shared core because the core's scratch is sized to the whole map (24 bytes a
-//! cell) and stops at one goal: here the arrays are sized to one cluster (they stay in L1)
-//! and a Dijkstra stops as soon as every *marked target* is settled, which gives all the
-//! distances from one transition to the others in one run.
+//! and from the goal), each over a few hundred cells. They run on the shared core
+//! ([`crate::search::best_first`]) with the one grid expander, over a copy of the rectangle's
+//! costs inside a ring of blocked cells and with their own [`Scratch`]: node ids are local
+//! cells, so the records and the heap are sized to one cluster (they stay in L1, where the
+//! map-sized scratch would spread a few hundred records over the whole map), and a Dijkstra
+//! stops as soon as every *marked target* is settled ([`Expander::settle`]), which gives all
+//! the distances from one transition to the others in one run.
 //!
 //! Step costs and legality are the map's (`Grid::step_cost`), restricted to cells inside the
 //! rectangle. A diagonal whose two end cells lie in the rectangle has both of its corner
 //! cells in the rectangle too, so the no-corner-cutting test never needs an outside cell.
 
-use super::heap::MinHeap;
-use crate::grid::{DIRS, Grid, Movement, SQRT2, distance};
-use crate::search::DIAG_SIDES;
-use crate::search::trace::{self, Off, RawEvent, RawKind, Tracer};
-use crate::trace::Phase;
+use crate::grid::Grid;
+use crate::query::Limits;
+use crate::search::trace::Recorder;
+use crate::search::{
+    CoreEnd, Estimate, Expander, GridExpander, Heuristic, Run, Scratch, Succ, Zero, best_first_with,
+};
 
 /// A cluster rectangle in map coordinates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,15 +72,6 @@ impl Rect {
     }
 }
 
-/// One local cell's search state.
-#[derive(Clone, Copy, Default)]
-struct LRec {
-    g: f64,
-    parent: u32,
-    /// `gen` = reached, `gen + 1` = settled, anything else = untouched.
-    stamp: u32,
-}
-
 /// Reusable memory for rectangle-bounded Dijkstra / A*.
 #[derive(Default)]
 pub(super) struct Local {
@@ -85,31 +79,70 @@ pub(super) struct Local {
     pw: usize,
     /// The rectangle's costs with a ring of blocked cells.
     costs: Vec<u8>,
-    /// Per local cell: distance, parent and stamp, together for locality.
-    recs: Vec<LRec>,
-    /// `gen` = a target of the current search.
-    mark: Vec<u32>,
-    generation: u32,
-    open: MinHeap,
+    /// `mark` = a target of the current search.
+    marks: Vec<u32>,
+    mark: u32,
+    /// The core's records and open list, over local cells.
+    scratch: Scratch,
     /// Cells settled by the last search.
     pub expanded: u64,
     /// Successors pushed by the last search.
     pub generated: u64,
 }
 
+/// The grid expander over a rectangle's costs, counting down the marked targets and naming
+/// local cells by their map cells.
+struct LocalExpander<'a> {
+    grid: GridExpander<&'a [u8]>,
+    marks: &'a [u32],
+    mark: u32,
+    remaining: usize,
+    rect: Rect,
+    pw: usize,
+}
+
+impl Expander for LocalExpander<'_> {
+    const TARGETS: bool = true;
+
+    #[inline]
+    fn successors(
+        &mut self,
+        grid: &Grid,
+        node: u32,
+        g: f64,
+        parent: Option<(u32, f64)>,
+        out: &mut Vec<Succ>,
+    ) {
+        self.grid.successors(grid, node, g, parent, out);
+    }
+
+    #[inline]
+    fn settle(&mut self, node: u32) -> bool {
+        if self.marks[node as usize] != self.mark {
+            return false;
+        }
+        self.remaining -= 1;
+        self.remaining == 0
+    }
+
+    #[inline]
+    fn cell(&self, node: u32) -> u32 {
+        self.rect.padded(self.pw, node)
+    }
+}
+
 impl Local {
     fn begin(&mut self, grid: &Grid, rect: Rect) {
         let n = rect.padded_area();
-        if self.recs.len() < n {
-            self.recs.resize(n, LRec::default());
-            self.mark.resize(n, 0);
+        if self.marks.len() < n {
+            self.marks.resize(n, 0);
         }
-        if self.generation >= u32::MAX - 4 {
-            self.recs.iter_mut().for_each(|r| r.stamp = 0);
-            self.mark.iter_mut().for_each(|s| *s = 0);
-            self.generation = 0;
+        if self.mark == u32::MAX {
+            self.marks.iter_mut().for_each(|s| *s = 0);
+            self.mark = 0;
         }
-        self.generation += 2;
+        self.mark += 1;
+        self.scratch.begin(n);
         // Copy the rectangle's costs inside a blocked ring.
         let (lpw, w) = (rect.lpw(), rect.w as usize);
         self.costs.clear();
@@ -122,29 +155,37 @@ impl Local {
         }
         self.rect = rect;
         self.pw = grid.padded_width();
-        self.open.clear();
         self.expanded = 0;
         self.generated = 0;
     }
 
     /// Dijkstra from local cell `source` until every cell of `targets` is settled (or the
-    /// reachable part of the rectangle is exhausted). With no targets nothing runs.
-    pub(super) fn dijkstra(&mut self, grid: &Grid, rect: Rect, source: u32, targets: &[u32]) {
+    /// reachable part of the rectangle is exhausted). With no targets nothing runs. A
+    /// recorder in `tr` records the search.
+    pub(super) fn dijkstra(
+        &mut self,
+        grid: &Grid,
+        rect: Rect,
+        source: u32,
+        targets: &[u32],
+        tr: &mut Option<Recorder>,
+    ) {
         self.begin(grid, rect);
         let mut remaining = 0;
         for &t in targets {
-            if self.mark[t as usize] != self.generation {
-                self.mark[t as usize] = self.generation;
+            if self.marks[t as usize] != self.mark {
+                self.marks[t as usize] = self.mark;
                 remaining += 1;
             }
         }
         if remaining > 0 {
-            self.run_maybe_traced(grid, source, None, remaining, u64::MAX);
+            // No single goal (no node id is u32::MAX): the targets end the search.
+            self.run(grid, source, u32::MAX, Zero, (remaining, None), tr);
         }
     }
 
-    /// A* from `source` to `goal` (local cells), settling at most `cap` cells; true when
-    /// the goal was settled.
+    /// A* from `source` to `goal` (local cells), expanding at most `cap` cells; true when
+    /// the goal was reached.
     pub(super) fn astar(
         &mut self,
         grid: &Grid,
@@ -152,11 +193,50 @@ impl Local {
         source: u32,
         goal: u32,
         cap: u64,
+        tr: &mut Option<Recorder>,
     ) -> bool {
         self.begin(grid, rect);
-        self.mark[goal as usize] = self.generation;
-        self.run_maybe_traced(grid, source, Some(goal), 1, cap);
-        self.recs[goal as usize].stamp == self.generation + 1
+        let h = Heuristic::padded(rect.lpw(), goal, grid.movement(), grid.min_cost());
+        let cap = (cap != u64::MAX).then_some(cap);
+        matches!(self.run(grid, source, goal, h, (0, cap), tr), CoreEnd::Goal)
+    }
+
+    /// One run of the core over the rectangle (weight 1: Dijkstra's `h` is [`Zero`]), until
+    /// `goal` is expanded, or `stop.0` marked targets are, or `stop.1` cells are.
+    fn run<H: Estimate>(
+        &mut self,
+        grid: &Grid,
+        source: u32,
+        goal: u32,
+        heuristic: H,
+        (remaining, cap): (usize, Option<u64>),
+        tr: &mut Option<Recorder>,
+    ) -> CoreEnd {
+        let limits = Limits {
+            max_expansions: cap,
+            ..Limits::default()
+        };
+        let run = Run {
+            start: source,
+            goal,
+            weight: 1.0,
+            heuristic,
+            limits: &limits,
+            track_closest: false,
+            debug_cap: 0,
+        };
+        let mut expander = LocalExpander {
+            grid: GridExpander::over(&self.costs[..], self.rect.lpw(), grid.movement()),
+            marks: &self.marks,
+            mark: self.mark,
+            remaining,
+            rect: self.rect,
+            pw: self.pw,
+        };
+        let out = best_first_with(grid, &mut self.scratch, &mut expander, &run, tr);
+        self.expanded = out.stats.expanded;
+        self.generated = out.stats.generated;
+        out.end
     }
 
     /// The rectangle of the last search.
@@ -164,181 +244,34 @@ impl Local {
         self.rect
     }
 
-    /// True when the last search reached local cell `l`.
-    #[inline]
-    pub(super) fn reached(&self, l: u32) -> bool {
-        self.recs[l as usize].stamp >= self.generation
-    }
-
     /// Distance of local cell `l` from the source (infinity if not reached). Exact for
     /// settled cells; for cells reached but not settled it is an upper bound (the cost of a
     /// real path).
     #[inline]
     pub(super) fn dist(&self, l: u32) -> f64 {
-        if self.reached(l) {
-            self.recs[l as usize].g
-        } else {
-            f64::INFINITY
-        }
+        self.scratch.nodes().g(l)
     }
 
     /// Local cells touched by the last search, with their distances.
     pub(super) fn touched(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
         (0..self.rect.padded_area() as u32)
-            .filter(|&l| self.reached(l))
-            .map(|l| (l, self.recs[l as usize].g))
+            .map(|l| (l, self.dist(l)))
+            .filter(|(_, d)| d.is_finite())
     }
 
     /// Appends the padded cells of the search-tree path source -> `l` to `out`.
     pub(super) fn path_to(&self, l: u32, out: &mut Vec<u32>) {
         let from = out.len();
+        let nodes = self.scratch.nodes();
         let mut cur = l;
         loop {
             out.push(self.rect.padded(self.pw, cur));
-            let p = self.recs[cur as usize].parent;
+            let p = nodes.parent(cur);
             if p == cur {
                 break;
             }
             cur = p;
         }
         out[from..].reverse();
-    }
-
-    /// [`Self::run`], recording into this thread's trace recorder when a traced query is
-    /// running (one thread-local access per search).
-    fn run_maybe_traced(
-        &mut self,
-        grid: &Grid,
-        source: u32,
-        goal: Option<u32>,
-        remaining: usize,
-        cap: u64,
-    ) {
-        match trace::take() {
-            None => self.run(grid, source, goal, remaining, cap, &mut Off),
-            Some(mut rec) => {
-                self.run(grid, source, goal, remaining, cap, &mut rec);
-                trace::put(rec);
-            }
-        }
-    }
-
-    /// Reports an event on local cells `l` (parent `p`) to `tr`.
-    #[inline]
-    fn emit<T: Tracer>(&self, tr: &mut T, kind: RawKind, l: u32, p: u32, g: f64, h: f64) {
-        tr.event(RawEvent {
-            kind,
-            node: self.rect.padded(self.pw, l),
-            parent: self.rect.padded(self.pw, p),
-            g,
-            h,
-            f: g + h,
-            phase: Phase::Search,
-        });
-    }
-
-    /// The core loop: best-first over the rectangle, `h` = 0 (Dijkstra) or the map's
-    /// heuristic towards `goal`; stops when `remaining` marked cells are settled or `cap`
-    /// cells have been. Reports to `tr` (compiled out for [`Off`]).
-    fn run<T: Tracer>(
-        &mut self,
-        grid: &Grid,
-        source: u32,
-        goal: Option<u32>,
-        mut remaining: usize,
-        cap: u64,
-        tr: &mut T,
-    ) {
-        let octile = grid.movement() == Movement::Octile;
-        let movement = grid.movement();
-        let scale = grid.min_cost() as f64;
-        let lpw = self.rect.lpw() as i64;
-        let mut off = [0isize; 8];
-        for (k, (dx, dy)) in DIRS.iter().enumerate() {
-            off[k] = (*dy as i64 * lpw + *dx as i64) as isize;
-        }
-        let heur = |l: u32| match goal {
-            Some(t) => {
-                let dx = (l as i64 % lpw - t as i64 % lpw).abs() as f64;
-                let dy = (l as i64 / lpw - t as i64 / lpw).abs() as f64;
-                distance(movement, dx, dy) * scale
-            }
-            None => 0.0,
-        };
-        let gen_ = self.generation;
-        self.recs[source as usize] = LRec {
-            g: 0.0,
-            parent: source,
-            stamp: gen_,
-        };
-        self.open.push(heur(source), source);
-        self.generated += 1;
-        if T::ON {
-            // Dijkstra's h is 0, so f = g + h holds with weight 1 for both kinds of run.
-            tr.begin(1.0);
-            self.emit(tr, RawKind::Push, source, source, 0.0, heur(source));
-        }
-        while let Some((_, l)) = self.open.pop() {
-            let li = l as usize;
-            // Settled already: this entry is an older, worse one (see `heap`).
-            if self.recs[li].stamp == gen_ + 1 {
-                continue;
-            }
-            if self.expanded >= cap {
-                break;
-            }
-            let g = self.recs[li].g;
-            self.recs[li].stamp = gen_ + 1;
-            self.expanded += 1;
-            if T::ON {
-                let p = self.recs[li].parent;
-                self.emit(tr, RawKind::Expand, l, p, g, heur(l));
-            }
-            if self.mark[li] == gen_ {
-                remaining -= 1;
-                if remaining == 0 {
-                    break;
-                }
-            }
-            let c = self.costs[li] as f64;
-            let mut open = [false; 4];
-            for k in 0..8 {
-                if k >= 4 {
-                    let (a, b) = DIAG_SIDES[k - 4];
-                    if !(octile && open[a] && open[b]) {
-                        continue;
-                    }
-                }
-                let ni = li.wrapping_add_signed(off[k]);
-                let cm = self.costs[ni];
-                if cm == 0 {
-                    continue;
-                }
-                if k < 4 {
-                    open[k] = true;
-                }
-                let step = if k < 4 { 1.0 } else { SQRT2 };
-                let ng = g + step * (c + cm as f64) * 0.5;
-                let r = &mut self.recs[ni];
-                if r.stamp == gen_ + 1 || (r.stamp == gen_ && ng >= r.g) {
-                    continue;
-                }
-                let kind = if r.stamp == gen_ {
-                    RawKind::Decrease
-                } else {
-                    RawKind::Push
-                };
-                *r = LRec {
-                    g: ng,
-                    parent: l,
-                    stamp: gen_,
-                };
-                self.open.push(ng + heur(ni as u32), ni as u32);
-                self.generated += 1;
-                if T::ON {
-                    self.emit(tr, kind, ni as u32, l, ng, heur(ni as u32));
-                }
-            }
-        }
     }
 }

@@ -55,7 +55,6 @@
 
 mod build;
 mod corridor;
-mod heap;
 mod inspect;
 mod local;
 mod query;
@@ -68,6 +67,7 @@ use std::time::{Duration, Instant};
 
 use build::{Borders, Cluster, Layout};
 use local::Local;
+pub(crate) use query::Scratch as QueryScratch;
 
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Query, QueryError, SearchResult};
@@ -322,12 +322,33 @@ impl Abstraction {
     /// cluster areas). A partial answer ends at the explored place closest to the goal: an
     /// expanded transition or a cell of the start's cluster. `expanded_cells` lists the
     /// cells of expanded abstract nodes. An unreachable goal is answered from the map's
-    /// components without searching.
+    /// components without searching. Pass the abstraction of this very map version: handed one
+    /// of another version of the same size, a path it misses is answered by plain A* instead
+    /// (reported as [`crate::Algorithm::AStar`]).
     ///
     /// Errors: the query's points are off the map or blocked, or `grid` has another size or
     /// movement rule than the abstraction ([`QueryError::NotApplicable`]).
+    ///
+    /// Its search memory is allocated for this call; to answer many queries, keep a
+    /// [`crate::Searcher`] and ask it with [`crate::Algorithm::Hpa`]
+    /// ([`crate::Searcher::find_path_with`]).
     pub fn find_path(&self, grid: &Grid, query: &Query) -> Result<SearchResult, QueryError> {
-        query::find_path(self, grid, query)
+        let mut searcher = crate::Searcher::new();
+        let (core, hpa) = searcher.parts();
+        query::find_path(self, grid, query, core, hpa)
+    }
+
+    /// [`Abstraction::find_path`] on a searcher's memory: `core` its map-sized scratch (for
+    /// the corridor search and the A* fallback, with the recorder of a traced query), `sc`
+    /// its HPA* memory.
+    pub(crate) fn find_path_in(
+        &self,
+        grid: &Grid,
+        query: &Query,
+        core: &mut crate::search::Scratch,
+        sc: &mut QueryScratch,
+    ) -> Result<SearchResult, QueryError> {
+        query::find_path(self, grid, query, core, sc)
     }
 
     /// Whether HPA* should answer a query from `start` to `goal` when the caller lets the

@@ -1,7 +1,6 @@
 //! One HPA* query: insert start and goal, A* over the abstract graph, refine into cells,
 //! straighten.
 
-use std::cell::RefCell;
 use std::time::Instant;
 
 use super::build::NO_PATH;
@@ -11,12 +10,11 @@ use super::straighten::Straightener;
 use super::window;
 use super::{Abstraction, Inner, Refine};
 use crate::grid::{Grid, Point, distance};
+use crate::query::Limits;
 use crate::query::{Algorithm, LimitKind, Query, QueryError, SearchResult, Stats, Status};
-use crate::search::limit_hit;
-use crate::search::trace::{self, HpaRecord, Off, RawEvent, RawKind, RawStep, Tracer};
+use crate::search::trace::{HpaRecord, RawStep, Recorder};
+use crate::search::{CoreEnd, Estimate, Expander, Run, Succ, best_first_with, chain};
 use crate::trace::{Phase, RefineKind};
-
-use super::heap::MinHeap;
 
 /// Check the clock and the cancellation flag every this many abstract expansions (an
 /// abstract expansion does about as much work as a dozen grid expansions).
@@ -27,19 +25,15 @@ const CHECK_EVERY: u64 = 32;
 /// the path's bounding box), so the cost grows little.
 const MAX_RAY: u32 = 256;
 
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-/// Per-thread query memory: three in-cluster searches (start tree, goal tree, refinement),
-/// the abstract search records and the straightener.
+/// HPA*'s query memory, owned by a [`crate::Searcher`]: three in-cluster searches (start
+/// tree, goal tree, refinement), the abstract search's core scratch (node ids are abstract
+/// nodes), the corridor's cluster marks and the straightener.
 #[derive(Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     s: Local,
     g: Local,
     work: Local,
-    nodes: AbsNodes,
-    open: MinHeap,
+    nodes: crate::search::Scratch,
     straight: Straightener,
     corridor: Corridor,
     targets: Vec<u32>,
@@ -48,63 +42,18 @@ struct Scratch {
     seg: Vec<u32>,
 }
 
-/// One abstract node's search state, kept together for locality.
-#[derive(Clone, Copy, Default)]
-struct Rec {
-    g: f64,
-    parent: u32,
-    /// `generation` = reached, `generation + 1` = expanded.
-    stamp: u32,
-}
-
-/// Abstract search records, generation-stamped like the core's.
-#[derive(Default)]
-struct AbsNodes {
-    recs: Vec<Rec>,
-    generation: u32,
-}
-
-impl AbsNodes {
-    fn begin(&mut self, len: usize) {
-        if self.recs.len() < len {
-            self.recs.resize(len, Rec::default());
-        }
-        if self.generation >= u32::MAX - 4 {
-            self.recs.iter_mut().for_each(|r| r.stamp = 0);
-            self.generation = 0;
-        }
-        self.generation += 2;
-    }
-
-    fn chain(&self, end: u32) -> Vec<u32> {
-        let mut out = vec![end];
-        let mut cur = end;
-        while self.recs[cur as usize].parent != cur {
-            cur = self.recs[cur as usize].parent;
-            out.push(cur);
-        }
-        out.reverse();
-        out
-    }
-}
-
-/// Validates, short-circuits the trivial and unreachable cases, then searches.
+/// Validates, short-circuits the trivial and unreachable cases, then searches. `core` is the
+/// searcher's map-sized scratch (with its trace recorder, when the query is traced), for the
+/// corridor search and the A* fallback below; `sc` the rest of its HPA* memory.
 pub(super) fn find_path(
     abs: &Abstraction,
     grid: &Grid,
     q: &Query,
+    core: &mut crate::search::Scratch,
+    sc: &mut Scratch,
 ) -> Result<SearchResult, QueryError> {
-    for (which, p) in [("start", q.start), ("goal", q.goal)] {
-        if !grid.in_bounds(p) {
-            return Err(QueryError::OutOfBounds { which, point: p });
-        }
-    }
-    if !grid.is_passable(q.start) {
-        return Err(QueryError::StartBlocked(q.start));
-    }
-    if !grid.is_passable(q.goal) {
-        return Err(QueryError::GoalBlocked(q.goal));
-    }
+    // HPA* plans for a one-cell agent (the planner turns sized HPA* queries away).
+    crate::query::check_ends(grid, q.start, q.goal, 1)?;
     if !abs.fits(grid) {
         let l = &abs.inner.layout;
         return Err(QueryError::NotApplicable {
@@ -135,14 +84,25 @@ pub(super) fn find_path(
             None,
         ));
     }
-    let r = SCRATCH.with(|s| search(&abs.inner, grid, q, &mut s.borrow_mut()));
+    // The recorder is lent to each search of the query in turn.
+    let mut tr = core.trace.take();
+    let r = search(&abs.inner, grid, q, sc, core, &mut tr);
+    core.trace = tr;
     if r.status == Status::NoPath && grid.same_component(q.start, q.goal) {
-        // The abstract graph is connected exactly where the map is (see the module docs),
-        // so this cannot happen; should it ever, answer correctly rather than wrongly.
-        debug_assert!(false, "HPA* missed a path {} -> {}", q.start, q.goal);
+        // The abstract graph is connected exactly where its map is (see the module docs), so
+        // this only happens when the caller hands in an abstraction of another version of the
+        // map (`fits` sees sizes, not cells). Answer correctly rather than wrongly: plain A*
+        // on the caller's scratch, reported as A* (the tests check HPA* never gets here on
+        // its own map).
         let mut plain = q.clone();
         plain.algorithm = Algorithm::AStar;
-        return crate::find_path(grid, &plain);
+        return Ok(crate::algo::astar::search(
+            grid,
+            core,
+            &plain,
+            Algorithm::AStar,
+            1.0,
+        ));
     }
     Ok(r)
 }
@@ -166,13 +126,6 @@ fn result(
         waypoints: None,
         smoothed_length: None,
     }
-}
-
-/// How the abstract search ended.
-enum End {
-    Goal,
-    Exhausted,
-    Limit(LimitKind),
 }
 
 /// The partial-answer endpoint: an expanded abstract node or a cell of the start's cluster.
@@ -212,14 +165,14 @@ impl Ends {
 }
 
 /// Records the entrances of every cluster the abstract search reached, up to the cap.
-fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut trace::Recorder) {
-    let gen_ = sc.nodes.generation;
+fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut Recorder) {
+    let nodes = sc.nodes.nodes();
     let mut seen = vec![false; me.clusters.len()];
     let mut out = Vec::new();
     let mut truncated = false;
     for id in 0..me.gnodes.len() as u32 {
         let c = me.gnodes[id as usize].cluster as usize;
-        if sc.nodes.recs[id as usize].stamp < gen_ || seen[c] {
+        if nodes.g(id).is_infinite() || seen[c] {
             continue;
         }
         seen[c] = true;
@@ -237,84 +190,78 @@ fn record_entrances(me: &Inner, sc: &Scratch, rec: &mut trace::Recorder) {
     }
 }
 
-/// What the abstract search found: how it ended, the expanded node closest to the goal
-/// (tracked for partial answers) and the expanded cells for `debug_cap`.
-struct Outcome {
-    end: End,
-    closest: Option<(f64, f64, u32)>,
-    debug: Vec<u32>,
-}
-
 /// Sets the phase of the events that follow (traced queries only).
-fn phase(traced: bool, p: Phase) {
-    if traced {
-        trace::with(|r| r.phase = p);
+fn phase(tr: &mut Option<Recorder>, p: Phase) {
+    if let Some(r) = tr {
+        r.phase = p;
     }
 }
 
 /// Records a refinement step (traced queries only).
-fn step(traced: bool, kind: RefineKind, cells: &[u32]) {
-    if traced {
-        trace::with(|r| {
-            let events = r.events.len();
-            if let Some(h) = r.hpa.as_mut() {
-                h.steps.push(RawStep {
-                    kind,
-                    cells: cells.to_vec(),
-                    events,
-                });
-            }
-        });
+fn step(tr: &mut Option<Recorder>, kind: RefineKind, cells: &[u32]) {
+    if let Some(r) = tr {
+        let events = r.events.len();
+        if let Some(h) = r.hpa.as_mut() {
+            h.steps.push(RawStep {
+                kind,
+                cells: cells.to_vec(),
+                events,
+            });
+        }
     }
 }
 
-fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult {
+fn search(
+    me: &Inner,
+    grid: &Grid,
+    q: &Query,
+    sc: &mut Scratch,
+    core: &mut crate::search::Scratch,
+    tr: &mut Option<Recorder>,
+) -> SearchResult {
     let started = Instant::now();
     let mut stats = Stats::default();
     // A traced query (see `crate::trace`) also records phases, the abstract path and the
-    // refinement steps; an untraced one pays one thread-local access here.
-    let traced = trace::with(|r| {
+    // refinement steps.
+    if let Some(r) = tr {
         r.hpa = Some(HpaRecord {
             cluster_size: me.layout.size,
             ..HpaRecord::default()
         });
-    })
-    .is_some();
+    }
 
     // Step 0: a start and goal close together are first tried in a small window; when that
     // answer provably beats any path leaving the window, it is the answer.
-    phase(traced, Phase::Window);
-    let near = window::nearby(&me.layout, grid, q, &mut sc.work, &mut stats);
+    phase(tr, Phase::Window);
+    let near = window::nearby(&me.layout, grid, q, &mut sc.work, &mut stats, tr);
     if let Some((path, cost, true)) = near {
-        if traced {
+        if tr.is_some() {
             let cells: Vec<u32> = path.iter().map(|&p| grid.pidx(p) as u32).collect();
-            step(traced, RefineKind::Window, &cells);
+            step(tr, RefineKind::Window, &cells);
         }
         stats.elapsed = started.elapsed();
         return result(Status::Found, path, cost, stats, None);
     }
 
     // Steps 1 and 2: insert start and goal, search the abstract graph.
-    phase(traced, Phase::Insert);
-    let ends = insert(me, grid, q, sc, &mut stats);
-    phase(traced, Phase::Abstract);
-    let out = match trace::take() {
-        None => abstract_astar(me, grid, q, sc, &ends, &mut stats, &mut Off),
-        Some(mut rec) => {
-            let out = abstract_astar(me, grid, q, sc, &ends, &mut stats, &mut rec);
-            record_entrances(me, sc, &mut rec);
-            trace::put(rec);
-            out
-        }
-    };
+    phase(tr, Phase::Insert);
+    let ends = insert(me, grid, q, sc, &mut stats, tr);
+    phase(tr, Phase::Abstract);
+    let out = abstract_astar(me, grid, q, sc, &ends, &mut stats, tr);
+    if let Some(rec) = tr {
+        record_entrances(me, sc, rec);
+    }
 
     // Step 3: pick the endpoint: the goal, or for a partial answer the explored place
     // closest to it (an expanded abstract node or a cell the start's Dijkstra reached).
     let h = heuristic_to(grid, q.goal);
     let (status, limit, target) = match out.end {
-        End::Goal => (Status::Found, None, Some(Closest::Node(ends.g_id))),
-        End::Exhausted | End::Limit(_) if q.partial => {
-            let mut best = out.closest.map(|(hh, g, id)| (hh, g, Closest::Node(id)));
+        CoreEnd::Goal => (Status::Found, None, Some(Closest::Node(ends.g_id))),
+        CoreEnd::Exhausted | CoreEnd::Limit(_) if q.partial => {
+            let abs_h = AbsHeuristic::new(me, grid, q, &ends);
+            let mut best = out
+                .closest
+                .map(|id| (abs_h.h(id), sc.nodes.nodes().g(id), Closest::Node(id)));
             for (l, d) in sc.s.touched() {
                 let (x, y) = ends.rs.xy(l);
                 let hh = h(x, y);
@@ -326,13 +273,13 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
                 }
             }
             let limit = match out.end {
-                End::Limit(k) => Some(k),
+                CoreEnd::Limit(k) => Some(k),
                 _ => None,
             };
             (Status::Partial, limit, best.map(|b| b.2))
         }
-        End::Exhausted => (Status::NoPath, None, None),
-        End::Limit(k) => (Status::LimitReached, Some(k), None),
+        CoreEnd::Exhausted => (Status::NoPath, None, None),
+        CoreEnd::Limit(k) => (Status::LimitReached, Some(k), None),
     };
 
     // Step 4: refine into cells (and the corridor, where configured), straighten, and keep
@@ -341,22 +288,24 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
     let mut cost = 0.0;
     if let Some(t) = target {
         sc.cells.clear();
-        phase(traced, Phase::Refine);
+        phase(tr, Phase::Refine);
         match &t {
             Closest::Cell(l) => {
                 sc.s.path_to(*l, &mut sc.cells);
-                step(traced, RefineKind::Start, &sc.cells);
+                step(tr, RefineKind::Start, &sc.cells);
             }
             Closest::Node(end) => {
-                let chain = sc.nodes.chain(*end);
-                if traced {
+                let chain = chain(&sc.nodes, *end);
+                if tr.is_some() {
                     let path = chain
                         .iter()
-                        .map(|&id| (ends.cell_of(me, id), sc.nodes.recs[id as usize].g))
+                        .map(|&id| (ends.cell_of(me, id), sc.nodes.nodes().g(id)))
                         .collect();
-                    trace::with(|r| r.hpa.as_mut().map(|h| h.abstract_path = path));
+                    if let Some(h) = tr.as_mut().and_then(|r| r.hpa.as_mut()) {
+                        h.abstract_path = path;
+                    }
                 }
-                refine(me, grid, sc, &chain, &ends, &mut stats, traced);
+                refine(me, grid, sc, &chain, &ends, &mut stats, tr);
             }
         }
         let corridor = match me.config.refine {
@@ -365,13 +314,15 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
             Refine::CorridorOnWeighted => !grid.is_uniform(),
         };
         if corridor && !matches!(t, Closest::Cell(_)) {
-            phase(traced, Phase::Corridor);
+            phase(tr, Phase::Corridor);
+            let limits = &q.limits;
+            let (cells, stats) = (&mut sc.cells, &mut stats);
             sc.corridor
-                .refine(grid, &me.layout, &q.limits, &mut sc.cells, &mut stats);
-            step(traced, RefineKind::Corridor, &sc.cells);
+                .refine(grid, &me.layout, limits, cells, stats, core, tr);
+            step(tr, RefineKind::Corridor, &sc.cells);
         }
         sc.straight.straighten(grid, &mut sc.cells, MAX_RAY);
-        step(traced, RefineKind::Straighten, &sc.cells);
+        step(tr, RefineKind::Straighten, &sc.cells);
         path = sc.cells.iter().map(|&c| grid.ppoint(c as usize)).collect();
         cost = grid
             .path_cost(&path)
@@ -380,9 +331,9 @@ fn search(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch) -> SearchResult 
             if let Some((local_path, local_cost, _)) = near {
                 if local_cost < cost {
                     (path, cost) = (local_path, local_cost);
-                    if traced {
+                    if tr.is_some() {
                         let cells: Vec<u32> = path.iter().map(|&p| grid.pidx(p) as u32).collect();
-                        step(traced, RefineKind::Window, &cells);
+                        step(tr, RefineKind::Window, &cells);
                     }
                 }
             }
@@ -404,7 +355,14 @@ fn heuristic_to(grid: &Grid, goal: Point) -> impl Fn(u32, u32) -> f64 + Copy {
 /// Step 1: one Dijkstra inside the start's cluster (to its transitions, and to the goal
 /// when it shares the cluster) and one inside the goal's cluster (to its transitions). The
 /// goal's distances land in `sc.goal_dist`, by node index of its cluster.
-fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stats) -> Ends {
+fn insert(
+    me: &Inner,
+    grid: &Grid,
+    q: &Query,
+    sc: &mut Scratch,
+    stats: &mut Stats,
+    tr: &mut Option<Recorder>,
+) -> Ends {
     let layout = me.layout;
     let pw = grid.padded_width();
     let (s_cell, g_cell) = (grid.pidx(q.start) as u32, grid.pidx(q.goal) as u32);
@@ -416,11 +374,11 @@ fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stat
     if cs == cg {
         sc.targets.push(rs.local(pw, g_cell));
     }
-    sc.s.dijkstra(grid, rs, rs.local(pw, s_cell), &sc.targets);
+    sc.s.dijkstra(grid, rs, rs.local(pw, s_cell), &sc.targets, tr);
     sc.targets.clear();
     sc.targets
         .extend(me.clusters[cg].nodes.iter().map(|n| rg.local(pw, n.cell)));
-    sc.g.dijkstra(grid, rg, rg.local(pw, g_cell), &sc.targets);
+    sc.g.dijkstra(grid, rg, rg.local(pw, g_cell), &sc.targets, tr);
     sc.goal_dist.clear();
     sc.goal_dist
         .extend(sc.targets.iter().map(|&l| sc.g.dist(l)));
@@ -443,159 +401,150 @@ fn insert(me: &Inner, grid: &Grid, q: &Query, sc: &mut Scratch, stats: &mut Stat
     }
 }
 
-/// Step 2: A* over the abstract graph plus the temporary nodes S and G, under the query's
-/// limits. The records stay in `sc.nodes` for the refinement. Reports to `tr` (compiled
-/// out for [`Off`]): node and parent are cells, S's the start and G's the goal.
-fn abstract_astar<T: Tracer>(
+/// The map's heuristic on abstract nodes (S at the start, G at the goal).
+struct AbsHeuristic<'a> {
+    me: &'a Inner,
+    goal: Point,
+    movement: crate::grid::Movement,
+    scale: f64,
+    s_id: u32,
+    g_id: u32,
+    s_h: f64,
+}
+
+impl<'a> AbsHeuristic<'a> {
+    fn new(me: &'a Inner, grid: &Grid, q: &Query, ends: &Ends) -> Self {
+        let mut h = AbsHeuristic {
+            me,
+            goal: q.goal,
+            movement: grid.movement(),
+            scale: grid.min_cost() as f64,
+            s_id: ends.s_id,
+            g_id: ends.g_id,
+            s_h: 0.0,
+        };
+        h.s_h = h.xy(q.start.x, q.start.y);
+        h
+    }
+
+    /// [`heuristic_to`] the goal.
+    #[inline]
+    fn xy(&self, x: u32, y: u32) -> f64 {
+        let (dx, dy) = (x.abs_diff(self.goal.x), y.abs_diff(self.goal.y));
+        distance(self.movement, dx as f64, dy as f64) * self.scale
+    }
+}
+
+impl Estimate for AbsHeuristic<'_> {
+    #[inline]
+    fn h(&self, id: u32) -> f64 {
+        if id == self.s_id {
+            self.s_h
+        } else if id == self.g_id {
+            0.0
+        } else {
+            let n = &self.me.gnodes[id as usize];
+            self.xy(n.x as u32, n.y as u32)
+        }
+    }
+}
+
+/// The abstract graph's successor policy: S has its insertion edges; a transition node its
+/// flat adjacency (intra edges, then the step across its border) and, in the goal's cluster,
+/// the edge to G. Node ids name their cells in traces (S the start, G the goal).
+struct AbstractExpander<'a> {
+    me: &'a Inner,
+    ends: &'a Ends,
+    start_tree: &'a Local,
+    goal_dist: &'a [f64],
+    pw: usize,
+}
+
+impl Expander for AbstractExpander<'_> {
+    const CHECK_EVERY: u64 = CHECK_EVERY;
+
+    fn successors(
+        &mut self,
+        _grid: &Grid,
+        id: u32,
+        g: f64,
+        _parent: Option<(u32, f64)>,
+        out: &mut Vec<Succ>,
+    ) {
+        let (me, ends) = (self.me, self.ends);
+        let mut edge = |node: u32, d: f64| {
+            if d.is_finite() {
+                out.push(Succ {
+                    node,
+                    g: g + d,
+                    parent: id,
+                });
+            }
+        };
+        if id == ends.s_id {
+            for (i, n) in me.clusters[ends.cs].nodes.iter().enumerate() {
+                let d = self.start_tree.dist(ends.rs.local(self.pw, n.cell));
+                edge(me.offsets[ends.cs] + i as u32, d);
+            }
+            edge(ends.g_id, ends.direct);
+        } else {
+            let (from, to) = (me.gadj_start[id as usize], me.gadj_start[id as usize + 1]);
+            for e in &me.gadj[from as usize..to as usize] {
+                edge(e.to, e.cost);
+            }
+            let c = me.gnodes[id as usize].cluster as usize;
+            if c == ends.cg {
+                edge(ends.g_id, self.goal_dist[(id - me.offsets[c]) as usize]);
+            }
+        }
+    }
+
+    #[inline]
+    fn cell(&self, id: u32) -> u32 {
+        self.ends.cell_of(self.me, id)
+    }
+}
+
+/// Step 2: A* over the abstract graph plus the temporary nodes S and G, on the shared core,
+/// under the query's limits (the expansion budget is what the window and the insertion left
+/// of it). The records stay in `sc.nodes` for the refinement.
+fn abstract_astar(
     me: &Inner,
     grid: &Grid,
     q: &Query,
     sc: &mut Scratch,
     ends: &Ends,
     stats: &mut Stats,
-    tr: &mut T,
-) -> Outcome {
-    let pw = grid.padded_width();
-    let Ends {
-        s_id,
-        g_id,
-        cs,
-        cg,
-        rs,
-        ..
-    } = *ends;
-    let cell_of = |id: u32| ends.cell_of(me, id);
-    let h_xy = heuristic_to(grid, q.goal);
-    let h = |id: u32| match id {
-        _ if id == s_id => h_xy(q.start.x, q.start.y),
-        _ if id == g_id => 0.0,
-        _ => {
-            let n = &me.gnodes[id as usize];
-            h_xy(n.x as u32, n.y as u32)
-        }
+    tr: &mut Option<Recorder>,
+) -> crate::search::CoreOutcome {
+    let limits = Limits {
+        max_expansions: q
+            .limits
+            .max_expansions
+            .map(|m| m.saturating_sub(stats.expanded)),
+        ..q.limits.clone()
     };
-    let max_exp = q.limits.max_expansions.unwrap_or(u64::MAX);
-    let nodes = &mut sc.nodes;
-    let open = &mut sc.open;
-    nodes.begin(g_id as usize + 1);
-    open.clear();
-    let gen_ = nodes.generation;
-    nodes.recs[s_id as usize] = Rec {
-        g: 0.0,
-        parent: s_id,
-        stamp: gen_,
+    let run = Run {
+        start: ends.s_id,
+        goal: ends.g_id,
+        weight: 1.0,
+        heuristic: AbsHeuristic::new(me, grid, q, ends),
+        limits: &limits,
+        track_closest: q.partial,
+        debug_cap: q.debug_cap,
     };
-    open.push(h(s_id), s_id);
-    stats.generated += 1;
-    let event = |kind, id: u32, parent: u32, g: f64| RawEvent {
-        kind,
-        node: cell_of(id),
-        parent: cell_of(parent),
-        g,
-        h: h(id),
-        f: g + h(id),
-        phase: Phase::Abstract,
+    let mut expander = AbstractExpander {
+        me,
+        ends,
+        start_tree: &sc.s,
+        goal_dist: &sc.goal_dist,
+        pw: grid.padded_width(),
     };
-    if T::ON {
-        tr.begin(1.0);
-        tr.event(event(RawKind::Push, s_id, s_id, 0.0));
-    }
-    let mut closest: Option<(f64, f64, u32)> = None;
-    let mut debug = Vec::new();
-    let mut abstract_expanded = 0u64;
-    // Records `to` and pushes it when `g` improves it; returns whether it did.
-    let relax = |recs: &mut [Rec], open: &mut MinHeap, tr: &mut T, to: u32, g: f64, from: u32| {
-        let r = &mut recs[to as usize];
-        if r.stamp >= gen_ && g >= r.g {
-            return 0;
-        }
-        if T::ON {
-            let kind = match r.stamp {
-                s if s == gen_ => RawKind::Decrease,
-                s if s == gen_ + 1 => RawKind::Reopen,
-                _ => RawKind::Push,
-            };
-            tr.event(event(kind, to, from, g));
-        }
-        *r = Rec {
-            g,
-            parent: from,
-            stamp: gen_,
-        };
-        open.push(g + h(to), to);
-        1
-    };
-    let end = loop {
-        // Take the best entry; an expanded node's entry is an older, worse one (see `heap`).
-        let Some((_, id)) = open.pop() else {
-            break End::Exhausted;
-        };
-        let rec = nodes.recs[id as usize];
-        if rec.stamp != gen_ {
-            continue;
-        }
-        let g = rec.g;
-        if id == g_id {
-            break End::Goal;
-        }
-        // Limits, checked before the work they bound.
-        if stats.expanded >= max_exp {
-            break End::Limit(LimitKind::Expansions);
-        }
-        if abstract_expanded % CHECK_EVERY == 0 {
-            if let Some(kind) = limit_hit(&q.limits) {
-                break End::Limit(kind);
-            }
-        }
-        abstract_expanded += 1;
-        stats.expanded += 1;
-        let recs = &mut nodes.recs[..];
-        recs[id as usize].stamp = gen_ + 1;
-        if q.partial {
-            let hh = h(id);
-            if closest.is_none_or(|(bh, bg, _)| hh < bh || hh == bh && g < bg) {
-                closest = Some((hh, g, id));
-            }
-        }
-        if debug.len() < q.debug_cap {
-            debug.push(cell_of(id));
-        }
-        if T::ON {
-            tr.event(event(RawKind::Expand, id, rec.parent, g));
-        }
-        // Relax: S has its insertion edges; a transition node its flat adjacency (intra
-        // edges, then the step across its border) and, in the goal's cluster, the edge to G.
-        let mut pushed = 0;
-        if id == s_id {
-            for (i, n) in me.clusters[cs].nodes.iter().enumerate() {
-                let d = sc.s.dist(rs.local(pw, n.cell));
-                if d.is_finite() {
-                    pushed += relax(recs, open, tr, me.offsets[cs] + i as u32, g + d, id);
-                }
-            }
-            if ends.direct.is_finite() {
-                pushed += relax(recs, open, tr, g_id, g + ends.direct, id);
-            }
-        } else {
-            let (from, to) = (me.gadj_start[id as usize], me.gadj_start[id as usize + 1]);
-            for e in &me.gadj[from as usize..to as usize] {
-                pushed += relax(recs, open, tr, e.to, g + e.cost, id);
-            }
-            let c = me.gnodes[id as usize].cluster as usize;
-            if c == cg {
-                let d = sc.goal_dist[(id - me.offsets[c]) as usize];
-                if d.is_finite() {
-                    pushed += relax(recs, open, tr, g_id, g + d, id);
-                }
-            }
-        }
-        stats.generated += pushed;
-    };
-    Outcome {
-        end,
-        closest,
-        debug,
-    }
+    sc.nodes.begin(ends.g_id as usize + 1);
+    let out = best_first_with(grid, &mut sc.nodes, &mut expander, &run, tr);
+    stats.expanded += out.stats.expanded;
+    stats.generated += out.stats.generated;
+    out
 }
 
 /// Turns an abstract chain (starting at S) into cells in `sc.cells`.
@@ -606,7 +555,7 @@ fn refine(
     chain: &[u32],
     ends: &Ends,
     stats: &mut Stats,
-    traced: bool,
+    tr: &mut Option<Recorder>,
 ) {
     let Ends {
         s_id,
@@ -676,7 +625,7 @@ fn refine(
                     let (from, to) = (cl.nodes[ia].cell, cl.nodes[ib].cell);
                     let found =
                         sc.work
-                            .astar(grid, r, r.local(pw, from), r.local(pw, to), u64::MAX);
+                            .astar(grid, r, r.local(pw, from), r.local(pw, to), u64::MAX, tr);
                     debug_assert!(found, "an intra-cluster edge has an in-cluster path");
                     sc.work.path_to(r.local(pw, to), &mut sc.seg);
                     stats.expanded += sc.work.expanded;
@@ -686,6 +635,6 @@ fn refine(
         }
         debug_assert_eq!(sc.seg.first(), sc.cells.last());
         sc.cells.extend_from_slice(&sc.seg[1..]);
-        step(traced, kind, &sc.seg);
+        step(tr, kind, &sc.seg);
     }
 }

@@ -14,8 +14,7 @@
 //! cuts out any loop a ray may have closed, so the result is legal and never costs more than
 //! the input.
 
-use crate::grid::{DIRS, Grid, Movement, SQRT2};
-use crate::search::DIAG_SIDES;
+use crate::grid::{DIAG_SIDES, DIRS, Grid, Movement, SQRT2};
 
 /// "Is this cell on the path, and where": a bitset over the map answers the first question
 /// from L2 (rays mostly miss), a map-sized index array the second, only on hits. Both are

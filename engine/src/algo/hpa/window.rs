@@ -4,6 +4,7 @@ use super::build::Layout;
 use super::local::{Local, Rect};
 use crate::grid::{Grid, Point};
 use crate::query::{Query, Stats};
+use crate::search::trace::Recorder;
 
 /// Start and goal at most this many cluster sides apart (in x and in y) are tried in a
 /// window first (see [`nearby`]).
@@ -26,6 +27,7 @@ pub(super) fn nearby(
     q: &Query,
     local: &mut Local,
     stats: &mut Stats,
+    tr: &mut Option<Recorder>,
 ) -> Option<(Vec<Point>, f64, bool)> {
     let size = layout.size;
     let (s, g) = (q.start, q.goal);
@@ -50,7 +52,7 @@ pub(super) fn nearby(
     // The window search counts against an expansion budget like everything else (it is
     // small enough, at most (2 + 2 NEAR) cluster sides square, not to need the clock).
     let cap = q.limits.max_expansions.unwrap_or(u64::MAX);
-    let found = local.astar(grid, r, r.local(pw, sc), r.local(pw, gc), cap);
+    let found = local.astar(grid, r, r.local(pw, sc), r.local(pw, gc), cap, tr);
     stats.expanded += local.expanded;
     stats.generated += local.generated;
     if !found {
