@@ -34,6 +34,7 @@ pub mod upload;
 
 use std::future::Future;
 use std::io;
+use std::pin::Pin;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -82,6 +83,17 @@ pub async fn run(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    // Generic only here: the server's whole future is compiled once, in this crate, rather
+    // than again in every caller (the binary, each test) for its own shutdown future.
+    serve_until(listener, state, Box::pin(shutdown)).await
+}
+
+/// [`run`] with the shutdown future boxed.
+async fn serve_until(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
 ) -> io::Result<()> {
     state
         .maps()
