@@ -239,21 +239,17 @@ impl Recorder for Global {
     }
 
     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
-        let mut map = lock(&self.0.counters);
-        Counter::from_arc(map.entry(key.clone()).or_default().clone())
+        Counter::from_arc(series_of(&self.0.counters, key, Arc::default))
     }
 
     fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
-        let mut map = lock(&self.0.gauges);
-        let v = map
-            .entry(key.clone())
-            .or_insert_with(|| Arc::new(AtomicU64::new(0f64.to_bits())));
-        Gauge::from_arc(v.clone())
+        Gauge::from_arc(series_of(&self.0.gauges, key, || {
+            Arc::new(AtomicU64::new(0f64.to_bits()))
+        }))
     }
 
     fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
-        let mut map = lock(&self.0.histograms);
-        let h = map.entry(key.clone()).or_insert_with(|| {
+        Histogram::from_arc(series_of(&self.0.histograms, key, || {
             let bounds = buckets_for(key.name());
             Arc::new(Buckets {
                 bounds,
@@ -263,9 +259,22 @@ impl Recorder for Global {
                     count: 0,
                 }),
             })
-        });
-        Histogram::from_arc(h.clone())
+        }))
     }
+}
+
+/// The series of `key` in `map`, made by `new` the first time. The key is cloned only then:
+/// the `metrics` macros look a series up on every call.
+fn series_of<T>(
+    map: &Mutex<HashMap<Key, Arc<T>>>,
+    key: &Key,
+    new: impl FnOnce() -> Arc<T>,
+) -> Arc<T> {
+    let mut map = lock(map);
+    if let Some(v) = map.get(key) {
+        return v.clone();
+    }
+    map.entry(key.clone()).or_insert_with(new).clone()
 }
 
 #[cfg(test)]
