@@ -13,6 +13,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod cli;
 pub mod compute;
 pub mod config;
 pub mod dto;
@@ -33,7 +34,7 @@ pub mod upload;
 
 use std::future::Future;
 use std::io;
-use std::time::Duration;
+use std::pin::Pin;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -83,6 +84,17 @@ pub async fn run(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
+    // Generic only here: the server's whole future is compiled once, in this crate, rather
+    // than again in every caller (the binary, each test) for its own shutdown future.
+    serve_until(listener, state, Box::pin(shutdown)).await
+}
+
+/// [`run`] with the shutdown future boxed.
+async fn serve_until(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
+) -> io::Result<()> {
     state
         .maps()
         .connect_store()
@@ -90,18 +102,6 @@ pub async fn run(
         .map_err(io::Error::other)?;
     let loader = tokio::spawn(load_maps(state.clone()));
     let token = state.shutdown_token().clone();
-    let upkeep = {
-        let (handle, token) = (state.metrics().clone(), token.clone());
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(5));
-            loop {
-                tokio::select! {
-                    _ = tick.tick() => handle.run_upkeep(),
-                    _ = token.cancelled() => return,
-                }
-            }
-        })
-    };
     let signal = {
         let began = token.clone();
         tokio::spawn(async move {
@@ -121,7 +121,6 @@ pub async fn run(
         }
     };
     loader.abort();
-    upkeep.abort();
     signal.abort();
     // Writes whose clients went away may still be running: they finish, durably.
     state.maps().drain().await;

@@ -1,76 +1,32 @@
 //! The `pathd` binary: `pathd [serve]` runs the server, `pathd scen` checks a scenario file,
 //! `pathd data check|repair` inspects the data directory.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use pathd::cli::{self, Command};
 use pathd::config::{Config, LogFormat};
 use pathd::scen::{self, ScenArgs};
 use pathd::state::AppState;
 use pathd::store::local;
 use tracing_subscriber::filter::Targets;
 
-/// `pathd --version`: the version and whether this build has the replicated store.
-#[cfg(feature = "nats")]
-const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (with nats)");
-#[cfg(not(feature = "nats"))]
-const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (without nats: build with --features nats for --store nats://...)"
-);
-
-/// pathd: grid pathfinding over HTTP.
-#[derive(Parser)]
-#[command(version = VERSION, about, args_conflicts_with_subcommands = true)]
-struct Cli {
-    #[command(subcommand)]
-    command: Option<Command>,
-    /// `serve` options, for plain `pathd`.
-    #[command(flatten)]
-    serve: Config,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run the HTTP server (the default).
-    Serve(Box<Config>),
-    /// Check a Moving AI scenario file against the engine.
-    Scen(ScenArgs),
-    /// Inspect or repair the data directory (run it while the server is stopped).
-    Data(DataArgs),
-}
-
-#[derive(clap::Args)]
-struct DataArgs {
-    #[command(subcommand)]
-    action: DataAction,
-    /// The data directory.
-    #[arg(long, env = "PATHD_DATA_DIR", default_value = "./data", global = true)]
-    data_dir: PathBuf,
-}
-
-#[derive(Subcommand)]
-enum DataAction {
-    /// Report every map: good, torn tail, deleted or damaged (exit 1 if any is damaged).
-    /// Changes nothing.
-    Check,
-    /// Make a damaged map servable by dropping what cannot be read; prints exactly which
-    /// acknowledged versions are dropped.
-    Repair {
-        /// The map to repair.
-        #[arg(long)]
-        map: String,
-    },
-}
-
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Some(Command::Scen(args)) => scen_main(&args),
-        Some(Command::Serve(config)) => serve_main(*config),
-        Some(Command::Data(args)) => data_main(&args),
-        None => serve_main(cli.serve),
+    match cli::parse(std::env::args_os().skip(1), &|name| {
+        std::env::var(name).ok()
+    }) {
+        Ok(Command::Serve(config)) => serve_main(*config),
+        Ok(Command::Scen(args)) => scen_main(&args),
+        Ok(Command::DataCheck { data_dir }) => data_check(&data_dir),
+        Ok(Command::DataRepair { data_dir, map }) => data_repair(&data_dir, &map),
+        Ok(Command::Print(text)) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pathd: {e}\n\nFor more information, try `pathd --help`.");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -98,35 +54,35 @@ fn scen_main(args: &ScenArgs) -> ExitCode {
     }
 }
 
-fn data_main(args: &DataArgs) -> ExitCode {
-    let dir = &args.data_dir;
-    match &args.action {
-        DataAction::Check => match local::check(dir) {
-            Ok((lines, ok)) => {
-                for l in lines {
-                    println!("{l}");
-                }
-                if ok {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                }
+fn data_check(dir: &Path) -> ExitCode {
+    match local::check(dir) {
+        Ok((lines, ok)) => {
+            for l in lines {
+                println!("{l}");
             }
-            Err(e) => {
-                eprintln!("pathd data check: {}: {e}", dir.display());
-                ExitCode::from(2)
-            }
-        },
-        DataAction::Repair { map } => match local::repair(dir, map) {
-            Ok(said) => {
-                println!("{said}");
+            if ok {
                 ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
             }
-            Err(e) => {
-                eprintln!("pathd data repair: {e}");
-                ExitCode::from(2)
-            }
-        },
+        }
+        Err(e) => {
+            eprintln!("pathd data check: {}: {e}", dir.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn data_repair(dir: &Path, map: &str) -> ExitCode {
+    match local::repair(dir, map) {
+        Ok(said) => {
+            println!("{said}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pathd data repair: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 

@@ -8,27 +8,23 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use clap::Args;
 use pathd_engine::movingai::{self, ScenRow};
 use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Query, Searcher, Status};
 use serde::Serialize;
 
 /// Arguments of `pathd scen`.
-#[derive(Clone, Debug, Args)]
+#[derive(Clone, Debug)]
 pub struct ScenArgs {
     /// The Moving AI `.map` file.
     pub map: PathBuf,
     /// Its `.scen` file.
     pub scen: PathBuf,
     /// Algorithm wire name (astar, dijkstra, weighted_astar, jps, jps_plus, theta, hpa, auto).
-    #[arg(long, default_value = "astar")]
     pub algorithm: String,
     /// Heuristic weight `w` of weighted A* (`f = g + w h`, answers within `w` of optimal);
     /// checked like a query's weight, ignored by the other algorithms.
-    #[arg(long, default_value_t = 1.0)]
     pub weight: f64,
     /// Print one JSON object instead of a text line.
-    #[arg(long)]
     pub json: bool,
 }
 

@@ -10,7 +10,6 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use metrics_exporter_prometheus::PrometheusHandle;
 use pathd_engine::{Derived, Grid};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -254,7 +253,7 @@ struct Inner {
     /// The maps service: registry, write order, store.
     maps: Maps,
     compute: Compute,
-    metrics: PrometheusHandle,
+    metrics: &'static crate::metrics::Registry,
     /// Set once the startup maps are loaded (`/readyz`).
     ready: AtomicBool,
     /// Cancelled when shutdown begins, so long-lived responses (streams) can end.
@@ -319,8 +318,8 @@ impl AppState {
     }
 
     /// The Prometheus handle `/metrics` renders.
-    pub fn metrics(&self) -> &PrometheusHandle {
-        &self.inner.metrics
+    pub fn metrics(&self) -> &'static crate::metrics::Registry {
+        self.inner.metrics
     }
 
     /// True once the startup maps are loaded.

@@ -5,6 +5,7 @@ mod common;
 
 mod auth;
 mod cli;
+mod config;
 mod damage;
 mod durability;
 mod flowfields;

@@ -15,6 +15,10 @@
 //! `pathd_store_connected`, `pathd_store_append_seconds`, `pathd_replication_lag_{messages,
 //! versions,seconds}` and per map `pathd_replication_map_lag_{versions,seconds}{map}`.
 
+mod registry;
+
+pub use registry::Registry;
+
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -22,43 +26,28 @@ use axum::extract::{MatchedPath, Request};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+static REGISTRY: OnceLock<&'static Registry> = OnceLock::new();
 
-/// The process-wide Prometheus handle (installs the recorder on first use).
-pub fn handle() -> PrometheusHandle {
-    HANDLE
-        .get_or_init(|| {
-            let seconds = [
-                0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05,
-                0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-            ];
-            let counts = [10.0, 100.0, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8];
-            let recorder = PrometheusBuilder::new()
-                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &seconds)
-                .and_then(|b| {
-                    b.set_buckets_for_metric(
-                        Matcher::Full("pathd_query_expansions".into()),
-                        &counts,
-                    )
-                })
-                .expect("bucket lists are not empty")
-                .build_recorder();
-            let handle = recorder.handle();
-            metrics::with_local_recorder(&recorder, describe);
-            // Fails only if another recorder was installed first (an embedding program's);
-            // then our series go there and `/metrics` shows what this recorder has.
-            let _ = metrics::set_global_recorder(recorder);
-            handle
-        })
-        .clone()
+/// The process-wide registry that `/metrics` renders (installs the recorder on first use).
+/// Histograms named `*_seconds` get buckets from 50 µs to 10 s, the others (counts) powers
+/// of ten up to 1e8.
+pub fn handle() -> &'static Registry {
+    REGISTRY.get_or_init(|| {
+        let registry: &'static Registry = Box::leak(Box::default());
+        let recorder = registry::Global(registry);
+        metrics::with_local_recorder(&recorder, describe);
+        // Fails only if another recorder was installed first (an embedding program's);
+        // then our series go there and `/metrics` shows what this registry has.
+        let _ = metrics::set_global_recorder(recorder);
+        registry
+    })
 }
 
 /// Registers the `# HELP` text of every metric this crate exports. A new metric needs a
-/// line here (`tests/holes.rs` checks that every family `/metrics` prints has one).
+/// line here (`tests/it/holes.rs` checks that every family `/metrics` prints has one).
 fn describe() {
     use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
     describe_counter!(
