@@ -393,12 +393,11 @@ impl PlusExpander<'_> {
         })
     }
 
-    /// The diagonal ray from padded `n` (reached with cost `g`) in diagonal direction `dir`,
-    /// as [`super::jps::JpsExpander`]'s `diagonal_ray` does it: at the ray's next stop (its
-    /// jump point, or the goal's row or column, see the module docs) the jump points of its
-    /// two arms are pushed as successors of `n` (diagonal-then-straight edges at their
-    /// octile cost), then the stop itself, which, once expanded, only continues the ray. A
-    /// goal-row stop whose arms find nothing goes straight on.
+    /// The whole diagonal ray from padded `n` (reached with cost `g`) in diagonal direction
+    /// `dir`, as [`super::jps::JpsExpander`]'s `diagonal_ray` does it: at each of the ray's
+    /// stops (its jump points, and the goal's row or column, see the module docs) the jump
+    /// points of the stop's two arms are pushed as successors of `n` (diagonal-then-straight
+    /// edges at their octile cost), and the ray goes on, one table lookup per stop.
     fn ray(&self, n: usize, g: f64, dir: usize, out: &mut Vec<Succ>) {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
@@ -432,7 +431,6 @@ impl PlusExpander<'_> {
                 });
                 return;
             }
-            let before = out.len();
             for arm in [dir_index(dx, 0), dir_index(0, dy)] {
                 if let Some((node, steps)) = self.straight(x, y, arm) {
                     out.push(Succ {
@@ -441,14 +439,6 @@ impl PlusExpander<'_> {
                         parent: n as u32,
                     });
                 }
-            }
-            if out.len() > before {
-                out.push(Succ {
-                    node: here as u32,
-                    g: g + diag,
-                    parent: n as u32,
-                });
-                return;
             }
         }
     }
@@ -493,7 +483,7 @@ impl Expander for PlusExpander<'_> {
         let mut dx = (nx as isize - px as isize).signum();
         let mut dy = (ny as isize - py as isize).signum();
         if ax == ay {
-            // A ray stop: its arms were pushed with it, at this very cost (see `ray`).
+            // Only the goal ends a pure diagonal edge (see `ray`), and it is never expanded.
             self.ray(n, g, dir_index(dx, dy), out);
             return;
         }
