@@ -331,11 +331,9 @@ pub(crate) fn search(
         track_closest: query.partial,
         debug_cap: query.debug_cap,
     };
-    let cells = grid.cells();
     let pw = grid.padded_width();
     let mut expander = PlusExpander {
         table,
-        cells: &cells,
         pw,
         goal: (goal % pw, goal / pw),
     };
@@ -363,19 +361,17 @@ pub(crate) fn search(
 /// lookups instead of scans.
 struct PlusExpander<'t> {
     table: &'t JumpTable,
-    /// The padded cells (forced-neighbour checks at straight jump points).
-    cells: &'t [u8],
     pw: usize,
     /// Padded goal coordinates.
     goal: (usize, usize),
 }
 
 impl PlusExpander<'_> {
-    /// The straight move from padded `(x, y)` in straight direction `dir`: the goal when it
-    /// lies ahead on this line within reach, else the jump point, as (node, steps).
+    /// The straight move from padded `(x, y)`, whose entry in straight direction `dir` is
+    /// `v`: the goal when it lies ahead on this line within reach, else the jump point, as
+    /// (node, steps).
     #[inline(always)]
-    fn straight(&self, x: usize, y: usize, dir: usize) -> Option<(usize, usize)> {
-        let v = self.table.get(y * self.pw + x)[dir];
+    fn straight(&self, v: i16, x: usize, y: usize, dir: usize) -> Option<(usize, usize)> {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
         let ahead = if dy == 0 {
@@ -398,13 +394,18 @@ impl PlusExpander<'_> {
     /// stops (its jump points, and the goal's row or column, see the module docs) the jump
     /// points of the stop's two arms are pushed as successors of `n` (diagonal-then-straight
     /// edges at their octile cost), and the ray goes on, one table lookup per stop.
-    fn ray(&self, n: usize, g: f64, dir: usize, out: &mut Vec<Succ>) {
+    ///
+    /// `e` is the entry of `n` (read by the caller, which has it anyway).
+    fn ray(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
         let (mut x, mut y) = (n % self.pw, n / self.pw);
+        let (arm_x, arm_y) = (dir_index(dx, 0), dir_index(0, dy));
         let mut k = 0usize;
+        // The entries of the current cell, read once for the ray and both arms.
+        let mut e = e;
         loop {
-            let v = self.table.get(y * self.pw + x)[dir];
+            let v = e[dir];
             let reach = v.unsigned_abs() as usize;
             let kx = (gx as isize - x as isize) * dx;
             let ky = (gy as isize - y as isize) * dy;
@@ -431,8 +432,9 @@ impl PlusExpander<'_> {
                 });
                 return;
             }
-            for arm in [dir_index(dx, 0), dir_index(0, dy)] {
-                if let Some((node, steps)) = self.straight(x, y, arm) {
+            e = self.table.get(here);
+            for arm in [arm_x, arm_y] {
+                if let Some((node, steps)) = self.straight(e[arm], x, y, arm) {
                     out.push(Succ {
                         node: node as u32,
                         g: g + (diag + steps as f64),
@@ -443,14 +445,14 @@ impl PlusExpander<'_> {
         }
     }
 
-    /// Pushes the successors of padded `n` in direction `dir`.
+    /// Pushes the successors of padded `n` (whose entry is `e`) in direction `dir`.
     #[inline]
-    fn push(&self, n: usize, g: f64, dir: usize, out: &mut Vec<Succ>) {
+    fn push(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
         if dir >= 4 {
-            self.ray(n, g, dir, out);
+            self.ray(n, e, g, dir, out);
             return;
         }
-        if let Some((node, steps)) = self.straight(n % self.pw, n / self.pw, dir) {
+        if let Some((node, steps)) = self.straight(e[dir], n % self.pw, n / self.pw, dir) {
             out.push(Succ {
                 node: node as u32,
                 g: g + steps as f64,
@@ -471,9 +473,11 @@ impl Expander for PlusExpander<'_> {
     ) {
         let n = node as usize;
         let pw = self.pw;
+        // Everything below reads this one entry (and the entries of the cells it jumps to).
+        let e = self.table.get(n);
         let Some((p, _)) = parent else {
             for dir in 0..8 {
-                self.push(n, g, dir, out);
+                self.push(n, e, g, dir, out);
             }
             return;
         };
@@ -484,7 +488,7 @@ impl Expander for PlusExpander<'_> {
         let mut dy = (ny as isize - py as isize).signum();
         if ax == ay {
             // Only the goal ends a pure diagonal edge (see `ray`), and it is never expanded.
-            self.ray(n, g, dir_index(dx, dy), out);
+            self.ray(n, e, g, dir_index(dx, dy), out);
             return;
         }
         // A diagonal-then-straight edge arrives by its straight part, along the longer axis.
@@ -493,21 +497,24 @@ impl Expander for PlusExpander<'_> {
         } else {
             dx = 0;
         }
-        self.push(n, g, dir_index(dx, dy), out);
-        // Forced sides: blocked beside the previous cell, open beside this one.
-        let (sides, step): ([(isize, isize); 2], isize) = if dy == 0 {
-            ([(0, -1), (0, 1)], dx)
+        let dir = dir_index(dx, dy);
+        self.push(n, e, g, dir, out);
+        // Forced sides (blocked beside the previous cell, open beside this one), read off this
+        // cell's own entries instead of the cells: side `s` is open iff `e[s] != 0` (an open
+        // cell's entry is 0 exactly when its first step is blocked); then the cell beside the
+        // previous one, `n - dir + s`, is blocked iff the diagonal entry towards it is 0, since
+        // that diagonal step's two side cells, `n + s` and the previous cell `n - dir`, are
+        // open (the move came through `n - dir`: every straight edge is at least one step).
+        let sides: [(isize, isize); 2] = if dy == 0 {
+            [(0, -1), (0, 1)]
         } else {
-            ([(-1, 0), (1, 0)], dy * pw as isize)
+            [(-1, 0), (1, 0)]
         };
-        let before = n.wrapping_add_signed(-step);
         for (sx, sy) in sides {
-            let o = sy * pw as isize + sx;
-            if self.cells[before.wrapping_add_signed(o)] == 0
-                && self.cells[n.wrapping_add_signed(o)] != 0
-            {
-                self.push(n, g, dir_index(sx, sy), out);
-                self.push(n, g, dir_index(dx + sx, dy + sy), out);
+            let side = dir_index(sx, sy);
+            if e[side] != 0 && e[dir_index(sx - dx, sy - dy)] == 0 {
+                self.push(n, e, g, side, out);
+                self.push(n, e, g, dir_index(dx + sx, dy + sy), out);
             }
         }
     }
