@@ -77,19 +77,13 @@ const DIRS: [(isize, isize); 8] = [
     (-1, -1),
 ];
 
-/// Index in [`DIRS`] of a direction.
+/// Index in [`DIRS`] of a direction (a table lookup: the search calls this with directions
+/// known only at run time, where a `match` compiled to branches).
 #[inline(always)]
 fn dir_index(dx: isize, dy: isize) -> usize {
-    match (dx, dy) {
-        (0, -1) => 0,
-        (1, 0) => 1,
-        (0, 1) => 2,
-        (-1, 0) => 3,
-        (1, -1) => 4,
-        (1, 1) => 5,
-        (-1, 1) => 6,
-        _ => 7,
-    }
+    // By `(dy + 1) * 3 + dx + 1`; the centre (no move) is never asked for.
+    const BY_OFFSET: [u8; 9] = [7, 0, 4, 3, 0, 1, 6, 2, 5];
+    BY_OFFSET[((dy + 1) * 3 + dx + 1) as usize] as usize
 }
 
 /// One cell's entries, by [`DIRS`] index.
@@ -335,6 +329,7 @@ pub(crate) fn search(
     let mut expander = PlusExpander {
         table,
         pw,
+        coords: run.heuristic,
         goal: (goal % pw, goal / pw),
     };
     let outcome = best_first(grid, scratch, &mut expander, &run);
@@ -362,11 +357,20 @@ pub(crate) fn search(
 struct PlusExpander<'t> {
     table: &'t JumpTable,
     pw: usize,
+    /// `(x, y)` of node ids by multiply-shift instead of division (see [`Heuristic`]).
+    coords: Heuristic,
     /// Padded goal coordinates.
     goal: (usize, usize),
 }
 
 impl PlusExpander<'_> {
+    /// Padded `(x, y)` of padded index `n`.
+    #[inline(always)]
+    fn xy(&self, n: usize) -> (usize, usize) {
+        let (x, y) = self.coords.coords(n as u32);
+        (x as usize, y as usize)
+    }
+
     /// The straight move from padded `(x, y)`, whose entry in straight direction `dir` is
     /// `v`: the goal when it lies ahead on this line within reach, else the jump point, as
     /// (node, steps).
@@ -399,7 +403,7 @@ impl PlusExpander<'_> {
     fn ray(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
-        let (mut x, mut y) = (n % self.pw, n / self.pw);
+        let (mut x, mut y) = self.xy(n);
         let (arm_x, arm_y) = (dir_index(dx, 0), dir_index(0, dy));
         let mut k = 0usize;
         // The entries of the current cell, read once for the ray and both arms.
@@ -452,7 +456,8 @@ impl PlusExpander<'_> {
             self.ray(n, e, g, dir, out);
             return;
         }
-        if let Some((node, steps)) = self.straight(e[dir], n % self.pw, n / self.pw, dir) {
+        let (x, y) = self.xy(n);
+        if let Some((node, steps)) = self.straight(e[dir], x, y, dir) {
             out.push(Succ {
                 node: node as u32,
                 g: g + steps as f64,
@@ -472,7 +477,6 @@ impl Expander for PlusExpander<'_> {
         out: &mut Vec<Succ>,
     ) {
         let n = node as usize;
-        let pw = self.pw;
         // Everything below reads this one entry (and the entries of the cells it jumps to).
         let e = self.table.get(n);
         let Some((p, _)) = parent else {
@@ -481,8 +485,8 @@ impl Expander for PlusExpander<'_> {
             }
             return;
         };
-        let (nx, ny) = (n % pw, n / pw);
-        let (px, py) = (p as usize % pw, p as usize / pw);
+        let (nx, ny) = self.xy(n);
+        let (px, py) = self.xy(p as usize);
         let (ax, ay) = (nx.abs_diff(px), ny.abs_diff(py));
         let mut dx = (nx as isize - px as isize).signum();
         let mut dy = (ny as isize - py as isize).signum();
