@@ -134,6 +134,14 @@ impl Searcher {
                         .into(),
                 });
             }
+            // `auto` takes JPS+ whenever the version has its table: both expand the same jump
+            // points (diagonal ones pruned, see `algo::jps`), and a lookup is never dearer than
+            // a scan. Measured after that pruning (mean of per-row minima over 3-6 passes of
+            // 100-200 sampled rows, one process): JPS+ vs JPS 52-108 vs 117-198 us on
+            // Berlin_1_1024, 3041-3773 vs 3710-4111 on maze512-1-0, and on random512-20-0,
+            // the closest (short jumps, so short scans), 2984-3913 vs 3429-3763, level within
+            // the noise; before the pruning JPS+ was slower there, as its every diagonal jump
+            // point cost a heap push and pop on top of the lookups.
             (a, _) => match resolve(grid, a)? {
                 Algorithm::Jps if a == Algorithm::Auto && table.is_some() => Algorithm::JpsPlus,
                 r => r,

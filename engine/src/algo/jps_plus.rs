@@ -77,19 +77,13 @@ const DIRS: [(isize, isize); 8] = [
     (-1, -1),
 ];
 
-/// Index in [`DIRS`] of a direction.
+/// Index in [`DIRS`] of a direction (a table lookup: the search calls this with directions
+/// known only at run time, where a `match` compiled to branches).
 #[inline(always)]
 fn dir_index(dx: isize, dy: isize) -> usize {
-    match (dx, dy) {
-        (0, -1) => 0,
-        (1, 0) => 1,
-        (0, 1) => 2,
-        (-1, 0) => 3,
-        (1, -1) => 4,
-        (1, 1) => 5,
-        (-1, 1) => 6,
-        _ => 7,
-    }
+    // By `(dy + 1) * 3 + dx + 1`; the centre (no move) is never asked for.
+    const BY_OFFSET: [u8; 9] = [7, 0, 4, 3, 0, 1, 6, 2, 5];
+    BY_OFFSET[((dy + 1) * 3 + dx + 1) as usize] as usize
 }
 
 /// One cell's entries, by [`DIRS`] index.
@@ -331,12 +325,11 @@ pub(crate) fn search(
         track_closest: query.partial,
         debug_cap: query.debug_cap,
     };
-    let cells = grid.cells();
     let pw = grid.padded_width();
     let mut expander = PlusExpander {
         table,
-        cells: &cells,
         pw,
+        coords: run.heuristic,
         goal: (goal % pw, goal / pw),
     };
     let outcome = best_first(grid, scratch, &mut expander, &run);
@@ -363,19 +356,26 @@ pub(crate) fn search(
 /// lookups instead of scans.
 struct PlusExpander<'t> {
     table: &'t JumpTable,
-    /// The padded cells (forced-neighbour checks at straight jump points).
-    cells: &'t [u8],
     pw: usize,
+    /// `(x, y)` of node ids by multiply-shift instead of division (see [`Heuristic`]).
+    coords: Heuristic,
     /// Padded goal coordinates.
     goal: (usize, usize),
 }
 
 impl PlusExpander<'_> {
-    /// The straight move from padded `(x, y)` in straight direction `dir`: the goal when it
-    /// lies ahead on this line within reach, else the jump point, as (node, steps).
+    /// Padded `(x, y)` of padded index `n`.
     #[inline(always)]
-    fn straight(&self, x: usize, y: usize, dir: usize) -> Option<(usize, usize)> {
-        let v = self.table.get(y * self.pw + x)[dir];
+    fn xy(&self, n: usize) -> (usize, usize) {
+        let (x, y) = self.coords.coords(n as u32);
+        (x as usize, y as usize)
+    }
+
+    /// The straight move from padded `(x, y)`, whose entry in straight direction `dir` is
+    /// `v`: the goal when it lies ahead on this line within reach, else the jump point, as
+    /// (node, steps).
+    #[inline(always)]
+    fn straight(&self, v: i16, x: usize, y: usize, dir: usize) -> Option<(usize, usize)> {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
         let ahead = if dy == 0 {
@@ -393,19 +393,23 @@ impl PlusExpander<'_> {
         })
     }
 
-    /// The diagonal ray from padded `n` (reached with cost `g`) in diagonal direction `dir`,
-    /// as [`super::jps::JpsExpander`]'s `diagonal_ray` does it: at the ray's next stop (its
-    /// jump point, or the goal's row or column, see the module docs) the jump points of its
-    /// two arms are pushed as successors of `n` (diagonal-then-straight edges at their
-    /// octile cost), then the stop itself, which, once expanded, only continues the ray. A
-    /// goal-row stop whose arms find nothing goes straight on.
-    fn ray(&self, n: usize, g: f64, dir: usize, out: &mut Vec<Succ>) {
+    /// The whole diagonal ray from padded `n` (reached with cost `g`) in diagonal direction
+    /// `dir`, as [`super::jps::JpsExpander`]'s `diagonal_ray` does it: at each of the ray's
+    /// stops (its jump points, and the goal's row or column, see the module docs) the jump
+    /// points of the stop's two arms are pushed as successors of `n` (diagonal-then-straight
+    /// edges at their octile cost), and the ray goes on, one table lookup per stop.
+    ///
+    /// `e` is the entry of `n` (read by the caller, which has it anyway).
+    fn ray(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
-        let (mut x, mut y) = (n % self.pw, n / self.pw);
+        let (mut x, mut y) = self.xy(n);
+        let (arm_x, arm_y) = (dir_index(dx, 0), dir_index(0, dy));
         let mut k = 0usize;
+        // The entries of the current cell, read once for the ray and both arms.
+        let mut e = e;
         loop {
-            let v = self.table.get(y * self.pw + x)[dir];
+            let v = e[dir];
             let reach = v.unsigned_abs() as usize;
             let kx = (gx as isize - x as isize) * dx;
             let ky = (gy as isize - y as isize) * dy;
@@ -432,9 +436,9 @@ impl PlusExpander<'_> {
                 });
                 return;
             }
-            let before = out.len();
-            for arm in [dir_index(dx, 0), dir_index(0, dy)] {
-                if let Some((node, steps)) = self.straight(x, y, arm) {
+            e = self.table.get(here);
+            for arm in [arm_x, arm_y] {
+                if let Some((node, steps)) = self.straight(e[arm], x, y, arm) {
                     out.push(Succ {
                         node: node as u32,
                         g: g + (diag + steps as f64),
@@ -442,25 +446,18 @@ impl PlusExpander<'_> {
                     });
                 }
             }
-            if out.len() > before {
-                out.push(Succ {
-                    node: here as u32,
-                    g: g + diag,
-                    parent: n as u32,
-                });
-                return;
-            }
         }
     }
 
-    /// Pushes the successors of padded `n` in direction `dir`.
+    /// Pushes the successors of padded `n` (whose entry is `e`) in direction `dir`.
     #[inline]
-    fn push(&self, n: usize, g: f64, dir: usize, out: &mut Vec<Succ>) {
+    fn push(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
         if dir >= 4 {
-            self.ray(n, g, dir, out);
+            self.ray(n, e, g, dir, out);
             return;
         }
-        if let Some((node, steps)) = self.straight(n % self.pw, n / self.pw, dir) {
+        let (x, y) = self.xy(n);
+        if let Some((node, steps)) = self.straight(e[dir], x, y, dir) {
             out.push(Succ {
                 node: node as u32,
                 g: g + steps as f64,
@@ -480,21 +477,22 @@ impl Expander for PlusExpander<'_> {
         out: &mut Vec<Succ>,
     ) {
         let n = node as usize;
-        let pw = self.pw;
+        // Everything below reads this one entry (and the entries of the cells it jumps to).
+        let e = self.table.get(n);
         let Some((p, _)) = parent else {
             for dir in 0..8 {
-                self.push(n, g, dir, out);
+                self.push(n, e, g, dir, out);
             }
             return;
         };
-        let (nx, ny) = (n % pw, n / pw);
-        let (px, py) = (p as usize % pw, p as usize / pw);
+        let (nx, ny) = self.xy(n);
+        let (px, py) = self.xy(p as usize);
         let (ax, ay) = (nx.abs_diff(px), ny.abs_diff(py));
         let mut dx = (nx as isize - px as isize).signum();
         let mut dy = (ny as isize - py as isize).signum();
         if ax == ay {
-            // A ray stop: its arms were pushed with it, at this very cost (see `ray`).
-            self.ray(n, g, dir_index(dx, dy), out);
+            // Only the goal ends a pure diagonal edge (see `ray`), and it is never expanded.
+            self.ray(n, e, g, dir_index(dx, dy), out);
             return;
         }
         // A diagonal-then-straight edge arrives by its straight part, along the longer axis.
@@ -503,21 +501,24 @@ impl Expander for PlusExpander<'_> {
         } else {
             dx = 0;
         }
-        self.push(n, g, dir_index(dx, dy), out);
-        // Forced sides: blocked beside the previous cell, open beside this one.
-        let (sides, step): ([(isize, isize); 2], isize) = if dy == 0 {
-            ([(0, -1), (0, 1)], dx)
+        let dir = dir_index(dx, dy);
+        self.push(n, e, g, dir, out);
+        // Forced sides (blocked beside the previous cell, open beside this one), read off this
+        // cell's own entries instead of the cells: side `s` is open iff `e[s] != 0` (an open
+        // cell's entry is 0 exactly when its first step is blocked); then the cell beside the
+        // previous one, `n - dir + s`, is blocked iff the diagonal entry towards it is 0, since
+        // that diagonal step's two side cells, `n + s` and the previous cell `n - dir`, are
+        // open (the move came through `n - dir`: every straight edge is at least one step).
+        let sides: [(isize, isize); 2] = if dy == 0 {
+            [(0, -1), (0, 1)]
         } else {
-            ([(-1, 0), (1, 0)], dy * pw as isize)
+            [(-1, 0), (1, 0)]
         };
-        let before = n.wrapping_add_signed(-step);
         for (sx, sy) in sides {
-            let o = sy * pw as isize + sx;
-            if self.cells[before.wrapping_add_signed(o)] == 0
-                && self.cells[n.wrapping_add_signed(o)] != 0
-            {
-                self.push(n, g, dir_index(sx, sy), out);
-                self.push(n, g, dir_index(dx + sx, dy + sy), out);
+            let side = dir_index(sx, sy);
+            if e[side] != 0 && e[dir_index(sx - dx, sy - dy)] == 0 {
+                self.push(n, e, g, side, out);
+                self.push(n, e, g, dir_index(dx + sx, dy + sy), out);
             }
         }
     }
