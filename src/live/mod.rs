@@ -630,6 +630,7 @@ impl Hub {
                     maps.remove(&sub.map);
                 }
             }
+            memory_gauge(&maps);
         }
         sub.close(reason);
         self.gauge();
@@ -653,6 +654,7 @@ impl Hub {
         for sub in ms.subs.values() {
             sub.close(reason);
         }
+        memory_gauge(&self.inner.maps.lock().expect("index lock"));
         self.gauge();
         ms.subs.len()
     }
@@ -829,9 +831,14 @@ fn finish(hub: &HubInner, group: &Arc<Group>) -> bool {
             maps.remove(&group.map);
         }
     }
+    memory_gauge(&maps);
+    true
+}
+
+/// Sets `pathd_subscription_memory_bytes` from the groups still indexed.
+fn memory_gauge(maps: &HashMap<String, MapSubs>) {
     let bytes: usize = maps.values().map(MapSubs::bytes).sum();
     metrics::gauge!("pathd_subscription_memory_bytes").set(bytes as f64);
-    true
 }
 
 /// Drops subscriptions idle for longer than the TTL (no open stream, no request).

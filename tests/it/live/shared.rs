@@ -183,3 +183,106 @@ async fn the_memory_budget_is_enforced_and_reported() {
         "{metrics}"
     );
 }
+
+/// Deleting the last subscription of a goal drops its shared search: the map summary and
+/// `pathd_subscription_memory_bytes` say so at once, not at the next patch. (A server
+/// process of its own: the metrics registry is per process, shared by in-process tests.)
+#[tokio::test]
+async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pathd"))
+        .arg("serve")
+        .args(["--addr", &format!("127.0.0.1:{port}"), "--maps-dir"])
+        .arg(tmp.path())
+        .arg("--data-dir")
+        .arg(tmp.path().join("data"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = Kill(child);
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    for _ in 0..500 {
+        if client.get(format!("{base}/readyz")).send().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let put = client
+        .put(format!("{base}/v1/maps/h"))
+        .json(&super::halves())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 201);
+    let memory = || async {
+        let text = client
+            .get(format!("{base}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("pathd_subscription_memory_bytes "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    let r = client
+        .post(format!("{base}/v1/maps/h/subscriptions"))
+        .header("content-type", "application/json")
+        .body(super::SUB)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let v: Value = r.json().await.unwrap();
+    // The first drain (joining) reports the group's bytes.
+    let mut held = 0.0;
+    for _ in 0..200 {
+        held = memory().await;
+        if held > 0.0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(held > 0.0, "no memory reported while subscribed");
+    let resp = client
+        .delete(format!(
+            "{base}/v1/subscriptions/{}",
+            v["id"].as_str().unwrap()
+        ))
+        .header("x-subscription-secret", v["secret"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 204);
+    assert_eq!(
+        memory().await,
+        0.0,
+        "memory still reported after the delete"
+    );
+    let summary: Value = client
+        .get(format!("{base}/v1/maps/h"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(summary.get("subscriptions").is_none(), "{summary}");
+}
