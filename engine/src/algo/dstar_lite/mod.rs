@@ -400,18 +400,7 @@ impl DStarLite {
         }
         // Every changed edge has both ends in a changed cell or one of its 8 neighbours
         // (module docs), so recomputing rhs there is the whole of the edge-update step.
-        let mut touched: Vec<u32> = Vec::with_capacity(changed.len() * 9);
-        for &c in changed.iter().filter(|c| grid.in_bounds(**c)) {
-            let i = grid.pidx(c);
-            touched.push(i as u32);
-            touched.extend(
-                self.offsets
-                    .iter()
-                    .map(|&o| i.wrapping_add_signed(o) as u32),
-            );
-        }
-        touched.sort_unstable();
-        touched.dedup();
+        let touched = edge_ends(grid, &self.offsets, changed);
         let flat = grid.cells();
         let cells = &self.view(grid, &flat);
         for v in touched {
@@ -548,6 +537,20 @@ pub(crate) fn agent_path_cost(grid: &Grid, path: &[Point], size: u32) -> Option<
         }
     }
     Some(cost)
+}
+
+/// Every vertex a changed edge can end at when the anchors `changed` get new costs: each
+/// of them and its 8 neighbours (module docs), as sorted, distinct padded ids.
+pub(crate) fn edge_ends(grid: &Grid, offsets: &[isize; 8], changed: &[Point]) -> Vec<u32> {
+    let mut ends: Vec<u32> = Vec::with_capacity(changed.len() * 9);
+    for &c in changed.iter().filter(|c| grid.in_bounds(**c)) {
+        let i = grid.pidx(c);
+        ends.push(i as u32);
+        ends.extend(offsets.iter().map(|&o| i.wrapping_add_signed(o) as u32));
+    }
+    ends.sort_unstable();
+    ends.dedup();
+    ends
 }
 
 /// The cells whose cost changes for a `size x size` agent when `changed` are written: the

@@ -68,7 +68,7 @@ use super::dstar_lite::nodes::{Node, Nodes};
 use super::dstar_lite::outcome::Interest;
 use super::dstar_lite::queue::{Key, Queue};
 use super::dstar_lite::search_loop::{descent_step, neighbours};
-use super::dstar_lite::{CHECK_EVERY, INF, STOP_SLACK, View, changed_anchors};
+use super::dstar_lite::{CHECK_EVERY, INF, STOP_SLACK, View, changed_anchors, edge_ends};
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Limits, QueryError, Stats, Status};
 use crate::search::limit_hit;
@@ -244,19 +244,7 @@ impl GoalTree {
     pub fn apply(&mut self, grid: &Grid, changed: &[Point], lowered: bool) -> Stats {
         self.check_grid(grid);
         let started = Instant::now();
-        let anchors = changed_anchors(changed, self.size);
-        let mut touched: Vec<u32> = Vec::with_capacity(anchors.len() * 9);
-        for &c in anchors.iter().filter(|c| grid.in_bounds(**c)) {
-            let i = grid.pidx(c);
-            touched.push(i as u32);
-            touched.extend(
-                self.offsets
-                    .iter()
-                    .map(|&o| i.wrapping_add_signed(o) as u32),
-            );
-        }
-        touched.sort_unstable();
-        touched.dedup();
+        let touched = edge_ends(grid, &self.offsets, &changed_anchors(changed, self.size));
         self.repaired.clear();
         let flat = grid.cells();
         let cells = &View::new(grid, &flat, self.size);
