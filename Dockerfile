@@ -1,7 +1,7 @@
 # pathd container image: a multi-stage build.
 #
-#   builder  compiles the release binary with the replicated store
-#            (`cargo build --release --locked --features nats --bin pathd`);
+#   builder  compiles the release binary with the replicated store and HTTP/2
+#            (`cargo build --release --locked --features nats,http2 --bin pathd`);
 #   runtime  Debian 12 slim with only the binary, the bundled maps, curl for HEALTHCHECK and
 #            a non-root user; uploaded maps persist in the /data volume.
 #
@@ -27,7 +27,7 @@ COPY . .
 # cache mount because the mount is not part of the layer.
 RUN --mount=type=cache,id=pathd-cargo-registry,target=/usr/local/cargo/registry \
     --mount=type=cache,id=pathd-cargo-target,target=/src/target \
-    cargo build --release --locked --features nats --bin pathd \
+    cargo build --release --locked --features nats,http2 --bin pathd \
     && install -D -m 0755 target/release/pathd /out/pathd
 
 FROM ${RUNTIME_IMAGE} AS runtime

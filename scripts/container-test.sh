@@ -319,12 +319,13 @@ check_baked_maps() {
 # starts, and the health check runs in a second container of the same image.
 image_uid() { IMG_UID="$(buildah run "$1" -- id -u)"; }
 
-# The image is built with the `nats` feature (the Dockerfile's --features nats), so it can
-# run as a replica (--store nats://...).
-check_nats_feature() {
+# The image is built with the `nats` and `http2` features (the Dockerfile's --features
+# nats,http2), so it can run as a replica (--store nats://...) and speaks h2c.
+check_features() {
     local v
     v="$(buildah run "$1" -- /usr/local/bin/pathd --version)" || die "pathd --version failed"
     case "$v" in *"with nats"*) ;; *) die "the image's pathd has no NATS support: $v" ;; esac
+    case "$v" in *"with http2"*) ;; *) die "the image's pathd has no HTTP/2 support: $v" ;; esac
     log "image binary: $v"
 }
 
@@ -411,7 +412,7 @@ main() {
     ctr="$CTR"
     check_baked_maps "$ctr"
     image_uid "$ctr"
-    check_nats_feature "$ctr"
+    check_features "$ctr"
     setup_network
 
     start_server "$ctr" "$TMP/server1.log"

@@ -2,7 +2,7 @@
 # The whole test suite: the README's test command, also run by .ci/run.
 #   1. every Rust test (engine unit/integration/doc tests incl. the Moving AI benchmarks,
 #      server tests over real HTTP), built with every feature (`nats`: the replication
-#      tests against real nats-server processes);
+#      tests against real nats-server processes; `http2`: the h2c tests);
 #   2. the README's curl session, executed against a fresh server (scripts/readme-test.sh);
 #   3. schemathesis against the running server and openapi.yaml;
 #   4. the visualiser in headless Chromium (scripts/browser-test.sh; PATHD_SKIP_BROWSER=1

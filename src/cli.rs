@@ -16,15 +16,21 @@ use lexopt::{Parser, ValueExt};
 use crate::config::{Config, FLAGS, Set, find_flag};
 use crate::scen::ScenArgs;
 
-/// `pathd --version`: the version and whether this build has the replicated store.
-#[cfg(feature = "nats")]
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (with nats)");
-/// `pathd --version`: the version and whether this build has the replicated store.
-#[cfg(not(feature = "nats"))]
-pub const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (without nats: build with --features nats for --store nats://...)"
-);
+/// `pathd --version`: the version and which optional Cargo features this build has (the
+/// replicated store, HTTP/2), each missing one with how to get it.
+pub fn version() -> String {
+    let nats = if cfg!(feature = "nats") {
+        "with nats"
+    } else {
+        "without nats: build with --features nats for --store nats://..."
+    };
+    let http2 = if cfg!(feature = "http2") {
+        "with http2"
+    } else {
+        "without http2: build with --features http2 for HTTP/2 (h2c, prior knowledge)"
+    };
+    format!("{} ({nats}; {http2})", env!("CARGO_PKG_VERSION"))
+}
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -113,7 +119,7 @@ fn serve(
                 return Ok(Command::Print(if top { top_help() } else { serve_help() }));
             }
             Short('V') | Long("version") if top => {
-                return Ok(Command::Print(format!("pathd {VERSION}\n")));
+                return Ok(Command::Print(format!("pathd {}\n", version())));
             }
             Long(name) => {
                 let Some(flag) = find_flag(name) else {

@@ -5,7 +5,7 @@
 //! 1-byte-per-second headers and 1-byte-per-second bodies each hold a connection (and a
 //! file descriptor) forever; a few hundred of them exhaust the open-file limit and the
 //! server stops accepting (`/healthz` times out). Here each connection is served with
-//! hyper-util's connection builder and a watchdog that knows which phase the connection
+//! hyper's connection builder and a watchdog that knows which phase the connection
 //! is in:
 //!
 //! * **idle** (no request in flight, no byte of the next one yet): closed after
@@ -22,8 +22,15 @@
 //!
 //! Hyper's own `header_read_timeout` is not used: its clock starts when the connection
 //! starts waiting for a request, so it cannot tell an idle keep-alive connection from a
-//! slow header. HTTP/2 connections (prior knowledge) get the same watchdog per connection:
-//! any bytes while no request is in flight (pings, settings) count as a request head.
+//! slow header.
+//!
+//! HTTP versions: HTTP/1.1 always; HTTP/2 without TLS (h2c, prior knowledge: the client
+//! opens with the HTTP/2 preface, told apart from HTTP/1 by the connection's first bytes)
+//! only in a build with the `http2` feature. Without it a connection that opens with the
+//! preface is closed unanswered (hyper's HTTP/1 parser refuses it). HTTP/2 connections get
+//! the same watchdog per connection: any bytes while no request is in flight (pings,
+//! settings) count as a request head, and the connection is busy while any of its
+//! streams is.
 //!
 //! The connection cap: at most `max_connections` connections are served. Past it, a new
 //! connection is answered `503 too_many_connections` (with `Retry-After: 1` and
@@ -56,8 +63,7 @@ use axum::body::Body;
 use axum::http::{HeaderValue, Request, Response, header};
 use axum::response::IntoResponse;
 use hyper::body::{Frame, Incoming, SizeHint};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
+use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -76,6 +82,26 @@ const REJECT_WITHIN: Duration = Duration::from_secs(1);
 
 const MIN_BACKOFF: Duration = Duration::from_millis(5);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
+
+/// Serves the HTTP of one connection: HTTP/1.1, and with the `http2` feature also HTTP/2
+/// by prior knowledge (see module docs).
+#[cfg(feature = "http2")]
+type Http = hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>;
+/// Serves the HTTP of one connection: HTTP/1.1 only (see module docs).
+#[cfg(not(feature = "http2"))]
+type Http = hyper::server::conn::http1::Builder;
+
+/// The connection builder, with hyper's defaults (the watchdog does the timeouts).
+fn http() -> Http {
+    #[cfg(feature = "http2")]
+    {
+        Http::new(hyper_util::rt::TokioExecutor::new())
+    }
+    #[cfg(not(feature = "http2"))]
+    {
+        Http::new()
+    }
+}
 
 /// The connection limits of [`serve`], from the configuration.
 #[derive(Clone, Copy, Debug)]
@@ -114,7 +140,7 @@ pub async fn serve(
     let cap = effective_cap(limits.max_connections);
     let slots = Arc::new(Semaphore::new(cap as usize));
     let rejecting = Arc::new(Semaphore::new(MAX_REJECTING));
-    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    let builder = Arc::new(http());
     let mut backoff = Duration::ZERO;
     loop {
         let stream = tokio::select! {
@@ -245,7 +271,7 @@ fn reject(stream: TcpStream, rejecting: &Arc<Semaphore>) {
 async fn connection(
     stream: TcpStream,
     slot: OwnedSemaphorePermit,
-    builder: Arc<auto::Builder<TokioExecutor>>,
+    builder: Arc<Http>,
     router: Router,
     limits: Limits,
     shutdown: CancellationToken,

@@ -90,3 +90,83 @@ fn serve_help_names_the_environment() {
         assert!(help.contains(env), "{env} missing from --help");
     }
 }
+
+/// Starts `pathd serve` on port 0 with `--log-format FORMAT` and returns its first log
+/// lines, up to and including the one that says it listens; then stops it.
+fn startup_log(format: &str) -> Vec<String> {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = pathd()
+        .args(["serve", "--addr", "127.0.0.1:0", "--log-format", format])
+        .arg("--maps-dir")
+        .arg(tmp.path())
+        .arg("--data-dir")
+        .arg(tmp.path().join("data"))
+        .env("RUST_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Bounded by the child: it either logs "pathd listening" or exits (EOF).
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let done = line.contains("pathd listening");
+        lines.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        lines.last().is_some_and(|l| l.contains("pathd listening")),
+        "{lines:#?}"
+    );
+    lines
+}
+
+#[test]
+fn log_formats_are_one_json_object_or_one_text_line_per_event() {
+    let json = startup_log("json");
+    for line in &json {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(v["timestamp"].is_string() && v["target"].is_string(), "{v}");
+    }
+    let listening: Value = serde_json::from_str(json.last().unwrap()).unwrap();
+    // Flattened: the message and the fields at the top level.
+    assert_eq!(listening["level"], "INFO", "{listening}");
+    assert_eq!(listening["message"], "pathd listening", "{listening}");
+    assert!(
+        listening["addr"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("127.0.0.1:")),
+        "{listening}"
+    );
+
+    let text = startup_log("text");
+    let listening = without_ansi(text.last().unwrap());
+    assert!(
+        serde_json::from_str::<Value>(&listening).is_err(),
+        "{listening}"
+    );
+    assert!(
+        listening.contains("INFO") && listening.contains("addr=127.0.0.1:"),
+        "{listening}"
+    );
+}
+
+/// `line` without ANSI colour sequences (`ESC [ ... m`: text logs are coloured).
+fn without_ansi(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            chars.by_ref().find(|&c| c == 'm');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -380,6 +380,18 @@ fn help_and_version_print_what_each_command_takes() {
         "{version}"
     );
     assert_eq!(print(&["-V"]), version);
+    // Which optional features the build has, and how to get a missing one.
+    for (feature, on) in [
+        ("nats", cfg!(feature = "nats")),
+        ("http2", cfg!(feature = "http2")),
+    ] {
+        let said = if on {
+            format!("with {feature}")
+        } else {
+            format!("without {feature}: build with --features {feature}")
+        };
+        assert!(version.contains(&said), "{said:?} missing: {version}");
+    }
     for args in [&["--help"][..], &["-h"], &["help"], &["serve", "--help"]] {
         let help = print(args);
         for flag in FLAGS {

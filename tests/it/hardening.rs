@@ -9,7 +9,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json, wait_until};
+use crate::common::{
+    Dirs, SMALL_MAP, TestServer, expect_error, json, read_until_closed, wait_until,
+};
 use axum::body::Body;
 use axum::http::Request;
 use pathd::compute::Compute;
@@ -253,24 +255,6 @@ async fn a_single_query_does_not_wait_for_a_whole_batch() {
 }
 
 // ---- 3. connection timeouts and cap ----------------------------------------------------
-
-/// Reads until the server closes the connection (EOF or reset); returns what was read.
-/// Panics if the connection is still open after [`HANG`].
-async fn read_until_closed(stream: &mut (impl AsyncReadExt + Unpin)) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    let closed = tokio::time::timeout(HANG, async {
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-            }
-        }
-    })
-    .await;
-    assert!(closed.is_ok(), "the server kept the connection open");
-    out
-}
 
 #[tokio::test]
 async fn an_idle_connection_is_closed() {

@@ -12,6 +12,8 @@ mod flowfields;
 mod hardening;
 mod holes;
 mod hpa;
+#[cfg(feature = "http2")]
+mod http2;
 mod jps_plus;
 mod live;
 mod live_durability;
@@ -19,6 +21,8 @@ mod maps;
 mod movingai;
 #[cfg(feature = "nats")]
 mod nats_security;
+#[cfg(not(feature = "http2"))]
+mod no_http2;
 #[cfg(not(feature = "nats"))]
 mod no_nats;
 mod oneshot;

@@ -200,6 +200,24 @@ pub async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Reads until the server closes the connection (EOF or reset); returns what was read.
+/// Panics if the connection is still open after 30 s (a hang guard, not a timing claim).
+pub async fn read_until_closed(stream: &mut (impl tokio::io::AsyncReadExt + Unpin)) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let closed = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the server kept the connection open");
+    out
+}
+
 /// Status and JSON body of a response.
 pub async fn json(resp: reqwest::Response) -> (u16, Value) {
     let status = resp.status().as_u16();
