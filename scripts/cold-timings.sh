@@ -34,8 +34,10 @@ until curl -sf -X POST "127.0.0.1:$PORT/v1/maps/arena2/path" -H 'Content-Type: a
 done
 end=$(date +%s.%N)
 printf 'first answer of `cargo run --release`: %.0f s\n' "$(echo "$end - $start" | bc)"
-# Stop the server (cargo run's child); cargo then exits.
+# Stop the server: cargo run's child, or cargo's own process when it exec'd the binary (it
+# does on Unix), so stop both.
 pkill -TERM -P "$PID" 2>/dev/null || true
+kill -TERM "$PID" 2>/dev/null || true
 wait "$PID" 2>/dev/null || true
 PID=""
 fi
