@@ -286,3 +286,47 @@ async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
         .unwrap();
     assert!(summary.get("subscriptions").is_none(), "{summary}");
 }
+
+/// A client that goes away while its subscription waits for a worker: the join still runs
+/// (on the pool, not on the request), finds nobody to hand the subscription to, and ends
+/// it; the map keeps no group, memory or member for it, and the goal takes new
+/// subscriptions as before.
+#[tokio::test]
+async fn a_subscriber_that_leaves_before_the_answer_leaves_nothing_behind() {
+    let dirs = crate::common::Dirs::new();
+    let mut config = dirs.config();
+    config.pool_threads = 1;
+    config.queue_depth = 4;
+    let s = TestServer::start(dirs, config).await;
+    assert_eq!(s.put_json("h", &super::halves()).await.status(), 201);
+    let hold = s.state.compute().hold(1).await.unwrap();
+    let request = {
+        let (client, url) = (s.client.clone(), s.at("/v1/maps/h/subscriptions"));
+        tokio::spawn(async move {
+            client
+                .post(url)
+                .header("content-type", "application/json")
+                .body(super::SUB)
+                .send()
+                .await
+        })
+    };
+    // The join is queued behind the held worker: it cannot be answered.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(
+        !request.is_finished(),
+        "answered while the only worker was held"
+    );
+    request.abort(); // the client goes away at the join's await
+    let _ = request.await;
+    drop(hold);
+    // The join and its settling run; a group left behind would hold its tree's bytes.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    crate::common::wait_until("pool idle", || s.state.compute().stats().running == 0).await;
+    assert_eq!(s.state.live().usage("h"), (0, 0));
+    assert_eq!(s.state.live().stats().subscriptions, 0);
+    // The goal is served as before.
+    let v = subscribe(&s, "h", super::SUB).await;
+    assert_eq!(v["status"].as_str(), Some("found"), "{v}");
+    assert_eq!(s.state.live().stats().subscriptions, 1);
+}
