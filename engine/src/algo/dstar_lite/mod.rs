@@ -484,18 +484,7 @@ impl DStarLite {
     }
 
     fn check_grid(&self, grid: &Grid) {
-        assert!(
-            grid.width() == self.width
-                && grid.height() == self.height
-                && grid.movement() == self.movement,
-            "DStarLite: grid {}x{} {:?} is not the search's {}x{} {:?} map",
-            grid.width(),
-            grid.height(),
-            grid.movement(),
-            self.width,
-            self.height,
-            self.movement
-        );
+        check_same_map("DStarLite", grid, (self.width, self.height, self.movement));
     }
 
     fn baseline(&self) -> Baseline {
@@ -537,6 +526,19 @@ pub(crate) fn agent_path_cost(grid: &Grid, path: &[Point], size: u32) -> Option<
         }
     }
     Some(cost)
+}
+
+/// Panics unless `grid` has the dimensions and movement rule `map` of the map a search
+/// (`who`) was made for: its vertex ids and edges mean nothing on another.
+pub(crate) fn check_same_map(who: &str, grid: &Grid, map: (u32, u32, Movement)) {
+    let (w, h, movement) = map;
+    assert!(
+        grid.width() == w && grid.height() == h && grid.movement() == movement,
+        "{who}: grid {}x{} {:?} is not the search's {w}x{h} {movement:?} map",
+        grid.width(),
+        grid.height(),
+        grid.movement(),
+    );
 }
 
 /// Every vertex a changed edge can end at when the anchors `changed` get new costs: each

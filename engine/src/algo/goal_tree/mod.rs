@@ -68,7 +68,9 @@ use super::dstar_lite::nodes::{Node, Nodes};
 use super::dstar_lite::outcome::Interest;
 use super::dstar_lite::queue::{Key, Queue};
 use super::dstar_lite::search_loop::{descent_step, neighbours};
-use super::dstar_lite::{CHECK_EVERY, INF, STOP_SLACK, View, changed_anchors, edge_ends};
+use super::dstar_lite::{
+    CHECK_EVERY, INF, STOP_SLACK, View, changed_anchors, check_same_map, edge_ends,
+};
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Limits, QueryError, Stats, Status};
 use crate::search::limit_hit;
@@ -348,18 +350,7 @@ impl GoalTree {
     }
 
     fn check_grid(&self, grid: &Grid) {
-        assert!(
-            grid.width() == self.width
-                && grid.height() == self.height
-                && grid.movement() == self.movement,
-            "GoalTree: grid {}x{} {:?} is not the tree's {}x{} {:?} map",
-            grid.width(),
-            grid.height(),
-            grid.movement(),
-            self.width,
-            self.height,
-            self.movement
-        );
+        check_same_map("GoalTree", grid, (self.width, self.height, self.movement));
     }
 
     #[inline]
