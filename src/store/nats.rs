@@ -417,8 +417,17 @@ impl NatsStore {
             match js.get_or_create_stream(config).await {
                 Ok(s) => break s,
                 Err(e) => {
+                    if self.closed.is_cancelled() {
+                        return Err(io_err("nats open", "the store is closed"));
+                    }
                     tracing::warn!(error = %e, "JetStream stream not available yet; retrying");
-                    tokio::time::sleep(delay).await;
+                    tokio::select! {
+                        biased;
+                        _ = self.closed.cancelled() => {
+                            return Err(io_err("nats open", "the store is closed"));
+                        }
+                        _ = tokio::time::sleep(delay) => {}
+                    }
                     delay = (delay * 2).min(Duration::from_secs(2));
                 }
             }
@@ -1104,12 +1113,16 @@ impl MapStore for NatsStore {
 
     fn recover(&self) -> Result<Vec<Recovered>, StoreError> {
         self.rt.block_on(async {
+            // Biased, the cancellation first: once the server is shutting down, the
+            // recovery's retry timer must not be polled again (the runtime's timer may be
+            // gone, and polling it then panics).
             tokio::select! {
-                found = self.bootstrap() => found,
+                biased;
                 _ = self.closed.cancelled() => Err(io_err(
                     "nats recover",
                     "the server is shutting down before the store could be read",
                 )),
+                found = self.bootstrap() => found,
             }
         })
     }
