@@ -32,6 +32,17 @@ pub struct Point {
     pub y: u32,
 }
 
+/// Inclusive bounding box of `cells` (lowest corner, highest corner); `None` when empty.
+pub fn bounding_box(cells: &[Point]) -> Option<(Point, Point)> {
+    let first = *cells.first()?;
+    Some(cells.iter().fold((first, first), |(lo, hi), p| {
+        (
+            Point::new(lo.x.min(p.x), lo.y.min(p.y)),
+            Point::new(hi.x.max(p.x), hi.y.max(p.y)),
+        )
+    }))
+}
+
 impl Point {
     /// A point at column `x`, row `y`.
     pub const fn new(x: u32, y: u32) -> Self {

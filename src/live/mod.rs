@@ -62,6 +62,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use pathd_engine::grid::bounding_box;
 use pathd_engine::{Agent, GoalTree, Grid, Interest, Limits, Point};
 use tokio::sync::{oneshot, watch};
 
@@ -738,16 +739,6 @@ fn too_many(message: String) -> ApiError {
         ErrorCode::TooManySubscriptions,
         message,
     )
-}
-
-fn bounding_box(cells: &[Point]) -> Option<(Point, Point)> {
-    let first = *cells.first()?;
-    Some(cells.iter().fold((first, first), |(lo, hi), p| {
-        (
-            Point::new(lo.x.min(p.x), lo.y.min(p.y)),
-            Point::new(hi.x.max(p.x), hi.y.max(p.y)),
-        )
-    }))
 }
 
 /// True when a changed cell lies in `interest` (the bounding box rules most out at once).

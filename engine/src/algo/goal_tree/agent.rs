@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::GoalTree;
 use crate::algo::dstar_lite::agent_path_cost;
 use crate::algo::dstar_lite::outcome::{Baseline, Change, RepairOutcome, classify, same_cost};
-use crate::grid::{Grid, Point};
+use crate::grid::{Grid, Point, bounding_box};
 use crate::query::{Limits, QueryError, Stats, Status};
 
 /// What one subscription keeps besides its share of a [`GoalTree`]: where the agent is and
@@ -21,6 +21,10 @@ pub struct Agent {
     cost: f64,
     /// Inclusive box of `path` (to skip patches far from it without walking it).
     bbox: Option<(Point, Point)>,
+    /// The [`TILE`]-cell tiles the path visits ([`tile_key`], sorted): a patch whose cells
+    /// lie in none of them (or their neighbours) is decided without walking the path. A
+    /// superset after the agent moved along its path.
+    tiles: Vec<u32>,
     /// The first [`REPAIRED_KEEP`] cells (row-major) the last patch or move made the tree or
     /// the forward repair touch for this agent, and how many there were.
     repaired: (Vec<Point>, usize),
@@ -28,6 +32,20 @@ pub struct Agent {
     /// unattended, so no deadline or cancellation flag), as a D* Lite subscription's.
     repair_limits: Limits,
 }
+
+/// Side of the tiles of [`Agent::tiles`], in cells.
+const TILE: u32 = 64;
+
+/// Most tiles [`Agent::touched_by`] looks up before it walks the path instead.
+const MAX_TILE_PROBES: u32 = 16;
+
+/// The key of the [`TILE`] holding cell `(x, y)` (coordinates stay below 2^16).
+fn tile_key(x: u32, y: u32) -> u32 {
+    (y / TILE) << 16 | (x / TILE)
+}
+
+/// Up to this many changed cells, [`Agent::touched_by`] checks each against a step.
+const TOUCH_EXACT: usize = 64;
 
 /// Most repaired cells an agent keeps for [`Agent::repaired_cells`].
 pub const REPAIRED_KEEP: usize = 4096;
@@ -56,6 +74,7 @@ impl Agent {
             path: Vec::new(),
             cost: 0.0,
             bbox: None,
+            tiles: Vec::new(),
             repaired: (Vec::new(), 0),
             repair_limits: Limits {
                 max_expansions: limits.max_expansions,
@@ -91,6 +110,7 @@ impl Agent {
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + (self.path.capacity() + self.repaired.0.capacity()) * std::mem::size_of::<Point>()
+            + self.tiles.capacity() * std::mem::size_of::<u32>()
     }
 
     /// The cells the last [`Self::on_patch`] or [`Self::move_to`] touched to answer (the
@@ -138,6 +158,11 @@ impl Agent {
                 return self.unchanged(started);
             }
         }
+        // Raise-only and no step of the path touched: it costs the same and nothing got
+        // cheaper (the common case of a fan-out, decided without walking the map).
+        if self.status == Status::Found && !lowered && !self.touched_by(changed) {
+            return self.unchanged(started);
+        }
         let before = self.baseline();
         if self.status != Status::Found {
             // No path (or interrupted) before: any patch may connect it.
@@ -172,6 +197,7 @@ impl Agent {
         } else {
             // Forward repair with the tree's (old) values as heuristic.
             let route = tree.route(grid, self.start, &limits);
+            tree.learn(&route.learnt);
             // What the patch changed in the tree, and what this agent's repair expanded.
             let mut ids = tree.repaired_ids();
             ids.extend_from_slice(&route.popped);
@@ -254,15 +280,10 @@ impl Agent {
 
     fn take_path(&mut self, grid: &Grid, path: Vec<Point>) {
         self.cost = agent_path_cost(grid, &path, self.size).expect("paths take legal steps");
-        self.bbox = path.iter().fold(None, |b, &p| {
-            Some(match b {
-                None => (p, p),
-                Some((lo, hi)) => (
-                    Point::new(lo.x.min(p.x), lo.y.min(p.y)),
-                    Point::new(hi.x.max(p.x), hi.y.max(p.y)),
-                ),
-            })
-        });
+        self.bbox = bounding_box(&path);
+        self.tiles = path.iter().map(|&p| tile_key(p.x, p.y)).collect();
+        self.tiles.sort_unstable();
+        self.tiles.dedup();
         self.path = path;
         self.status = Status::Found;
     }
@@ -272,6 +293,7 @@ impl Agent {
         self.path.clear();
         self.cost = 0.0;
         self.bbox = None;
+        self.tiles.clear();
     }
 
     /// True when a changed cell may change a step of the path: one within the path's box,
@@ -286,6 +308,49 @@ impl Agent {
         changed
             .iter()
             .any(|c| (x0..=x1).contains(&c.x) && (y0..=y1).contains(&c.y))
+    }
+
+    /// Whether a change at one of `changed` can alter the cost or legality of a step of the
+    /// path: a step `a -> b` reads the cells of its box (`a`, `b` and the two corners beside
+    /// a diagonal), widened by the footprint for a larger agent. May say yes for an
+    /// unaltered step (past [`TOUCH_EXACT`] changed cells it answers from their box alone).
+    fn touched_by(&self, changed: &[Point]) -> bool {
+        let Some((lo, hi)) = bounding_box(changed) else {
+            return false;
+        };
+        let k = self.size - 1;
+        // Every cell of a step's box lies at most `k + 1` right/below and one left/above
+        // one of its two points (for a diagonal's corners, of the point beside them): only
+        // path points in the changed box widened so (`k + 1` up/left, one down/right) matter.
+        let (x0, y0) = (
+            lo.x.saturating_sub(k + 1) / TILE,
+            lo.y.saturating_sub(k + 1) / TILE,
+        );
+        let (x1, y1) = ((hi.x + 1) / TILE, (hi.y + 1) / TILE);
+        if (x1 - x0 + 1) * (y1 - y0 + 1) <= MAX_TILE_PROBES
+            && !(y0..=y1)
+                .any(|ty| (x0..=x1).any(|tx| self.tiles.binary_search(&(ty << 16 | tx)).is_ok()))
+        {
+            return false;
+        }
+        let step_box = |a: Point, b: Point| {
+            (
+                Point::new(a.x.min(b.x), a.y.min(b.y)),
+                Point::new(a.x.max(b.x) + k, a.y.max(b.y) + k),
+            )
+        };
+        let overlaps = |(p, q): (Point, Point), c: Point| {
+            (p.x..=q.x).contains(&c.x) && (p.y..=q.y).contains(&c.y)
+        };
+        let boxes_meet =
+            |(p, q): (Point, Point)| p.x <= hi.x && lo.x <= q.x && p.y <= hi.y && lo.y <= q.y;
+        let mut steps = self.path.windows(2).map(|w| step_box(w[0], w[1]));
+        let single = (self.path.len() == 1).then(|| step_box(self.path[0], self.path[0]));
+        let mut any = |b: (Point, Point)| {
+            boxes_meet(b)
+                && (changed.len() > TOUCH_EXACT || changed.iter().any(|&c| overlaps(b, c)))
+        };
+        steps.any(&mut any) || single.is_some_and(any)
     }
 
     fn unchanged(&self, started: Instant) -> RepairOutcome {
@@ -326,5 +391,166 @@ impl Agent {
             cost_changed,
             stats,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Movement;
+    use crate::patch::Patch;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// Every step's cost, or `None` where the agent cannot take it.
+    fn step_costs(grid: &Grid, path: &[Point], size: u32) -> Vec<Option<f64>> {
+        path.windows(2)
+            .map(|w| agent_path_cost(grid, w, size))
+            .collect()
+    }
+
+    /// `touched_by` may say yes too often, never too rarely: whenever walling a cell near
+    /// a random path (on a map wide enough for its tiles to matter) changes a step, it says
+    /// yes.
+    #[test]
+    fn touched_by_misses_no_changed_step() {
+        let mut rng = StdRng::seed_from_u64(0x70c4);
+        let (w, h) = (300, 300);
+        let (mut hits, mut misses) = (0, 0);
+        for case in 0..400 {
+            let size = 1 + case % 3;
+            let grid = Grid::from_costs(w, h, vec![1; (w * h) as usize], Movement::Octile)
+                .expect("valid map");
+            // A random walk of legal steps, long enough to cross several tiles.
+            let mut p = Point::new(rng.random_range(0..w - size), rng.random_range(0..h - size));
+            let mut path = vec![p];
+            for _ in 0..rng.random_range(0..400) {
+                let (dx, dy) = (rng.random_range(-1i64..=1), rng.random_range(-1i64..=1));
+                let (x, y) = (p.x as i64 + dx, p.y as i64 + dy);
+                if (dx, dy) == (0, 0)
+                    || !(0..(w - size + 1) as i64).contains(&x)
+                    || !(0..(h - size + 1) as i64).contains(&y)
+                {
+                    continue;
+                }
+                p = Point::new(x as u32, y as u32);
+                path.push(p);
+            }
+            let mut agent = Agent {
+                start: path[0],
+                size,
+                status: Status::Found,
+                path: Vec::new(),
+                cost: 0.0,
+                bbox: None,
+                tiles: Vec::new(),
+                repaired: (Vec::new(), 0),
+                repair_limits: Limits::default(),
+            };
+            agent.take_path(&grid, path.clone());
+            let before = step_costs(&grid, &path, size);
+            for _ in 0..20 {
+                // A wall next to a path point (mostly one at a tile's edge), or anywhere.
+                let at_edge: Vec<Point> = path
+                    .iter()
+                    .copied()
+                    .filter(|p| {
+                        [p.x, p.y]
+                            .iter()
+                            .any(|v| [0, 1, TILE - 1].contains(&(v % TILE)))
+                    })
+                    .collect();
+                let near = if !at_edge.is_empty() && rng.random_bool(0.7) {
+                    at_edge[rng.random_range(0..at_edge.len())]
+                } else {
+                    path[rng.random_range(0..path.len())]
+                };
+                let c = if rng.random_bool(0.8) {
+                    let dx = rng.random_range(-2i64..=size as i64 + 1);
+                    let dy = rng.random_range(-2i64..=size as i64 + 1);
+                    let (x, y) = (near.x as i64 + dx, near.y as i64 + dy);
+                    if !(0..w as i64).contains(&x) || !(0..h as i64).contains(&y) {
+                        continue;
+                    }
+                    Point::new(x as u32, y as u32)
+                } else {
+                    Point::new(rng.random_range(0..w), rng.random_range(0..h))
+                };
+                let patch = Patch {
+                    cells: vec![(c, 0)],
+                    rects: vec![],
+                };
+                let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
+                let altered = step_costs(&next, &path, size) != before
+                    || path.len() == 1 && !next.clearance().fits(path[0], size);
+                if altered {
+                    hits += 1;
+                    assert!(
+                        agent.touched_by(&changed),
+                        "case {case}: size {size}, wall at {c} changes a step of {path:?}"
+                    );
+                } else if !agent.touched_by(&changed) {
+                    misses += 1;
+                }
+            }
+        }
+        // The test reaches both answers.
+        assert!(
+            hits > 1000 && misses > 1000,
+            "{hits} changed, {misses} untouched"
+        );
+    }
+
+    /// Every one-step path around a tile corner, every wall near it: the case random walks
+    /// rarely hit (a diagonal across the corner whose side cell lies in a third tile).
+    #[test]
+    fn touched_by_sees_walls_across_tile_corners() {
+        let (w, h) = (TILE + 8, TILE + 8);
+        let grid =
+            Grid::from_costs(w, h, vec![1; (w * h) as usize], Movement::Octile).expect("valid map");
+        let t = TILE as i64;
+        let mut blocked = 0;
+        for size in 1..=2u32 {
+            for ax in t - 2..=t + 1 {
+                for ay in t - 2..=t + 1 {
+                    for (dx, dy) in crate::grid::DIRS {
+                        let (bx, by) = (ax + dx as i64, ay + dy as i64);
+                        let a = Point::new(ax as u32, ay as u32);
+                        let b = Point::new(bx as u32, by as u32);
+                        let path = vec![a, b];
+                        let mut agent = Agent {
+                            start: a,
+                            size,
+                            status: Status::Found,
+                            path: Vec::new(),
+                            cost: 0.0,
+                            bbox: None,
+                            tiles: Vec::new(),
+                            repaired: (Vec::new(), 0),
+                            repair_limits: Limits::default(),
+                        };
+                        agent.take_path(&grid, path.clone());
+                        for cx in ax - 2..=ax + size as i64 + 1 {
+                            for cy in ay - 2..=ay + size as i64 + 1 {
+                                let c = Point::new(cx as u32, cy as u32);
+                                let patch = Patch {
+                                    cells: vec![(c, 0)],
+                                    rects: vec![],
+                                };
+                                let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
+                                if agent_path_cost(&next, &path, size).is_none() {
+                                    blocked += 1;
+                                    assert!(
+                                        agent.touched_by(&changed),
+                                        "size {size}: a wall at {c} blocks {a} -> {b}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(blocked > 500, "{blocked}");
     }
 }

@@ -123,6 +123,9 @@ pub struct GoalTree {
     /// Vertices the last [`Self::apply`], [`Self::settle`] or [`Self::reach`] that had to
     /// search wrote (repeats included).
     repaired: Vec<u32>,
+    /// While stale: vertices on the paths forward repairs found since the last patch, with
+    /// their exact cost on the new map and their next step (see [`Self::learn`]).
+    learnt: route::CellMap<(f64, u32)>,
 }
 
 impl std::fmt::Debug for GoalTree {
@@ -165,6 +168,7 @@ impl GoalTree {
             stale: false,
             pending: Vec::new(),
             repaired: Vec::new(),
+            learnt: route::CellMap::default(),
         };
         t.write(s_goal, Node::UNSEEN, Node { g: INF, rhs: 0.0 });
         Ok(t)
@@ -197,6 +201,23 @@ impl GoalTree {
             + self.nodes.heap_bytes()
             + self.open.heap_bytes()
             + (self.pending.capacity() + self.repaired.capacity()) * std::mem::size_of::<u32>()
+            + self.learnt.capacity() * std::mem::size_of::<(u32, (f64, u32))>()
+    }
+
+    /// Keeps what a forward repair found (its [`route::Route::learnt`]) for the next agents
+    /// until the next patch or run of the loop: those vertices' exact costs and D* Lite's
+    /// next steps on the new map. A later forward repair stops at them as at any vertex whose
+    /// value is exact, and follows their steps: with many agents behind one wall, each
+    /// repair ends where it meets an earlier agent's new path.
+    ///
+    /// Why the steps are D* Lite's: its descent takes, from a vertex, the first neighbour in
+    /// direction order with the least `c + g`, a function of the vertex and the new map's
+    /// exact costs only; the repair took that step at every vertex of its path.
+    fn learn(&mut self, learnt: &[(u32, f64, u32)]) {
+        if self.stale {
+            self.learnt
+                .extend(learnt.iter().map(|&(v, g, next)| (v, (g, next))));
+        }
     }
 
     /// The vertices whose `g` or `rhs` the last [`Self::apply`], [`Self::reach`] or
@@ -248,6 +269,7 @@ impl GoalTree {
         let started = Instant::now();
         let touched = edge_ends(grid, &self.offsets, &changed_anchors(changed, self.size));
         self.repaired.clear();
+        self.learnt = route::CellMap::default();
         let flat = grid.cells();
         let cells = &View::new(grid, &flat, self.size);
         let mut wrote = false;
@@ -500,6 +522,7 @@ impl GoalTree {
         self.bound = self.top_key();
         self.stale = false;
         self.pending.clear();
+        self.learnt = route::CellMap::default();
         if self.repaired.capacity() > 1 << 16 && self.repaired.len() < self.repaired.capacity() / 4
         {
             self.repaired.shrink_to(self.repaired.len());

@@ -44,7 +44,7 @@ use crate::grid::{Grid, Point};
 use crate::query::{Limits, Stats, Status};
 use crate::search::{IMPROVES_BY, limit_hit};
 
-type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
+pub(super) type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
 type CellSet = HashSet<u32, BuildHasherDefault<CellHasher>>;
 
 /// An open-list entry: `f`, `g` and the padded cell id.
@@ -85,6 +85,9 @@ pub(crate) struct Route {
     /// The vertices it took out of the queue (padded ids, in order): the expanded ones and
     /// the terminals it reached.
     pub popped: Vec<u32>,
+    /// The new path's vertices before its first terminal, with their exact cost on the new
+    /// map and their next step: what [`GoalTree::learn`] keeps for the next agents.
+    pub learnt: Vec<(u32, f64, u32)>,
 }
 
 /// `a + c` equals `b` up to rounding (the relative margin of [`IMPROVES_BY`]).
@@ -95,7 +98,8 @@ fn tight(a: f64, c: f64, b: f64) -> bool {
 
 impl GoalTree {
     /// True when `n`'s old value is exact on the new map: settled, and its descent avoids
-    /// the pending vertices. Memoised in `memo` for every vertex of the walked descent.
+    /// the pending vertices. Memoised in `memo` for every vertex of the walked descent but
+    /// the learnt ones (whose old value need not be exact; [`Self::exact`] has theirs).
     fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>) -> bool {
         if n == self.s_goal {
             return true;
@@ -110,7 +114,9 @@ impl GoalTree {
             if let Some(&known) = memo.get(&cur) {
                 break known;
             }
-            walked.push(cur);
+            if !self.learnt.contains_key(&cur) {
+                walked.push(cur);
+            }
             if self.nodes.g(cur) >= self.bound || self.pending.binary_search(&cur).is_ok() {
                 break false;
             }
@@ -127,6 +133,30 @@ impl GoalTree {
         answer
     }
 
+    /// The exact cost of `n` on the new map when the search need not expand it: the goal, a
+    /// vertex a forward repair since the last patch learnt, or one whose old value is exact
+    /// ([`Self::terminal`]).
+    fn exact(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>) -> Option<f64> {
+        if n == self.s_goal {
+            Some(0.0)
+        } else if let Some(&(g, _)) = self.learnt.get(&n) {
+            Some(g)
+        } else {
+            self.terminal(cells, n, memo).then(|| self.nodes.g(n))
+        }
+    }
+
+    /// The exact cost of `n`, known from an earlier [`Self::exact`] call.
+    fn known_exact(&self, n: u32, memo: &CellMap<bool>) -> Option<f64> {
+        if n == self.s_goal {
+            Some(0.0)
+        } else if let Some(&(g, _)) = self.learnt.get(&n) {
+            Some(g)
+        } else {
+            (memo.get(&n) == Some(&true)).then(|| self.nodes.g(n))
+        }
+    }
+
     /// The forward repair of the module docs, from `from` on `grid`. Valid while no patch
     /// since the tree's last run lowered a cost (the server's order: a lowering patch settles
     /// the tree first).
@@ -140,6 +170,7 @@ impl GoalTree {
             path: None,
             stats: Stats::default(),
             popped: Vec::new(),
+            learnt: Vec::new(),
         };
         let mut memo = CellMap::default();
         // Best cost from the start per reached vertex; popped vertices are final.
@@ -149,10 +180,9 @@ impl GoalTree {
         let mut best = f64::INFINITY;
         let mut open = BinaryHeap::new();
         let estimate = |me: &Self, n: u32, memo: &mut CellMap<bool>| -> (f64, bool) {
-            if me.terminal(cells, n, memo) {
-                (if n == me.s_goal { 0.0 } else { me.nodes.g(n) }, true)
-            } else {
-                (me.nodes.g(n).min(me.bound), false)
+            match me.exact(cells, n, memo) {
+                Some(g) => (g, true),
+                None => (me.nodes.g(n).min(me.bound), false),
             }
         };
         let (h0, _) = estimate(self, start, &mut memo);
@@ -176,7 +206,7 @@ impl GoalTree {
             }
             popped.insert(node);
             out.popped.push(node);
-            if memo.get(&node) == Some(&true) || node == self.s_goal {
+            if self.known_exact(node, &memo).is_some() {
                 if f < best {
                     best = f;
                 }
@@ -223,18 +253,14 @@ impl GoalTree {
             .iter()
             .copied()
             .filter(|&t| {
-                let h = if t == self.s_goal {
-                    0.0
-                } else {
-                    self.nodes.g(t)
-                };
+                let h = self.known_exact(t, &memo).expect("a terminal");
                 from_start[&t] + h <= best + slack
             })
             .collect();
         let mut inner: Vec<(f64, u32)> = out
             .popped
             .iter()
-            .filter(|&n| memo.get(n) != Some(&true) && *n != self.s_goal)
+            .filter(|&&n| self.known_exact(n, &memo).is_none())
             .map(|&n| (from_start[&n], n))
             .collect();
         inner.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -251,7 +277,7 @@ impl GoalTree {
         // terminal; then the old descent.
         let mut path = vec![from];
         let mut cur = start;
-        while !(memo.get(&cur) == Some(&true) || cur == self.s_goal) {
+        while self.known_exact(cur, &memo).is_none() {
             let gv = from_start[&cur];
             let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
             let next = nb[..k]
@@ -264,6 +290,12 @@ impl GoalTree {
                     grid.ppoint(cur as usize)
                 );
             };
+            out.learnt.push((cur, best - gv, next));
+            cur = next;
+            path.push(grid.ppoint(cur as usize));
+        }
+        // From the first terminal: the paths learnt earlier, then the old descent.
+        while let Some(&(_, next)) = self.learnt.get(&cur) {
             cur = next;
             path.push(grid.ppoint(cur as usize));
         }
