@@ -40,6 +40,19 @@ impl Rng {
     }
 }
 
+/// The server's resident memory, when `FANOUT_SERVER_PID` names it (the script sets it).
+fn server_rss() -> String {
+    std::env::var("FANOUT_SERVER_PID")
+        .ok()
+        .and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or_else(String::new, |kb| format!("; server RSS {} MiB", kb / 1024))
+}
+
 fn pt(v: &Value) -> Point {
     Point::new(v[0].as_u64().unwrap() as u32, v[1].as_u64().unwrap() as u32)
 }
@@ -210,9 +223,10 @@ async fn main() {
         .await;
     let distinct: HashSet<Point> = pairs.iter().map(|p| p.1).collect();
     println!(
-        "subscribed {n} ({} goals) in {:.2?} around {c} on {map}",
+        "subscribed {n} ({} goals) in {:.2?} around {c} on {map}{}",
         distinct.len(),
-        t.elapsed()
+        t.elapsed(),
+        server_rss()
     );
 
     // The patch: a 1x9 wall across the column through the centre.
@@ -260,7 +274,11 @@ async fn main() {
             _ => break,
         }
     }
-    println!("opened {open} event streams in {:.2?}", t.elapsed());
+    println!(
+        "opened {open} event streams in {:.2?}{}",
+        t.elapsed(),
+        server_rss()
+    );
 
     let t0 = Instant::now();
     let r = client
@@ -269,10 +287,13 @@ async fn main() {
         .send()
         .await
         .unwrap();
-    let patch_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let answered = Instant::now();
+    let patch_ms = (answered - t0).as_secs_f64() * 1e3;
     let answer: Value = r.json().await.unwrap();
     let mut got: HashSet<usize> = HashSet::new();
     let mut lat = Vec::new();
+    // From the PATCH's answer (an event that came first counts 0).
+    let mut lat_answer = Vec::new();
     let mut others = 0usize;
     let deadline = Instant::now() + timeout;
     while !expected.iter().all(|i| got.contains(i)) {
@@ -282,6 +303,7 @@ async fn main() {
                 if got.insert(i) {
                     if expected.contains(&i) {
                         lat.push((at - t0).as_secs_f64() * 1e3);
+                        lat_answer.push(at.saturating_duration_since(answered).as_secs_f64() * 1e3);
                     } else {
                         others += 1;
                     }
@@ -291,17 +313,23 @@ async fn main() {
         }
     }
     lat.sort_by(f64::total_cmp);
+    lat_answer.sort_by(f64::total_cmp);
     let missing = expected.iter().filter(|i| !got.contains(i)).count();
     println!(
         "patch answered in {patch_ms:.2} ms: {answer}\n\
          affected (path no longer legal): {} of {n}; events received by them: {}; missing: {missing}; \
          events to others: {others}\n\
-         latency patch-sent -> event-received (ms): p50 {:.2}  p99 {:.2}  max {:.2}",
+         latency patch-sent -> event-received (ms): p50 {:.2}  p99 {:.2}  max {:.2}\n\
+         latency patch-answered -> event-received (ms): p50 {:.2}  p99 {:.2}  max {:.2}{}",
         expected.len(),
         lat.len(),
         percentile(&lat, 0.5),
         percentile(&lat, 0.99),
         lat.last().copied().unwrap_or(f64::NAN),
+        percentile(&lat_answer, 0.5),
+        percentile(&lat_answer, 0.99),
+        lat_answer.last().copied().unwrap_or(f64::NAN),
+        server_rss(),
     );
     if missing > 0 {
         std::process::exit(1);

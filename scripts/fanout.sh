@@ -60,6 +60,6 @@ for _ in $(seq 1 300); do
     sleep 0.1
 done
 
-timeout "$((TIMEOUT * 4))" "${CARGO_TARGET_DIR:-target}"/release/examples/fanout "$BASE" "$MAP" "$N" "$TIMEOUT" "$GOALS" "$SPREAD"
+FANOUT_SERVER_PID="$PID" timeout "$((TIMEOUT * 4))" "${CARGO_TARGET_DIR:-target}"/release/examples/fanout "$BASE" "$MAP" "$N" "$TIMEOUT" "$GOALS" "$SPREAD"
 echo "server RSS: $(ps -o rss= -p "$PID" | awk '{printf "%.0f MiB", $1/1024}')"
 curl -fsS "$BASE/metrics" | grep -E '^pathd_subscription_memory_bytes ' || true

@@ -122,10 +122,17 @@ impl Agent {
         (cells[..cap.min(cells.len())].to_vec(), *count)
     }
 
-    fn note_repaired(&mut self, grid: &Grid, mut ids: Vec<u32>) {
+    /// Keeps what the tree's last call wrote ([`GoalTree::repaired_ids`]) and `own` (the
+    /// vertices this agent's forward repair took out of its queue), as the first
+    /// [`REPAIRED_KEEP`] cells in row-major order and how many there were. When the tree
+    /// kept only part of its list, a cell in both may count twice.
+    fn note_repaired(&mut self, grid: &Grid, tree: &GoalTree, own: &[u32]) {
+        let (kept, tree_count) = tree.repaired_ids();
+        let mut ids: Vec<u32> = kept.to_vec();
+        ids.extend_from_slice(own);
         ids.sort_unstable();
         ids.dedup();
-        let count = ids.len();
+        let count = tree_count + (ids.len() - kept.len());
         ids.truncate(REPAIRED_KEEP);
         self.repaired = (
             ids.iter().map(|&i| grid.ppoint(i as usize)).collect(),
@@ -185,7 +192,7 @@ impl Agent {
         let stats = if lowered {
             // The tree is exact (apply settled it): its value is the new optimum.
             let (status, stats) = tree.reach(grid, self.start, &limits);
-            self.note_repaired(grid, tree.repaired_ids());
+            self.note_repaired(grid, tree, &[]);
             match (status, tree.cost_from(grid, self.start), old_now) {
                 (Status::Found, Some(best), Some(c)) if c <= best || same_cost(c, best) => {
                     self.cost = c;
@@ -199,9 +206,7 @@ impl Agent {
             let route = tree.route(grid, self.start, &limits);
             tree.learn(&route.learnt);
             // What the patch changed in the tree, and what this agent's repair expanded.
-            let mut ids = tree.repaired_ids();
-            ids.extend_from_slice(&route.popped);
-            self.note_repaired(grid, ids);
+            self.note_repaired(grid, tree, &route.popped);
             let (status, path, stats) = (route.status, route.path, route.stats);
             match (path, old_now) {
                 (Some(p), Some(c)) => {
@@ -270,7 +275,7 @@ impl Agent {
     /// Reaches the start in the tree and takes the descent from it.
     fn answer_from_tree(&mut self, tree: &mut GoalTree, grid: &Grid, limits: &Limits) -> Stats {
         let (status, stats) = tree.reach(grid, self.start, limits);
-        self.note_repaired(grid, tree.repaired_ids());
+        self.note_repaired(grid, tree, &[]);
         match status {
             Status::Found => self.take_path(grid, tree.descend(grid, self.start)),
             status => self.clear(status),

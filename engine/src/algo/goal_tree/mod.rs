@@ -121,8 +121,12 @@ pub struct GoalTree {
     /// still holds its exact cost (see [`Self::route`]).
     pending: Vec<u32>,
     /// Vertices the last [`Self::apply`], [`Self::settle`] or [`Self::reach`] that had to
-    /// search wrote (repeats included).
+    /// search wrote: while it runs every write (repeats included); afterwards the first
+    /// [`REPAIRED_KEEP`] distinct ones, sorted, with how many there were
+    /// ([`Self::seal_repaired`]; a large extension would otherwise keep a list longer than
+    /// the tree's own store).
     repaired: Vec<u32>,
+    repaired_count: usize,
     /// While stale: vertices on the paths forward repairs found since the last patch, with
     /// their exact cost on the new map and their next step (see [`Self::learn`]).
     learnt: route::CellMap<(f64, u32)>,
@@ -168,6 +172,7 @@ impl GoalTree {
             stale: false,
             pending: Vec::new(),
             repaired: Vec::new(),
+            repaired_count: 0,
             learnt: route::CellMap::default(),
         };
         t.write(s_goal, Node::UNSEEN, Node { g: INF, rhs: 0.0 });
@@ -221,12 +226,21 @@ impl GoalTree {
     }
 
     /// The vertices whose `g` or `rhs` the last [`Self::apply`], [`Self::reach`] or
-    /// [`Self::settle`] changed, as padded cell ids (sorted, deduplicated).
-    pub(crate) fn repaired_ids(&self) -> Vec<u32> {
-        let mut ids = self.repaired.clone();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
+    /// [`Self::settle`] changed, as padded cell ids: the first [`REPAIRED_KEEP`] (sorted)
+    /// and how many there were.
+    pub(crate) fn repaired_ids(&self) -> (&[u32], usize) {
+        (&self.repaired, self.repaired_count)
+    }
+
+    /// Ends a call's record of written vertices (see the field).
+    fn seal_repaired(&mut self) {
+        self.repaired.sort_unstable();
+        self.repaired.dedup();
+        self.repaired_count = self.repaired.len();
+        self.repaired.truncate(REPAIRED_KEEP);
+        if self.repaired.capacity() > 2 * REPAIRED_KEEP {
+            self.repaired.shrink_to_fit();
+        }
     }
 
     /// Cells with a finite `g` or `rhs`.
@@ -297,6 +311,7 @@ impl GoalTree {
             self.pending.sort_unstable();
             self.pending.dedup();
         }
+        self.seal_repaired();
         stats.elapsed = started.elapsed();
         stats
     }
@@ -312,6 +327,7 @@ impl GoalTree {
         if self.stale || target >= self.bound {
             stats = self.run(grid, None, target, &Limits::default()).1;
         }
+        self.seal_repaired();
         stats.elapsed = started.elapsed();
         stats
     }
@@ -330,7 +346,9 @@ impl GoalTree {
             (Status::Found, Stats::default())
         } else {
             self.repaired.clear();
-            self.run(grid, Some(grid.pidx(p) as u32), 0.0, limits)
+            let run = self.run(grid, Some(grid.pidx(p) as u32), 0.0, limits);
+            self.seal_repaired();
+            run
         };
         stats.elapsed = started.elapsed();
         (status, stats)
@@ -523,10 +541,6 @@ impl GoalTree {
         self.stale = false;
         self.pending.clear();
         self.learnt = route::CellMap::default();
-        if self.repaired.capacity() > 1 << 16 && self.repaired.len() < self.repaired.capacity() / 4
-        {
-            self.repaired.shrink_to(self.repaired.len());
-        }
         if self.open.should_compact() {
             self.rebuild_queue();
         }
