@@ -130,6 +130,9 @@ pub struct GoalTree {
     /// While stale: vertices on the paths forward repairs found since the last patch, with
     /// their exact cost on the new map and their next step (see [`Self::learn`]).
     learnt: route::CellMap<(f64, u32)>,
+    /// While stale: which vertices' old values the forward repairs found exact (their
+    /// descent avoids `pending`), shared by the agents of one patch.
+    exact_memo: route::CellMap<bool>,
 }
 
 impl std::fmt::Debug for GoalTree {
@@ -174,6 +177,7 @@ impl GoalTree {
             repaired: Vec::new(),
             repaired_count: 0,
             learnt: route::CellMap::default(),
+            exact_memo: route::CellMap::default(),
         };
         t.write(s_goal, Node::UNSEEN, Node { g: INF, rhs: 0.0 });
         Ok(t)
@@ -207,6 +211,7 @@ impl GoalTree {
             + self.open.heap_bytes()
             + (self.pending.capacity() + self.repaired.capacity()) * std::mem::size_of::<u32>()
             + self.learnt.capacity() * std::mem::size_of::<(u32, (f64, u32))>()
+            + self.exact_memo.capacity() * std::mem::size_of::<(u32, bool)>()
     }
 
     /// Keeps what a forward repair found (its [`route::Route::learnt`]) for the next agents
@@ -284,6 +289,7 @@ impl GoalTree {
         let touched = edge_ends(grid, &self.offsets, &changed_anchors(changed, self.size));
         self.repaired.clear();
         self.learnt = route::CellMap::default();
+        self.exact_memo = route::CellMap::default();
         let flat = grid.cells();
         let cells = &View::new(grid, &flat, self.size);
         let mut wrote = false;
@@ -541,6 +547,7 @@ impl GoalTree {
         self.stale = false;
         self.pending.clear();
         self.learnt = route::CellMap::default();
+        self.exact_memo = route::CellMap::default();
         if self.open.should_compact() {
             self.rebuild_queue();
         }

@@ -160,7 +160,22 @@ impl GoalTree {
     /// The forward repair of the module docs, from `from` on `grid`. Valid while no patch
     /// since the tree's last run lowered a cost (the server's order: a lowering patch settles
     /// the tree first).
-    pub(crate) fn route(&self, grid: &Grid, from: Point, limits: &Limits) -> Route {
+    pub(crate) fn route(&mut self, grid: &Grid, from: Point, limits: &Limits) -> Route {
+        // Which vertices hold exact old values depends on the tree and the patches only, so
+        // the agents of one patch share what their walks found.
+        let mut memo = std::mem::take(&mut self.exact_memo);
+        let route = self.route_with(grid, from, limits, &mut memo);
+        self.exact_memo = memo;
+        route
+    }
+
+    fn route_with(
+        &self,
+        grid: &Grid,
+        from: Point,
+        limits: &Limits,
+        memo: &mut CellMap<bool>,
+    ) -> Route {
         self.check_grid(grid);
         let flat = grid.cells();
         let cells = &View::new(grid, &flat, self.size);
@@ -172,7 +187,6 @@ impl GoalTree {
             popped: Vec::new(),
             learnt: Vec::new(),
         };
-        let mut memo = CellMap::default();
         // Best cost from the start per reached vertex; popped vertices are final.
         let mut from_start: CellMap<f64> = CellMap::default();
         let mut popped = CellSet::default();
@@ -185,7 +199,7 @@ impl GoalTree {
                 None => (me.nodes.g(n).min(me.bound), false),
             }
         };
-        let (h0, _) = estimate(self, start, &mut memo);
+        let (h0, _) = estimate(self, start, memo);
         if !h0.is_finite() {
             return out;
         }
@@ -206,7 +220,7 @@ impl GoalTree {
             }
             popped.insert(node);
             out.popped.push(node);
-            if self.known_exact(node, &memo).is_some() {
+            if self.known_exact(node, memo).is_some() {
                 if f < best {
                     best = f;
                 }
@@ -230,7 +244,7 @@ impl GoalTree {
                 {
                     continue;
                 }
-                let (h, _) = estimate(self, s, &mut memo);
+                let (h, _) = estimate(self, s, memo);
                 if !h.is_finite() {
                     continue;
                 }
@@ -253,14 +267,14 @@ impl GoalTree {
             .iter()
             .copied()
             .filter(|&t| {
-                let h = self.known_exact(t, &memo).expect("a terminal");
+                let h = self.known_exact(t, memo).expect("a terminal");
                 from_start[&t] + h <= best + slack
             })
             .collect();
         let mut inner: Vec<(f64, u32)> = out
             .popped
             .iter()
-            .filter(|&&n| self.known_exact(n, &memo).is_none())
+            .filter(|&&n| self.known_exact(n, memo).is_none())
             .map(|&n| (from_start[&n], n))
             .collect();
         inner.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -277,7 +291,7 @@ impl GoalTree {
         // terminal; then the old descent.
         let mut path = vec![from];
         let mut cur = start;
-        while self.known_exact(cur, &memo).is_none() {
+        while self.known_exact(cur, memo).is_none() {
             let gv = from_start[&cur];
             let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
             let next = nb[..k]
