@@ -263,7 +263,18 @@ fn repair(
     cells.sort_unstable_by_key(|p| (p.y, p.x));
     cells.dedup();
     tree.apply(grid, &cells, lowered);
-    for sub in group.members() {
+    // Nearest agents first: their repairs are short, and the longer ones after them stop
+    // where they meet the paths learnt so far (`GoalTree::learn`).
+    let mut members: Vec<(f64, Arc<Sub>)> = group
+        .members()
+        .into_iter()
+        .map(|sub| {
+            let cost = sub.agent.lock().expect("agent lock").cost();
+            (cost, sub)
+        })
+        .collect();
+    members.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (_, sub) in members {
         if sub.feed().is_closed() {
             continue;
         }

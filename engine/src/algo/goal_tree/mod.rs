@@ -32,7 +32,9 @@
 //! it expands about the detour; mid-way or near the goal, the old equal-cost paths between
 //! the agent and the wall.
 //! Agents whose path the patch did not touch keep it: their path costs the same and every
-//! other path costs at least as much as before. The tree itself is repaired later
+//! other path costs at least as much as before. The agents of one patch share their work:
+//! which vertices hold exact old values, and the new paths found so far with their exact
+//! costs ([`GoalTree::learn`]), where a later agent's repair stops as at any exact vertex. The tree itself is repaired later
 //! ([`GoalTree::settle`], which a server runs after publishing the agents' answers), or
 //! first thing when a patch lowers a cost or a new start must be reached.
 //!
