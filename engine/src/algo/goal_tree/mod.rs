@@ -118,10 +118,6 @@ pub struct GoalTree {
     /// Raise-only patches were queued since the last run of the loop: `g` holds the costs
     /// of the map as of that run, lower bounds of today's.
     stale: bool,
-    /// While stale: every vertex an edge changed at since the last run of the loop (the
-    /// changed anchors and their 8 neighbours), sorted. A vertex whose descent avoids them
-    /// still holds its exact cost (see [`Self::route`]).
-    pending: Vec<u32>,
     /// Vertices the last [`Self::apply`], [`Self::settle`] or [`Self::reach`] that had to
     /// search wrote: while it runs every write (repeats included); afterwards the first
     /// [`REPAIRED_KEEP`] distinct ones, sorted, with how many there were
@@ -133,7 +129,7 @@ pub struct GoalTree {
     /// their exact cost on the new map and their next step (see [`Self::learn`]).
     learnt: route::CellMap<(f64, u32)>,
     /// While stale: which vertices' old values the forward repairs found exact (their
-    /// descent avoids `pending`), shared by the agents of one patch.
+    /// descent on the new map is tight), shared by the agents of one patch.
     exact_memo: route::CellMap<bool>,
 }
 
@@ -175,7 +171,6 @@ impl GoalTree {
             open: Queue::default(),
             bound: 0.0,
             stale: false,
-            pending: Vec::new(),
             repaired: Vec::new(),
             repaired_count: 0,
             learnt: route::CellMap::default(),
@@ -211,7 +206,7 @@ impl GoalTree {
         std::mem::size_of::<Self>()
             + self.nodes.heap_bytes()
             + self.open.heap_bytes()
-            + (self.pending.capacity() + self.repaired.capacity()) * std::mem::size_of::<u32>()
+            + self.repaired.capacity() * std::mem::size_of::<u32>()
             + self.learnt.capacity() * std::mem::size_of::<(u32, (f64, u32))>()
             + self.exact_memo.capacity() * std::mem::size_of::<(u32, bool)>()
     }
@@ -315,9 +310,6 @@ impl GoalTree {
             stats.generated += run.generated;
         } else if wrote {
             self.stale = true;
-            self.pending.extend_from_slice(&touched);
-            self.pending.sort_unstable();
-            self.pending.dedup();
         }
         self.seal_repaired();
         stats.elapsed = started.elapsed();
@@ -547,7 +539,6 @@ impl GoalTree {
         }
         self.bound = self.top_key();
         self.stale = false;
-        self.pending.clear();
         self.learnt = route::CellMap::default();
         self.exact_memo = route::CellMap::default();
         if self.open.should_compact() {

@@ -4,9 +4,13 @@
 //! # Which values are still exact
 //!
 //! After raise-only patches (the tree is stale), a vertex's old value `g` is a lower bound of
-//! its new cost. It is still *exact* when its descent (the greedy path [`GoalTree::descend`]
-//! takes) avoids every vertex an edge changed at (the tree's `pending` set): that path costs
-//! what it did, and nothing got cheaper. Such a vertex is a *terminal*: the search does not
+//! its new cost. It is still *exact* when its descent on the new map with the old values
+//! (the greedy path [`GoalTree::descend`] takes) is *tight* all the way to the goal: every
+//! step `v -> w` has `c_new(v, w) + g(w) = g(v)`. That path then costs `g(v)` on the new map,
+//! and nothing can cost less than the lower bound. A step is tight unless the patch raised
+//! an edge the old descent took (walls and dearer cells on it, or at a diagonal's corners):
+//! a descent that only passes beside a changed cell stays exact. Such a vertex is a
+//! *terminal*: the search does not
 //! expand it, it knows the rest of the way. Every other vertex gets `h = min(g, bound)`, the
 //! consistent heuristic of the module docs. A* then pops vertices by `f = g_from_agent + h`;
 //! for a terminal `f` is the exact cost of the best path through it, and the first terminal
@@ -29,8 +33,10 @@
 //! (`g_from(v) + c(v, w) = g_from(w)`); found backwards in decreasing `g_from`. On that set
 //! `g_new(v) = C - g_from(v)`, so "first neighbour `w` with `c + g_new(w) = g_new(v)`" is
 //! "first neighbour on an optimal path reached tightly from `v`": D* Lite's step. From the
-//! first terminal on the way, the descent on the old values is the new descent (its vertices
-//! keep their exact values and their edges; other neighbours' values only rose).
+//! first terminal on the way, the descent on the old values is the new descent: on it every
+//! vertex keeps its exact value, so its step still reaches the least `c + g_new`; a
+//! neighbour before it in direction order was above the tie margin with the old values
+//! and only rose.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -97,8 +103,8 @@ fn tight(a: f64, c: f64, b: f64) -> bool {
 }
 
 impl GoalTree {
-    /// True when `n`'s old value is exact on the new map: settled, and its descent avoids
-    /// the pending vertices. Memoised in `memo` for every vertex of the walked descent but
+    /// True when `n`'s old value is exact on the new map: settled, and its descent on the
+    /// new map is tight to the goal (module docs). Memoised in `memo` for every vertex of the walked descent but
     /// the learnt ones (whose old value need not be exact; [`Self::exact`] has theirs).
     fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>) -> bool {
         if n == self.s_goal {
@@ -117,14 +123,15 @@ impl GoalTree {
             if !self.learnt.contains_key(&cur) {
                 walked.push(cur);
             }
-            if self.nodes.g(cur) >= self.bound || self.pending.binary_search(&cur).is_ok() {
+            let g = self.nodes.g(cur);
+            if g >= self.bound {
                 break false;
             }
-            // Not pending: every edge at `cur` is as it was, so this is the old descent.
             let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
             match descent_step(&nb[..k], |s| self.nodes.g(s)) {
-                Some((next, _)) => cur = next,
-                None => break false,
+                // Within the tie margin of `descent_step`: the step was not raised.
+                Some((next, via)) if via <= g + g * IMPROVES_BY => cur = next,
+                _ => break false,
             }
         };
         for v in walked {
