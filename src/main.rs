@@ -1,6 +1,7 @@
 //! The `pathd` binary: `pathd [serve]` runs the server, `pathd scen` checks a scenario file,
 //! `pathd data check|repair` inspects the data directory.
 
+use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -91,7 +92,13 @@ fn init_tracing(format: LogFormat) {
     let (filter, bad) = log_filter(std::env::var("RUST_LOG").ok().as_deref());
     let registry = tracing_subscriber::registry().with(filter);
     match format {
-        LogFormat::Text => registry.with(tracing_subscriber::fmt::layer()).init(),
+        // Colour only for a person at a terminal: a pipe or a file gets plain text, and
+        // `NO_COLOR` (any value) turns colour off everywhere.
+        LogFormat::Text => registry
+            .with(tracing_subscriber::fmt::layer().with_ansi(
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            ))
+            .init(),
         LogFormat::Json => registry
             .with(
                 tracing_subscriber::fmt::layer()

@@ -145,8 +145,8 @@ pub static FLAGS: &[Flag] = &[
         long: "log-format",
         env: "PATHD_LOG_FORMAT",
         default: Some("text"),
-        help: "Log format: `text` (human-readable lines) or `json` (one JSON object per line, \
-               for log shippers).",
+        help: "Log format: `text` (human-readable lines, coloured only on a terminal and \
+               without `NO_COLOR`) or `json` (one JSON object per line, for log shippers).",
         hidden: false,
         set: Set::Value(|c, v| {
             c.log_format = match v.trim() {
