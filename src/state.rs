@@ -203,6 +203,7 @@ impl Registry {
         let old = self.maps.write().expect("registry lock").remove(name);
         if let Some(e) = &old {
             self.note_deleted(name, e.version);
+            crate::metrics::handle().forget_gauges("map", name);
         }
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);

@@ -87,6 +87,13 @@ impl Registry {
         lock(&self.help).insert(name.as_str().to_owned(), description.into_owned());
     }
 
+    /// Drops every gauge series labelled `label="value"` (a deleted map's per-map gauges:
+    /// a gauge that stayed would report memory or lag of a map that is gone).
+    pub fn forget_gauges(&self, label: &str, value: &str) {
+        lock(&self.gauges)
+            .retain(|key, _| !key.labels().any(|l| l.key() == label && l.value() == value));
+    }
+
     /// The process's metrics as Prometheus text (format 0.0.4): families sorted by name,
     /// each with `# HELP` (when described) and `# TYPE`, series sorted by labels.
     pub fn render(&self) -> String {
@@ -312,6 +319,25 @@ mod tests {
              t_requests_total{route=\"/a\\\"x\\\\\",status=\"404\"} 1\n\
              t_requests_total{route=\"/b\",status=\"200\"} 5\n"
                 .replace("# TYPE t_busy", "# HELP t_busy Busy workers\n# TYPE t_busy")
+        );
+    }
+
+    #[test]
+    fn forgetting_a_label_drops_only_its_gauges() {
+        let (r, rec) = sample();
+        metrics::with_local_recorder(&rec, || {
+            metrics::gauge!("t_bytes", "map" => "a").set(1.0);
+            metrics::gauge!("t_bytes", "map" => "b").set(2.0);
+            metrics::gauge!("t_lag", "map" => "a").set(3.0);
+            metrics::counter!("t_total", "map" => "a").increment(1);
+        });
+        r.forget_gauges("map", "a");
+        assert_eq!(
+            r.render(),
+            "# TYPE t_bytes gauge\n\
+             t_bytes{map=\"b\"} 2\n\
+             # TYPE t_total counter\n\
+             t_total{map=\"a\"} 1\n"
         );
     }
 

@@ -325,3 +325,54 @@ async fn min_version_on_a_single_server() {
     let q = serde_json::json!({"start": [0, 0], "goal": [1, 0], "min_version": 5});
     expect_error(s.path("small", &q).await, 409, "version_conflict").await;
 }
+
+/// A deleted map's per-map gauges (its JPS+ table's and HPA* abstraction's memory) leave
+/// `/metrics` with it, instead of reporting memory of a map that is gone. (A server
+/// process of its own: the metrics registry is per process.)
+#[tokio::test]
+async fn deleting_a_map_drops_its_gauges() {
+    let s = crate::common::ProcessServer::start().await;
+    let mut text = String::from("type octile\nheight 64\nwidth 64\nmap\n");
+    for y in 0..64 {
+        let row: String = (0..64)
+            .map(|x| if x == 32 && y < 60 { '@' } else { '.' })
+            .collect();
+        text.push_str(&row);
+        text.push('\n');
+    }
+    for name in ["gone", "kept"] {
+        let r = s
+            .client
+            .put(s.at(&format!("/v1/maps/{name}")))
+            .header("content-type", "text/plain")
+            .body(text.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+    }
+    let series = |name: &str| format!("pathd_jps_plus_memory_bytes{{map=\"{name}\"}}");
+    let mut metrics = String::new();
+    for _ in 0..500 {
+        metrics = s.metrics().await;
+        if ["gone", "kept"]
+            .iter()
+            .all(|n| metrics.contains(&series(n)))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(metrics.contains(&series("gone")), "{metrics}");
+    let r = s.client.delete(s.at("/v1/maps/gone")).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    let metrics = s.metrics().await;
+    assert!(
+        !metrics.lines().any(|l| l.contains("map=\"gone\"") && {
+            let family = l.split('{').next().unwrap_or("");
+            metrics.contains(&format!("# TYPE {family} gauge"))
+        }),
+        "{metrics}"
+    );
+    assert!(metrics.contains(&series("kept")), "{metrics}");
+}

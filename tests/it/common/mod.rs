@@ -247,6 +247,69 @@ pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
+/// `pathd serve` as a process of its own on a free loopback port, with empty maps and data
+/// directories: for tests that read `/metrics`, whose registry is per process (shared by
+/// the in-process servers of the other tests). Killed on drop.
+pub struct ProcessServer {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    pub client: reqwest::Client,
+    _dir: TempDir,
+}
+
+impl ProcessServer {
+    /// Starts it and waits until it answers `/readyz`.
+    pub async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_pathd"))
+            .arg("serve")
+            .args(["--addr", &format!("127.0.0.1:{port}"), "--maps-dir"])
+            .arg(dir.path())
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = ProcessServer {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            client: reqwest::Client::new(),
+            _dir: dir,
+        };
+        for _ in 0..500 {
+            if server.client.get(server.at("/readyz")).send().await.is_ok() {
+                return server;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("pathd did not start");
+    }
+
+    pub fn at(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The `/metrics` text.
+    pub async fn metrics(&self) -> String {
+        let r = self.client.get(self.at("/metrics")).send().await.unwrap();
+        r.text().await.unwrap()
+    }
+}
+
+impl Drop for ProcessServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Runs `pathd` with empty maps and data directories and `args`, `env`, until it exits
 /// (at most 20 s, else the test fails): (exit code, stdout + stderr).
 pub fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {

@@ -189,38 +189,8 @@ async fn the_memory_budget_is_enforced_and_reported() {
 /// process of its own: the metrics registry is per process, shared by in-process tests.)
 #[tokio::test]
 async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
-    let tmp = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pathd"))
-        .arg("serve")
-        .args(["--addr", &format!("127.0.0.1:{port}"), "--maps-dir"])
-        .arg(tmp.path())
-        .arg("--data-dir")
-        .arg(tmp.path().join("data"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let _server = Kill(child);
-    let base = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
-    for _ in 0..500 {
-        if client.get(format!("{base}/readyz")).send().await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let server = crate::common::ProcessServer::start().await;
+    let (base, client) = (server.base.clone(), server.client.clone());
     let put = client
         .put(format!("{base}/v1/maps/h"))
         .json(&super::halves())
