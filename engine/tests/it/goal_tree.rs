@@ -48,7 +48,11 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
     let mut rng = StdRng::seed_from_u64(0x9e7);
     let (mut steps, mut events, mut same_paths, mut compared_paths) = (0, 0, 0, 0);
     for case in 0..300 {
+        // Every fifth case: a nearly open map and a crowd of agents close together, where
+        // equal-cost paths abound and the agents' repairs meet each other's new paths.
+        let crowd = case % 5 == 4;
         let (w, h) = match case % 3 {
+            _ if crowd => (rng.random_range(40..=64), rng.random_range(40..=64)),
             0 => (rng.random_range(2..=10), rng.random_range(2..=10)),
             1 => (rng.random_range(8..=24), rng.random_range(8..=24)),
             _ => (rng.random_range(24..=48), rng.random_range(24..=48)),
@@ -60,7 +64,11 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
             Movement::Cardinal
         };
         let size = if case % 4 == 3 { 2 } else { 1 };
-        let density = rng.random_range(0.0..0.35);
+        let density = if crowd {
+            rng.random_range(0.0..0.08)
+        } else {
+            rng.random_range(0.0..0.35)
+        };
         let mut grid = random_grid(&mut rng, w, h, density, weighted, movement);
         let Some(goal) = random_passable(&mut rng, &grid) else {
             continue;
@@ -75,8 +83,22 @@ fn shared_tree_answers_like_one_dstar_lite_per_agent() {
              settle_each={settle_each}"
         )];
         let mut agents: Vec<(Agent, DStarLite)> = Vec::new();
-        for _ in 0..rng.random_range(1..=5) {
-            let Some(start) = random_passable(&mut rng, &grid) else {
+        let anchor = random_passable(&mut rng, &grid).unwrap_or(goal);
+        let crowd_size = if crowd { rng.random_range(6..=10) } else { 0 };
+        for _ in 0..rng.random_range(1..=5).max(crowd_size) {
+            let near = |rng: &mut StdRng| {
+                let (dx, dy) = (rng.random_range(-6i64..=6), rng.random_range(-6i64..=6));
+                let (x, y) = (anchor.x as i64 + dx, anchor.y as i64 + dy);
+                ((0..w as i64).contains(&x) && (0..h as i64).contains(&y))
+                    .then(|| Point::new(x as u32, y as u32))
+                    .filter(|&p| grid.is_passable(p))
+            };
+            let start = if crowd {
+                (0..20).find_map(|_| near(&mut rng))
+            } else {
+                random_passable(&mut rng, &grid)
+            };
+            let Some(start) = start else {
                 break;
             };
             let Ok(d) = DStarLite::new_sized(&grid, start, goal, size, Limits::default()) else {
