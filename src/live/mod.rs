@@ -488,7 +488,15 @@ impl Hub {
                 self.schedule(vec![group]);
             }
         }
-        let sub = match rx.await {
+        let mut joining = Joining {
+            rx: Some(rx),
+            hub: Arc::clone(&self.inner),
+        };
+        let answer = joining.rx.as_mut().expect("set above").await;
+        // No await from here to the registration below: the request cannot go away
+        // between the two.
+        joining.rx = None;
+        let sub = match answer {
             Ok(r) => r?,
             Err(_) => {
                 return Err(ApiError::internal("the subscription's group ended"));
@@ -621,17 +629,8 @@ impl Hub {
             let mut maps = self.inner.maps.lock().expect("index lock");
             if let Some(ms) = maps.get_mut(&sub.map) {
                 ms.subs.remove(id);
-                sub.group
-                    .members
-                    .lock()
-                    .expect("members lock")
-                    .retain(|s| !Arc::ptr_eq(s, &sub));
-                ms.drop_if_idle(sub.group.key);
-                if ms.subs.is_empty() && ms.groups.is_empty() {
-                    maps.remove(&sub.map);
-                }
             }
-            memory_gauge(&maps);
+            leave_group(&mut maps, &sub);
         }
         sub.close(reason);
         self.gauge();
@@ -751,6 +750,41 @@ fn concerns(interest: Interest, bbox: Option<(Point, Point)>, changed: &[Point])
                 return false;
             }
             changed.iter().any(|&p| interest.contains(p))
+        }
+    }
+}
+
+/// Takes `sub` out of its group, and the group (and the map's entry) out of the index when
+/// that leaves them empty and idle. Under the index lock (`maps`).
+fn leave_group(maps: &mut HashMap<String, MapSubs>, sub: &Arc<Sub>) {
+    sub.group
+        .members
+        .lock()
+        .expect("members lock")
+        .retain(|s| !Arc::ptr_eq(s, sub));
+    if let Some(ms) = maps.get_mut(&sub.map) {
+        ms.drop_if_idle(sub.group.key);
+        if ms.subs.is_empty() && ms.groups.is_empty() {
+            maps.remove(&sub.map);
+        }
+    }
+    memory_gauge(maps);
+}
+
+/// A join's answer while its request waits for it. Dropped first (the client went away,
+/// so the request's future is dropped while the join runs), it takes a subscription that
+/// had already arrived out of its group again: nobody learnt its id, and a member nobody
+/// can delete would keep its group and tree for good. (Had the answer come after the drop,
+/// the worker's send fails and it drops the member itself, `group::drain`.)
+struct Joining {
+    rx: Option<oneshot::Receiver<Result<Arc<Sub>, pathd_engine::QueryError>>>,
+    hub: Arc<HubInner>,
+}
+
+impl Drop for Joining {
+    fn drop(&mut self) {
+        if let Some(Ok(Ok(sub))) = self.rx.as_mut().map(|rx| rx.try_recv()) {
+            leave_group(&mut self.hub.maps.lock().expect("index lock"), &sub);
         }
     }
 }

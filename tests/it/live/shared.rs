@@ -290,10 +290,12 @@ async fn a_subscriber_that_leaves_before_the_answer_leaves_nothing_behind() {
     request.abort(); // the client goes away at the join's await
     let _ = request.await;
     drop(hold);
-    // The join and its settling run; a group left behind would hold its tree's bytes.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    crate::common::wait_until("pool idle", || s.state.compute().stats().running == 0).await;
-    assert_eq!(s.state.live().usage("h"), (0, 0));
+    // The join and then its settling run (two jobs: the pool is idle in between, so wait
+    // for the outcome itself); a group left behind would hold its tree's bytes for good.
+    crate::common::wait_until("the group of the abandoned join to go", || {
+        s.state.live().usage("h") == (0, 0)
+    })
+    .await;
     assert_eq!(s.state.live().stats().subscriptions, 0);
     // The goal is served as before.
     let v = subscribe(&s, "h", super::SUB).await;
