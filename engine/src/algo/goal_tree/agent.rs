@@ -407,6 +407,23 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
+    /// An agent of side `size` on `path` (no tree: `touched_by` reads the path only).
+    fn following(grid: &Grid, path: &[Point], size: u32) -> Agent {
+        let mut agent = Agent {
+            start: path[0],
+            size,
+            status: Status::Found,
+            path: Vec::new(),
+            cost: 0.0,
+            bbox: None,
+            tiles: Vec::new(),
+            repaired: (Vec::new(), 0),
+            repair_limits: Limits::default(),
+        };
+        agent.take_path(grid, path.to_vec());
+        agent
+    }
+
     /// Every step's cost, or `None` where the agent cannot take it.
     fn step_costs(grid: &Grid, path: &[Point], size: u32) -> Vec<Option<f64>> {
         path.windows(2)
@@ -441,18 +458,7 @@ mod tests {
                 p = Point::new(x as u32, y as u32);
                 path.push(p);
             }
-            let mut agent = Agent {
-                start: path[0],
-                size,
-                status: Status::Found,
-                path: Vec::new(),
-                cost: 0.0,
-                bbox: None,
-                tiles: Vec::new(),
-                repaired: (Vec::new(), 0),
-                repair_limits: Limits::default(),
-            };
-            agent.take_path(&grid, path.clone());
+            let agent = following(&grid, &path, size);
             let before = step_costs(&grid, &path, size);
             for _ in 0..20 {
                 // A wall next to a path point (mostly one at a tile's edge), or anywhere.
@@ -523,18 +529,7 @@ mod tests {
                         let a = Point::new(ax as u32, ay as u32);
                         let b = Point::new(bx as u32, by as u32);
                         let path = vec![a, b];
-                        let mut agent = Agent {
-                            start: a,
-                            size,
-                            status: Status::Found,
-                            path: Vec::new(),
-                            cost: 0.0,
-                            bbox: None,
-                            tiles: Vec::new(),
-                            repaired: (Vec::new(), 0),
-                            repair_limits: Limits::default(),
-                        };
-                        agent.take_path(&grid, path.clone());
+                        let agent = following(&grid, &path, size);
                         for cx in ax - 2..=ax + size as i64 + 1 {
                             for cy in ay - 2..=ay + size as i64 + 1 {
                                 let c = Point::new(cx as u32, cy as u32);
