@@ -22,7 +22,9 @@
 //! never reopened under an inflated heuristic (weighted A*).
 //!
 //! Tie-breaking (documented, deterministic): smaller `f = g + w h` first (the weighted `f`
-//! for weighted A*, so its ties too follow the order it expands in); among equal `f`, larger `g`
+//! for weighted A*, so its ties too follow the order it expands in; compared at the relative
+//! precision 2^-36 of [`IMPROVES_BY`], so that equal true `f`s tie whatever the rounding of
+//! their sums, see [`heap`]); among equal `f`, larger `g`
 //! (the node deeper along its path, which finishes straight runs first; compared at `f32`
 //! precision); then the smaller node index (row-major order). Successors are generated in the order
 //! N, E, S, W, NE, SE, SW, NW. The heap order is total, so the same query on the same map
