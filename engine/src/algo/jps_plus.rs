@@ -80,11 +80,53 @@ const DIRS: [(isize, isize); 8] = [
 /// Index in [`DIRS`] of a direction (a table lookup: the search calls this with directions
 /// known only at run time, where a `match` compiled to branches).
 #[inline(always)]
-fn dir_index(dx: isize, dy: isize) -> usize {
+const fn dir_index(dx: isize, dy: isize) -> usize {
     // By `(dy + 1) * 3 + dx + 1`; the centre (no move) is never asked for.
     const BY_OFFSET: [u8; 9] = [7, 0, 4, 3, 0, 1, 6, 2, 5];
     BY_OFFSET[((dy + 1) * 3 + dx + 1) as usize] as usize
 }
+
+/// The two straight components (arms) of each diagonal direction `4..8`, as [`DIRS`] indices
+/// `(dx, 0)` and `(0, dy)`: fixed per direction, so the search reads them instead of working
+/// them out at every ray.
+const ARMS: [(usize, usize); 4] = {
+    let mut t = [(0, 0); 4];
+    let mut d = 0;
+    while d < 4 {
+        let (dx, dy) = DIRS[4 + d];
+        t[d] = (dir_index(dx, 0), dir_index(0, dy));
+        d += 1;
+    }
+    t
+};
+
+/// For each straight direction `0..4`, its two sides as [`DIRS`] indices `(side, back,
+/// forward)`: the side `s` itself, the diagonal `s - dir` towards the cell beside the previous
+/// one, and the diagonal `dir + s` (see [`PlusExpander`]'s forced-side rule).
+const SIDES: [[(usize, usize, usize); 2]; 4] = {
+    let mut t = [[(0, 0, 0); 2]; 4];
+    let mut d = 0;
+    while d < 4 {
+        let (dx, dy) = DIRS[d];
+        let sides = if dy == 0 {
+            [(0, -1), (0, 1)]
+        } else {
+            [(-1, 0), (1, 0)]
+        };
+        let mut k = 0;
+        while k < 2 {
+            let (sx, sy) = sides[k];
+            t[d][k] = (
+                dir_index(sx, sy),
+                dir_index(sx - dx, sy - dy),
+                dir_index(dx + sx, dy + sy),
+            );
+            k += 1;
+        }
+        d += 1;
+    }
+    t
+};
 
 /// One cell's entries, by [`DIRS`] index.
 type Entry = [i16; 8];
@@ -404,7 +446,7 @@ impl PlusExpander<'_> {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
         let (mut x, mut y) = self.xy(n);
-        let (arm_x, arm_y) = (dir_index(dx, 0), dir_index(0, dy));
+        let (arm_x, arm_y) = ARMS[dir - 4];
         let mut k = 0usize;
         // The entries of the current cell, read once for the ray and both arms.
         let mut e = e;
@@ -468,6 +510,8 @@ impl PlusExpander<'_> {
 }
 
 impl Expander for PlusExpander<'_> {
+    const PARENT_G: bool = false;
+
     fn successors(
         &mut self,
         _grid: &Grid,
@@ -506,19 +550,14 @@ impl Expander for PlusExpander<'_> {
         // Forced sides (blocked beside the previous cell, open beside this one), read off this
         // cell's own entries instead of the cells: side `s` is open iff `e[s] != 0` (an open
         // cell's entry is 0 exactly when its first step is blocked); then the cell beside the
-        // previous one, `n - dir + s`, is blocked iff the diagonal entry towards it is 0, since
-        // that diagonal step's two side cells, `n + s` and the previous cell `n - dir`, are
-        // open (the move came through `n - dir`: every straight edge is at least one step).
-        let sides: [(isize, isize); 2] = if dy == 0 {
-            [(0, -1), (0, 1)]
-        } else {
-            [(-1, 0), (1, 0)]
-        };
-        for (sx, sy) in sides {
-            let side = dir_index(sx, sy);
-            if e[side] != 0 && e[dir_index(sx - dx, sy - dy)] == 0 {
+        // previous one, `n - dir + s`, is blocked iff the diagonal entry towards it (`back`)
+        // is 0, since that diagonal step's two side cells, `n + s` and the previous cell
+        // `n - dir`, are open (the move came through `n - dir`: every straight edge is at
+        // least one step).
+        for (side, back, forward) in SIDES[dir] {
+            if e[side] != 0 && e[back] == 0 {
                 self.push(n, e, g, side, out);
-                self.push(n, e, g, dir_index(dx + sx, dy + sy), out);
+                self.push(n, e, g, forward, out);
             }
         }
     }

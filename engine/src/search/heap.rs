@@ -34,7 +34,7 @@ fn round_f(f: f64) -> u64 {
 }
 
 /// One entry: `key = round_f(f) << 64 | (!g_f32_bits) << 32 | node`.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry(u128);
 
 impl Entry {
@@ -56,45 +56,94 @@ impl Entry {
 }
 
 /// Min-queue on `(f, -g, node)` with decrease-key, reused across searches (its buffers are
-/// never freed). Each node is in the heap at most once: `pos[node]` is its slot while it is
+/// never freed). Each node is in the queue at most once: `pos[node]` is its slot while it is
 /// open, so an improvement moves the existing entry instead of adding a stale one.
+///
+/// The smallest entry may be held apart from the heap, in `best`: an entry pushed while it is
+/// smaller than everything queued goes there instead of into the heap, and the next pop takes
+/// it without touching the heap. Why: an expansion's best successor usually continues its
+/// path at the same `f` with a larger `g`, so it is exactly the next node expanded (the tie
+/// rule), and through the heap it cost a sift-up to the root and, at the pop, a sift-down of
+/// the heap's last entry from the root to the bottom. Held apart it costs one comparison. The
+/// order is unchanged: `best`, when set, is smaller than every heap entry.
 #[derive(Default)]
 pub(crate) struct OpenList {
     heap: Vec<Entry>,
-    /// Heap slot of each node id currently in the heap (garbage for the others).
+    /// The smallest entry, kept out of the heap (see above); smaller than all of `heap`.
+    best: Option<Entry>,
+    /// Heap slot of each node id currently in the heap, [`IN_BEST`] for the one in `best`
+    /// (garbage for the others).
     pos: Vec<u32>,
 }
 
 const ARITY: usize = 4;
 
+/// `pos` of the node held in `best`.
+const IN_BEST: u32 = u32::MAX;
+
 impl OpenList {
-    /// Empties the heap and makes room for node ids below `len`.
+    /// Empties the queue and makes room for node ids below `len`.
     #[inline]
     pub(crate) fn begin(&mut self, len: usize) {
         self.heap.clear();
+        self.best = None;
         if self.pos.len() < len {
             self.pos.resize(len, 0);
         }
     }
 
-    /// Adds `node`, which must not be in the heap.
+    /// Adds `node`, which must not be queued.
     #[inline]
     pub(crate) fn push(&mut self, f: f64, g: f64, node: u32) {
         debug_assert!(f >= 0.0 && g >= 0.0);
-        let i = self.heap.len();
         let e = Entry::new(f, g, node);
-        self.heap.push(e);
-        self.sift_up(i, e);
+        match self.best {
+            Some(b) if e < b => {
+                // The new entry is the smallest; the old best becomes the heap's smallest.
+                self.heap_push(b);
+                self.set_best(e);
+            }
+            Some(_) => self.heap_push(e),
+            None if self.heap.first().is_none_or(|&t| e < t) => self.set_best(e),
+            None => self.heap_push(e),
+        }
     }
 
-    /// Gives `node`, which must be in the heap, its new (improved) key.
+    /// Gives `node`, which must be queued, its new (improved) key.
     #[inline]
     pub(crate) fn update(&mut self, f: f64, g: f64, node: u32) {
-        let i = self.pos[node as usize] as usize;
         let e = Entry::new(f, g, node);
+        let i = self.pos[node as usize];
+        if i == IN_BEST {
+            debug_assert_eq!(self.best.map(Entry::node), Some(node));
+            // A smaller g can round to the same f and then orders later (ties prefer larger
+            // g), so the new key is not always still below the heap.
+            if self.heap.first().is_none_or(|&t| e < t) {
+                self.best = Some(e);
+            } else {
+                self.best = None;
+                self.heap_push(e);
+            }
+            return;
+        }
+        let i = i as usize;
         debug_assert_eq!(self.heap[i].node(), node);
-        // A smaller g can round to the same f and then orders later (ties prefer larger g).
-        if e < self.heap[i] {
+        let smallest = match self.best {
+            Some(b) => e < b,
+            None => e < self.heap[0],
+        };
+        if smallest {
+            // The next node to pop (in A*, typically the cell that continues the path just
+            // expanded, reached before from a neighbour): out of the heap into `best`, which
+            // costs a sift from its slot, usually near the bottom, instead of one up to the
+            // root and one down from it at the pop.
+            self.remove_at(i);
+            if let Some(b) = self.best {
+                self.heap_push(b);
+            }
+            self.set_best(e);
+        } else if e < self.heap[i] {
+            // A smaller g can round to the same f and then orders later (ties prefer larger g).
             self.sift_up(i, e);
         } else {
             self.sift_down(i, e);
@@ -104,12 +153,45 @@ impl OpenList {
     /// Pops the smallest entry as `(f, node)` (`f` as rounded for the order).
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(f64, u32)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().unwrap();
-        if !self.heap.is_empty() {
-            self.sift_down(0, last);
-        }
+        let top = match self.best.take() {
+            Some(b) => b,
+            None => {
+                let top = *self.heap.first()?;
+                let last = self.heap.pop().unwrap();
+                if !self.heap.is_empty() {
+                    self.sift_down(0, last);
+                }
+                top
+            }
+        };
         Some((top.f(), top.node()))
+    }
+
+    #[inline]
+    fn set_best(&mut self, e: Entry) {
+        self.best = Some(e);
+        self.pos[e.node() as usize] = IN_BEST;
+    }
+
+    /// Takes the entry at heap slot `i` out of the heap.
+    #[inline]
+    fn remove_at(&mut self, i: usize) {
+        let last = self.heap.pop().expect("slot i is in the heap");
+        if i < self.heap.len() {
+            if i > 0 && last < self.heap[(i - 1) / ARITY] {
+                self.sift_up(i, last);
+            } else {
+                self.sift_down(i, last);
+            }
+        }
+    }
+
+    /// Adds `e` to the heap proper.
+    #[inline]
+    fn heap_push(&mut self, e: Entry) {
+        let i = self.heap.len();
+        self.heap.push(e);
+        self.sift_up(i, e);
     }
 
     /// Places `e` at slot `i` or above, moving larger parents down.
@@ -230,6 +312,63 @@ mod tests {
             assert!(r >= prev.1, "{} rounds below {}", v, prev.0);
             assert!((f64::from_bits(r) - v).abs() <= v * 1e-10);
             prev = (v, r);
+        }
+    }
+
+    #[test]
+    fn interleaved_pushes_updates_and_pops_follow_a_sorted_reference() {
+        // Pops between the pushes and updates keep `best` in play (an entry smaller than
+        // the heap held apart); the reference is a sorted set of the same keys.
+        for seed in 1..40u64 {
+            let mut x = seed;
+            let mut rnd = move || {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                x >> 33
+            };
+            let mut o = OpenList::default();
+            o.begin(300);
+            let mut reference = std::collections::BTreeSet::<Entry>::new();
+            let mut key: Vec<Option<Entry>> = vec![None; 300];
+            let mut floor = 0.0;
+            for step in 0..3000 {
+                let node = (rnd() % 300) as u32;
+                // Small integer f's and g's: many ties, as on a grid; never below the last
+                // pop, as in A*.
+                let f = floor + (rnd() % 6) as f64;
+                let g = (rnd() % 5) as f64;
+                let e = Entry::new(f, g, node);
+                match (rnd() % 3, key[node as usize]) {
+                    (0, _) if !reference.is_empty() => {
+                        let want = reference.pop_first().unwrap();
+                        let (got_f, got) = o.pop().unwrap();
+                        assert_eq!(
+                            (got_f, got),
+                            (want.f(), want.node()),
+                            "seed {seed} step {step}"
+                        );
+                        key[got as usize] = None;
+                        floor = got_f;
+                    }
+                    (_, None) => {
+                        o.push(f, g, node);
+                        reference.insert(e);
+                        key[node as usize] = Some(e);
+                    }
+                    (_, Some(old)) => {
+                        // Any new key, smaller or not (a smaller g can order later).
+                        o.update(f, g, node);
+                        reference.remove(&old);
+                        reference.insert(e);
+                        key[node as usize] = Some(e);
+                    }
+                }
+            }
+            while let Some(want) = reference.pop_first() {
+                assert_eq!(o.pop(), Some((want.f(), want.node())), "seed {seed}");
+            }
+            assert!(o.pop().is_none(), "seed {seed}");
         }
     }
 

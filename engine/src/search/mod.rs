@@ -109,8 +109,12 @@ pub(crate) trait Expander {
     /// Whether [`Expander::refine`] does anything (lets the core skip the call).
     const REFINES: bool = false;
 
+    /// Whether [`Expander::successors`] reads the parent's cost (lets the core skip reading
+    /// the parent's record, a cache miss of its own on a large map; it passes NaN instead).
+    const PARENT_G: bool = true;
+
     /// Pushes the successors of `node` (reached with cost `g`, from `parent`, whose own cost
-    /// is `parent_g`) into `out`.
+    /// is `parent_g`, NaN unless [`Expander::PARENT_G`]) into `out`.
     fn successors(
         &mut self,
         grid: &Grid,
@@ -206,7 +210,9 @@ impl<C: std::ops::Deref<Target = [u8]>> GridExpander<C> {
 }
 
 impl<C: std::ops::Deref<Target = [u8]>> Expander for GridExpander<C> {
-    #[inline]
+    const PARENT_G: bool = false;
+
+    #[inline(always)]
     fn successors(
         &mut self,
         _grid: &Grid,
@@ -456,7 +462,14 @@ fn best_first_traced<E: Expander, H: Estimate, T: Tracer>(
             break CoreEnd::Goal;
         }
         // Step 5: relax successors; push only strict improvements.
-        let parent_info = (parent != node).then(|| (parent, nodes.g(parent)));
+        let parent_info = (parent != node).then(|| {
+            let parent_g = if E::PARENT_G {
+                nodes.g(parent)
+            } else {
+                f64::NAN
+            };
+            (parent, parent_g)
+        });
         succs.clear();
         expander.successors(grid, node, g, parent_info, succs);
         for s in succs.iter_mut() {
