@@ -44,7 +44,7 @@ use std::time::Instant;
 pub(crate) use heap::OpenList;
 pub(crate) use scratch::{Scratch, State};
 
-use crate::grid::{Cells, Grid, Movement, Point, distance, moves};
+use crate::grid::{Cells, Grid, Movement, Point, UNIFORM_STEPS, distance, moves, moves_by};
 use crate::query::{LimitKind, Limits, Stats};
 use crate::trace::Phase;
 use trace::{RawEvent, RawKind, Tracer};
@@ -178,13 +178,18 @@ impl Estimate for Heuristic {
 pub(crate) struct GridExpander<C = Cells> {
     offsets: [isize; 8],
     octile: bool,
+    /// Every passable cell costs 1: steps cost [`crate::grid::UNIFORM_STEPS`].
+    uniform: bool,
     /// Padded costs (ring of zeros), taken once per search.
     cells: C,
 }
 
 impl GridExpander {
     pub(crate) fn new(grid: &Grid) -> Self {
-        GridExpander::over(grid.cells(), grid.padded_width(), grid.movement())
+        GridExpander {
+            uniform: grid.is_uniform(),
+            ..GridExpander::over(grid.cells(), grid.padded_width(), grid.movement())
+        }
     }
 }
 
@@ -198,6 +203,7 @@ impl<C: std::ops::Deref<Target = [u8]>> GridExpander<C> {
         GridExpander {
             offsets,
             octile: movement == Movement::Octile,
+            uniform: false,
             cells,
         }
     }
@@ -226,15 +232,28 @@ impl<C: std::ops::Deref<Target = [u8]>> Expander for GridExpander<C> {
         // Moves go to a local array first and into `out` in one pass: no capacity check per
         // push.
         let mut buf = [(0u32, 0.0f64); 8];
-        let k = moves(
-            &self.offsets,
-            self.octile,
-            n,
-            cells[n],
-            g,
-            |m| cells[m],
-            &mut buf,
-        );
+        let k = if self.uniform {
+            let step = |d: usize, _| UNIFORM_STEPS[d];
+            moves_by(
+                &self.offsets,
+                self.octile,
+                n,
+                g,
+                |m| cells[m],
+                step,
+                &mut buf,
+            )
+        } else {
+            moves(
+                &self.offsets,
+                self.octile,
+                n,
+                cells[n],
+                g,
+                |m| cells[m],
+                &mut buf,
+            )
+        };
         out.extend(buf[..k].iter().map(|&(m, g)| Succ {
             node: m,
             g,
