@@ -17,7 +17,9 @@
 //! validates its ends with `query::check_ends`.
 //!
 //! Open list: a 4-ary heap keyed by `f` with decrease-key ([`heap`]): each open node is in it
-//! once, an improvement moves its entry. An improvement must beat the recorded cost by a tiny
+//! once, an improvement moves its entry; the smallest entry is held apart from the heap when
+//! it arrives smaller than everything queued (the usual case for an expansion's continuing
+//! successor), so taking it next costs no sifting. An improvement must beat the recorded cost by a tiny
 //! relative margin ([`IMPROVES_BY`]), so rounding noise never counts as one. Closed nodes are
 //! never reopened under an inflated heuristic (weighted A*).
 //!
