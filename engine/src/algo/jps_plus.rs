@@ -396,6 +396,11 @@ pub(crate) fn search(
 
 /// The JPS+ expansion policy: [`super::jps::JpsExpander`]'s successors, found by table
 /// lookups instead of scans.
+///
+/// Successors go straight to the core's relaxation ([`Expander::each_successor`]) rather
+/// than through its buffer: the policy is `Copy` (a table reference and a few numbers), so a
+/// copy generates them while the core's visitor borrows the original.
+#[derive(Clone, Copy)]
 struct PlusExpander<'t> {
     table: &'t JumpTable,
     pw: usize,
@@ -442,7 +447,7 @@ impl PlusExpander<'_> {
     /// edges at their octile cost), and the ray goes on, one table lookup per stop.
     ///
     /// `e` is the entry of `n` (read by the caller, which has it anyway).
-    fn ray(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
+    fn ray(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut impl FnMut(Succ)) {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
         let (mut x, mut y) = self.xy(n);
@@ -471,7 +476,7 @@ impl PlusExpander<'_> {
             let diag = k as f64 * SQRT2;
             let here = y * self.pw + x;
             if (x, y) == self.goal {
-                out.push(Succ {
+                out(Succ {
                     node: here as u32,
                     g: g + diag,
                     parent: n as u32,
@@ -481,7 +486,7 @@ impl PlusExpander<'_> {
             e = self.table.get(here);
             for arm in [arm_x, arm_y] {
                 if let Some((node, steps)) = self.straight(e[arm], x, y, arm) {
-                    out.push(Succ {
+                    out(Succ {
                         node: node as u32,
                         g: g + (diag + steps as f64),
                         parent: n as u32,
@@ -493,14 +498,14 @@ impl PlusExpander<'_> {
 
     /// Pushes the successors of padded `n` (whose entry is `e`) in direction `dir`.
     #[inline]
-    fn push(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
+    fn push(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut impl FnMut(Succ)) {
         if dir >= 4 {
             self.ray(n, e, g, dir, out);
             return;
         }
         let (x, y) = self.xy(n);
         if let Some((node, steps)) = self.straight(e[dir], x, y, dir) {
-            out.push(Succ {
+            out(Succ {
                 node: node as u32,
                 g: g + steps as f64,
                 parent: n as u32,
@@ -509,17 +514,9 @@ impl PlusExpander<'_> {
     }
 }
 
-impl Expander for PlusExpander<'_> {
-    const PARENT_G: bool = false;
-
-    fn successors(
-        &mut self,
-        _grid: &Grid,
-        node: u32,
-        g: f64,
-        parent: Option<(u32, f64)>,
-        out: &mut Vec<Succ>,
-    ) {
+impl PlusExpander<'_> {
+    /// The successors of `node` (reached with cost `g` from `parent`), each handed to `out`.
+    fn generate(&self, node: u32, g: f64, parent: Option<(u32, f64)>, out: &mut impl FnMut(Succ)) {
         let n = node as usize;
         // Everything below reads this one entry (and the entries of the cells it jumps to).
         let e = self.table.get(n);
@@ -560,5 +557,34 @@ impl Expander for PlusExpander<'_> {
                 self.push(n, e, g, forward, out);
             }
         }
+    }
+}
+
+impl Expander for PlusExpander<'_> {
+    const PARENT_G: bool = false;
+
+    fn successors(
+        &mut self,
+        _grid: &Grid,
+        node: u32,
+        g: f64,
+        parent: Option<(u32, f64)>,
+        out: &mut Vec<Succ>,
+    ) {
+        self.generate(node, g, parent, &mut |s| out.push(s));
+    }
+
+    #[inline]
+    fn each_successor(
+        &mut self,
+        _grid: &Grid,
+        node: u32,
+        g: f64,
+        parent: Option<(u32, f64)>,
+        _buf: &mut Vec<Succ>,
+        mut visit: impl FnMut(&mut Self, Succ),
+    ) {
+        let this = *self;
+        this.generate(node, g, parent, &mut |s| visit(self, s));
     }
 }
