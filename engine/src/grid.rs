@@ -169,20 +169,40 @@ pub(crate) fn moves(
     cost: impl Fn(usize) -> u8,
     out: &mut [(u32, f64); 8],
 ) -> usize {
+    moves_by(offsets, octile, n, g, cost, |d, cm| step_of(d, c, cm), out)
+}
+
+/// The step costs of a uniform map (every passable cell costs 1), by direction of [`DIRS`]:
+/// exactly what [`step_of`] computes there.
+pub(crate) const UNIFORM_STEPS: [f64; 8] = [1.0, 1.0, 1.0, 1.0, SQRT2, SQRT2, SQRT2, SQRT2];
+
+/// [`moves`] with the step cost of direction `d` into a neighbour costing `cm` given by
+/// `step(d, cm)`: [`step_of`] from the cell's own cost, or on a uniform map a constant
+/// ([`UNIFORM_STEPS`]), which spares A* two conversions and a multiplication per move.
+#[inline(always)]
+pub(crate) fn moves_by(
+    offsets: &[isize; 8],
+    octile: bool,
+    n: usize,
+    g: f64,
+    cost: impl Fn(usize) -> u8,
+    step: impl Fn(usize, u8) -> f64,
+    out: &mut [(u32, f64); 8],
+) -> usize {
     let mut k = 0;
     let mut open = [false; 4];
     for (d, is_open) in open.iter_mut().enumerate() {
         let m = n.wrapping_add_signed(offsets[d]);
         let cm = cost(m);
         *is_open = cm != 0;
-        out[k] = (m as u32, g + step_of(d, c, cm));
+        out[k] = (m as u32, g + step(d, cm));
         k += usize::from(cm != 0);
     }
     if octile {
         for (d, &(a, b)) in DIAG_SIDES.iter().enumerate() {
             let m = n.wrapping_add_signed(offsets[4 + d]);
             let cm = cost(m);
-            out[k] = (m as u32, g + step_of(4 + d, c, cm));
+            out[k] = (m as u32, g + step(4 + d, cm));
             k += usize::from(open[a] && open[b] && cm != 0);
         }
     }

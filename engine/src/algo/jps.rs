@@ -537,6 +537,8 @@ const DIRS8: [(isize, isize); 8] = [
 ];
 
 impl Expander for JpsExpander<'_> {
+    const PARENT_G: bool = false;
+
     fn successors(
         &mut self,
         _grid: &Grid,

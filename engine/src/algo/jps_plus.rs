@@ -80,11 +80,53 @@ const DIRS: [(isize, isize); 8] = [
 /// Index in [`DIRS`] of a direction (a table lookup: the search calls this with directions
 /// known only at run time, where a `match` compiled to branches).
 #[inline(always)]
-fn dir_index(dx: isize, dy: isize) -> usize {
+const fn dir_index(dx: isize, dy: isize) -> usize {
     // By `(dy + 1) * 3 + dx + 1`; the centre (no move) is never asked for.
     const BY_OFFSET: [u8; 9] = [7, 0, 4, 3, 0, 1, 6, 2, 5];
     BY_OFFSET[((dy + 1) * 3 + dx + 1) as usize] as usize
 }
+
+/// The two straight components (arms) of each diagonal direction `4..8`, as [`DIRS`] indices
+/// `(dx, 0)` and `(0, dy)`: fixed per direction, so the search reads them instead of working
+/// them out at every ray.
+const ARMS: [(usize, usize); 4] = {
+    let mut t = [(0, 0); 4];
+    let mut d = 0;
+    while d < 4 {
+        let (dx, dy) = DIRS[4 + d];
+        t[d] = (dir_index(dx, 0), dir_index(0, dy));
+        d += 1;
+    }
+    t
+};
+
+/// For each straight direction `0..4`, its two sides as [`DIRS`] indices `(side, back,
+/// forward)`: the side `s` itself, the diagonal `s - dir` towards the cell beside the previous
+/// one, and the diagonal `dir + s` (see [`PlusExpander`]'s forced-side rule).
+const SIDES: [[(usize, usize, usize); 2]; 4] = {
+    let mut t = [[(0, 0, 0); 2]; 4];
+    let mut d = 0;
+    while d < 4 {
+        let (dx, dy) = DIRS[d];
+        let sides = if dy == 0 {
+            [(0, -1), (0, 1)]
+        } else {
+            [(-1, 0), (1, 0)]
+        };
+        let mut k = 0;
+        while k < 2 {
+            let (sx, sy) = sides[k];
+            t[d][k] = (
+                dir_index(sx, sy),
+                dir_index(sx - dx, sy - dy),
+                dir_index(dx + sx, dy + sy),
+            );
+            k += 1;
+        }
+        d += 1;
+    }
+    t
+};
 
 /// One cell's entries, by [`DIRS`] index.
 type Entry = [i16; 8];
@@ -354,6 +396,11 @@ pub(crate) fn search(
 
 /// The JPS+ expansion policy: [`super::jps::JpsExpander`]'s successors, found by table
 /// lookups instead of scans.
+///
+/// Successors go straight to the core's relaxation ([`Expander::each_successor`]) rather
+/// than through its buffer: the policy is `Copy` (a table reference and a few numbers), so a
+/// copy generates them while the core's visitor borrows the original.
+#[derive(Clone, Copy)]
 struct PlusExpander<'t> {
     table: &'t JumpTable,
     pw: usize,
@@ -400,11 +447,11 @@ impl PlusExpander<'_> {
     /// edges at their octile cost), and the ray goes on, one table lookup per stop.
     ///
     /// `e` is the entry of `n` (read by the caller, which has it anyway).
-    fn ray(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
+    fn ray(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut impl FnMut(Succ)) {
         let (dx, dy) = DIRS[dir];
         let (gx, gy) = self.goal;
         let (mut x, mut y) = self.xy(n);
-        let (arm_x, arm_y) = (dir_index(dx, 0), dir_index(0, dy));
+        let (arm_x, arm_y) = ARMS[dir - 4];
         let mut k = 0usize;
         // The entries of the current cell, read once for the ray and both arms.
         let mut e = e;
@@ -429,7 +476,7 @@ impl PlusExpander<'_> {
             let diag = k as f64 * SQRT2;
             let here = y * self.pw + x;
             if (x, y) == self.goal {
-                out.push(Succ {
+                out(Succ {
                     node: here as u32,
                     g: g + diag,
                     parent: n as u32,
@@ -439,7 +486,7 @@ impl PlusExpander<'_> {
             e = self.table.get(here);
             for arm in [arm_x, arm_y] {
                 if let Some((node, steps)) = self.straight(e[arm], x, y, arm) {
-                    out.push(Succ {
+                    out(Succ {
                         node: node as u32,
                         g: g + (diag + steps as f64),
                         parent: n as u32,
@@ -451,14 +498,14 @@ impl PlusExpander<'_> {
 
     /// Pushes the successors of padded `n` (whose entry is `e`) in direction `dir`.
     #[inline]
-    fn push(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut Vec<Succ>) {
+    fn push(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut impl FnMut(Succ)) {
         if dir >= 4 {
             self.ray(n, e, g, dir, out);
             return;
         }
         let (x, y) = self.xy(n);
         if let Some((node, steps)) = self.straight(e[dir], x, y, dir) {
-            out.push(Succ {
+            out(Succ {
                 node: node as u32,
                 g: g + steps as f64,
                 parent: n as u32,
@@ -467,15 +514,9 @@ impl PlusExpander<'_> {
     }
 }
 
-impl Expander for PlusExpander<'_> {
-    fn successors(
-        &mut self,
-        _grid: &Grid,
-        node: u32,
-        g: f64,
-        parent: Option<(u32, f64)>,
-        out: &mut Vec<Succ>,
-    ) {
+impl PlusExpander<'_> {
+    /// The successors of `node` (reached with cost `g` from `parent`), each handed to `out`.
+    fn generate(&self, node: u32, g: f64, parent: Option<(u32, f64)>, out: &mut impl FnMut(Succ)) {
         let n = node as usize;
         // Everything below reads this one entry (and the entries of the cells it jumps to).
         let e = self.table.get(n);
@@ -506,20 +547,44 @@ impl Expander for PlusExpander<'_> {
         // Forced sides (blocked beside the previous cell, open beside this one), read off this
         // cell's own entries instead of the cells: side `s` is open iff `e[s] != 0` (an open
         // cell's entry is 0 exactly when its first step is blocked); then the cell beside the
-        // previous one, `n - dir + s`, is blocked iff the diagonal entry towards it is 0, since
-        // that diagonal step's two side cells, `n + s` and the previous cell `n - dir`, are
-        // open (the move came through `n - dir`: every straight edge is at least one step).
-        let sides: [(isize, isize); 2] = if dy == 0 {
-            [(0, -1), (0, 1)]
-        } else {
-            [(-1, 0), (1, 0)]
-        };
-        for (sx, sy) in sides {
-            let side = dir_index(sx, sy);
-            if e[side] != 0 && e[dir_index(sx - dx, sy - dy)] == 0 {
+        // previous one, `n - dir + s`, is blocked iff the diagonal entry towards it (`back`)
+        // is 0, since that diagonal step's two side cells, `n + s` and the previous cell
+        // `n - dir`, are open (the move came through `n - dir`: every straight edge is at
+        // least one step).
+        for (side, back, forward) in SIDES[dir] {
+            if e[side] != 0 && e[back] == 0 {
                 self.push(n, e, g, side, out);
-                self.push(n, e, g, dir_index(dx + sx, dy + sy), out);
+                self.push(n, e, g, forward, out);
             }
         }
+    }
+}
+
+impl Expander for PlusExpander<'_> {
+    const PARENT_G: bool = false;
+
+    fn successors(
+        &mut self,
+        _grid: &Grid,
+        node: u32,
+        g: f64,
+        parent: Option<(u32, f64)>,
+        out: &mut Vec<Succ>,
+    ) {
+        self.generate(node, g, parent, &mut |s| out.push(s));
+    }
+
+    #[inline]
+    fn each_successor(
+        &mut self,
+        _grid: &Grid,
+        node: u32,
+        g: f64,
+        parent: Option<(u32, f64)>,
+        _buf: &mut Vec<Succ>,
+        mut visit: impl FnMut(&mut Self, Succ),
+    ) {
+        let this = *self;
+        this.generate(node, g, parent, &mut |s| visit(self, s));
     }
 }

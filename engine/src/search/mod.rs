@@ -17,12 +17,16 @@
 //! validates its ends with `query::check_ends`.
 //!
 //! Open list: a 4-ary heap keyed by `f` with decrease-key ([`heap`]): each open node is in it
-//! once, an improvement moves its entry. An improvement must beat the recorded cost by a tiny
+//! once, an improvement moves its entry; the smallest entry is held apart from the heap when
+//! it arrives smaller than everything queued (the usual case for an expansion's continuing
+//! successor), so taking it next costs no sifting. An improvement must beat the recorded cost by a tiny
 //! relative margin ([`IMPROVES_BY`]), so rounding noise never counts as one. Closed nodes are
 //! never reopened under an inflated heuristic (weighted A*).
 //!
 //! Tie-breaking (documented, deterministic): smaller `f = g + w h` first (the weighted `f`
-//! for weighted A*, so its ties too follow the order it expands in); among equal `f`, larger `g`
+//! for weighted A*, so its ties too follow the order it expands in; compared at the relative
+//! precision 2^-36 of [`IMPROVES_BY`], so that equal true `f`s tie whatever the rounding of
+//! their sums, see [`heap`]); among equal `f`, larger `g`
 //! (the node deeper along its path, which finishes straight runs first; compared at `f32`
 //! precision); then the smaller node index (row-major order). Successors are generated in the order
 //! N, E, S, W, NE, SE, SW, NW. The heap order is total, so the same query on the same map
@@ -40,9 +44,9 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 use std::time::Instant;
 
 pub(crate) use heap::OpenList;
-pub(crate) use scratch::{Scratch, State};
+pub(crate) use scratch::Scratch;
 
-use crate::grid::{Cells, Grid, Movement, Point, distance, moves};
+use crate::grid::{Cells, Grid, Movement, Point, UNIFORM_STEPS, distance, moves, moves_by};
 use crate::query::{LimitKind, Limits, Stats};
 use crate::trace::Phase;
 use trace::{RawEvent, RawKind, Tracer};
@@ -107,8 +111,12 @@ pub(crate) trait Expander {
     /// Whether [`Expander::refine`] does anything (lets the core skip the call).
     const REFINES: bool = false;
 
+    /// Whether [`Expander::successors`] reads the parent's cost (lets the core skip reading
+    /// the parent's record, a cache miss of its own on a large map; it passes NaN instead).
+    const PARENT_G: bool = true;
+
     /// Pushes the successors of `node` (reached with cost `g`, from `parent`, whose own cost
-    /// is `parent_g`) into `out`.
+    /// is `parent_g`, NaN unless [`Expander::PARENT_G`]) into `out`.
     fn successors(
         &mut self,
         grid: &Grid,
@@ -117,6 +125,29 @@ pub(crate) trait Expander {
         parent: Option<(u32, f64)>,
         out: &mut Vec<Succ>,
     );
+
+    /// Calls `visit(self, succ)` for each successor of `node` (arguments as for
+    /// [`Expander::successors`]), in the order `successors` pushes them. The default goes
+    /// through `successors` and the buffer `buf`; the grid expander overrides it to hand its
+    /// moves over from a local array, sparing A*'s hottest loop a round trip through memory.
+    #[inline]
+    fn each_successor(
+        &mut self,
+        grid: &Grid,
+        node: u32,
+        g: f64,
+        parent: Option<(u32, f64)>,
+        buf: &mut Vec<Succ>,
+        mut visit: impl FnMut(&mut Self, Succ),
+    ) where
+        Self: Sized,
+    {
+        buf.clear();
+        self.successors(grid, node, g, parent, buf);
+        for &s in buf.iter() {
+            visit(self, s);
+        }
+    }
 
     /// Called for each proposal of the last [`Expander::successors`] call that the core may
     /// accept (the node is not closed, or may be reopened), with the node's current cost
@@ -172,13 +203,18 @@ impl Estimate for Heuristic {
 pub(crate) struct GridExpander<C = Cells> {
     offsets: [isize; 8],
     octile: bool,
+    /// Every passable cell costs 1: steps cost [`crate::grid::UNIFORM_STEPS`].
+    uniform: bool,
     /// Padded costs (ring of zeros), taken once per search.
     cells: C,
 }
 
 impl GridExpander {
     pub(crate) fn new(grid: &Grid) -> Self {
-        GridExpander::over(grid.cells(), grid.padded_width(), grid.movement())
+        GridExpander {
+            uniform: grid.is_uniform(),
+            ..GridExpander::over(grid.cells(), grid.padded_width(), grid.movement())
+        }
     }
 }
 
@@ -192,6 +228,7 @@ impl<C: std::ops::Deref<Target = [u8]>> GridExpander<C> {
         GridExpander {
             offsets,
             octile: movement == Movement::Octile,
+            uniform: false,
             cells,
         }
     }
@@ -203,8 +240,34 @@ impl<C: std::ops::Deref<Target = [u8]>> GridExpander<C> {
     }
 }
 
+impl<C: std::ops::Deref<Target = [u8]>> GridExpander<C> {
+    /// The legal moves from `node` (reached with cost `g`) into `buf`, as
+    /// `(neighbour, cost)`; returns how many.
+    #[inline(always)]
+    fn moves_into(&self, node: u32, g: f64, buf: &mut [(u32, f64); 8]) -> usize {
+        let cells: &[u8] = &self.cells;
+        let n = node as usize;
+        if self.uniform {
+            let step = |d: usize, _| UNIFORM_STEPS[d];
+            moves_by(&self.offsets, self.octile, n, g, |m| cells[m], step, buf)
+        } else {
+            moves(
+                &self.offsets,
+                self.octile,
+                n,
+                cells[n],
+                g,
+                |m| cells[m],
+                buf,
+            )
+        }
+    }
+}
+
 impl<C: std::ops::Deref<Target = [u8]>> Expander for GridExpander<C> {
-    #[inline]
+    const PARENT_G: bool = false;
+
+    #[inline(always)]
     fn successors(
         &mut self,
         _grid: &Grid,
@@ -213,25 +276,39 @@ impl<C: std::ops::Deref<Target = [u8]>> Expander for GridExpander<C> {
         _parent: Option<(u32, f64)>,
         out: &mut Vec<Succ>,
     ) {
-        let cells: &[u8] = &self.cells;
-        let n = node as usize;
         // Moves go to a local array first and into `out` in one pass: no capacity check per
         // push.
         let mut buf = [(0u32, 0.0f64); 8];
-        let k = moves(
-            &self.offsets,
-            self.octile,
-            n,
-            cells[n],
-            g,
-            |m| cells[m],
-            &mut buf,
-        );
+        let k = self.moves_into(node, g, &mut buf);
         out.extend(buf[..k].iter().map(|&(m, g)| Succ {
             node: m,
             g,
             parent: node,
         }));
+    }
+
+    #[inline(always)]
+    fn each_successor(
+        &mut self,
+        _grid: &Grid,
+        node: u32,
+        g: f64,
+        _parent: Option<(u32, f64)>,
+        _buf: &mut Vec<Succ>,
+        mut visit: impl FnMut(&mut Self, Succ),
+    ) {
+        let mut buf = [(0u32, 0.0f64); 8];
+        let k = self.moves_into(node, g, &mut buf);
+        for &(m, g) in &buf[..k] {
+            visit(
+                self,
+                Succ {
+                    node: m,
+                    g,
+                    parent: node,
+                },
+            );
+        }
     }
 }
 
@@ -454,22 +531,25 @@ fn best_first_traced<E: Expander, H: Estimate, T: Tracer>(
             break CoreEnd::Goal;
         }
         // Step 5: relax successors; push only strict improvements.
-        let parent_info = (parent != node).then(|| (parent, nodes.g(parent)));
-        succs.clear();
-        expander.successors(grid, node, g, parent_info, succs);
-        for s in succs.iter_mut() {
-            let (old, closed) = match nodes.state(s.node) {
-                State::New => (f64::INFINITY, false),
-                State::Open(g) => (g, false),
-                State::Closed(_) if !reopen => continue,
-                State::Closed(g) => (g, true),
+        let parent_info = (parent != node).then(|| {
+            let parent_g = if E::PARENT_G {
+                nodes.g(parent)
+            } else {
+                f64::NAN
             };
+            (parent, parent_g)
+        });
+        expander.each_successor(grid, node, g, parent_info, succs, |expander, mut s| {
+            let (old, closed) = nodes.cost_and_closed(s.node);
+            if !reopen && closed {
+                return;
+            }
             if E::REFINES {
-                expander.refine(grid, s, old);
+                expander.refine(grid, &mut s, old);
             }
             // `old * (1 - margin)` is infinity for an unreached node.
             if s.g >= old * (1.0 - IMPROVES_BY) {
-                continue;
+                return;
             }
             nodes.touch(s.node, s.g, s.parent);
             let f = s.g + run.weight * run.heuristic.h(s.node);
@@ -496,7 +576,7 @@ fn best_first_traced<E: Expander, H: Estimate, T: Tracer>(
                     phase: Phase::Search,
                 });
             }
-        }
+        });
     };
     stats.elapsed = started.elapsed();
     CoreOutcome {

@@ -27,17 +27,6 @@ pub(crate) struct Nodes {
     generation: u32,
 }
 
-/// What a search knows about a node.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum State {
-    /// Not reached this search.
-    New,
-    /// Reached with this `g`, waiting on the open list.
-    Open(f64),
-    /// Expanded with this `g`.
-    Closed(f64),
-}
-
 impl Nodes {
     fn begin(&mut self, len: usize) {
         if self.recs.len() < len {
@@ -51,17 +40,19 @@ impl Nodes {
         self.generation += 2;
     }
 
-    /// The node's state in this search.
+    /// The node's recorded cost (infinity if unreached this search) and whether it is
+    /// expanded: its state (unreached, open, expanded) as two values. Why: the core asks
+    /// this of every successor, whose state is as good as random, and one comparison of
+    /// the stamp plus a select (no branch) left the relaxation one hard-to-predict branch
+    /// (does the new cost improve?) instead of three; A* on `arena2` mispredicted about 7
+    /// branches an expansion.
     #[inline]
-    pub(crate) fn state(&self, n: u32) -> State {
+    pub(crate) fn cost_and_closed(&self, n: u32) -> (f64, bool) {
         let r = self.recs[n as usize];
-        if r.stamp == self.generation {
-            State::Open(r.g)
-        } else if r.stamp == self.generation + 1 {
-            State::Closed(r.g)
-        } else {
-            State::New
-        }
+        // 0 = open, 1 = expanded, anything else = untouched (older stamps wrap to large).
+        let d = r.stamp.wrapping_sub(self.generation);
+        let g = if d <= 1 { r.g } else { f64::INFINITY };
+        (g, d == 1)
     }
 
     /// Current g (infinity if unreached).
