@@ -4,12 +4,14 @@
 //! # Which values are still exact
 //!
 //! After raise-only patches (the tree is stale), a vertex's old value `g` is a lower bound of
-//! its new cost. It is still *exact* when its descent on the new map with the old values
-//! (the greedy path [`GoalTree::descend`] takes) is *tight* all the way to the goal: every
-//! step `v -> w` has `c_new(v, w) + g(w) = g(v)`. That path then costs `g(v)` on the new map,
-//! and nothing can cost less than the lower bound. A step is tight unless the patch raised
-//! an edge the old descent took (walls and dearer cells on it, or at a diagonal's corners):
-//! a descent that only passes beside a changed cell stays exact. Such a vertex is a
+//! its new cost. It is *exact* exactly when a path of *tight* steps leads from it to the
+//! goal on the new map, every step `v -> w` with `c_new(v, w) + g(w) = g(v)`: such a path
+//! costs `g(v)`, and nothing costs less than the lower bound; conversely the first step of
+//! an optimal path from an exact vertex is tight and ends at an exact vertex (its new cost
+//! is at least its old one, and the old values were consistent). A step is tight unless the
+//! patch raised it, so a vertex with another equal-cost way round the wall stays exact.
+//! [`GoalTree::terminal`] decides it depth first over tight steps, memoised for every vertex
+//! it decides (and shared by the agents of one patch). Such a vertex is a
 //! *terminal*: the search does not
 //! expand it, it knows the rest of the way. Every other vertex gets `h = min(g, bound)`, the
 //! consistent heuristic of the module docs. A* then pops vertices by `f = g_from_agent + h`;
@@ -26,11 +28,10 @@
 //!
 //! D* Lite descends from the agent along the first neighbour (direction order) whose
 //! `c + g_new` is smallest: the first neighbour that lies on an optimal path. So its path is
-//! the optimal path whose sequence of directions comes first in direction order, up to the
-//! first terminal on it (from there on, the descent on the old values is the new descent: on
-//! it every vertex keeps its exact value, so its step still reaches the least `c + g_new`; a
-//! neighbour before it in direction order was above the tie margin with the old values and
-//! only rose).
+//! the optimal path whose sequence of directions comes first in direction order. From a
+//! terminal on, its step is to the first neighbour reached tightly whose old value is exact
+//! (by the characterisation above, those are the neighbours with `c + g_new = g_new(v)`),
+//! which [`GoalTree::exact_descent`] takes.
 //!
 //! The search stops at the first terminal out of the queue, so it knows `C` and the exact
 //! cost from the agent `d(v)` of every vertex of `f < C`, but not every vertex on an optimal
@@ -54,7 +55,7 @@ use std::hash::BuildHasherDefault;
 
 use super::GoalTree;
 use crate::algo::dstar_lite::nodes::CellHasher;
-use crate::algo::dstar_lite::search_loop::{descent_step, neighbours};
+use crate::algo::dstar_lite::search_loop::neighbours;
 use crate::algo::dstar_lite::{CHECK_EVERY, STOP_SLACK, View};
 use crate::grid::{Grid, Point};
 use crate::query::{Limits, Stats, Status};
@@ -95,6 +96,8 @@ impl PartialOrd for Open {
 #[derive(Debug)]
 pub(crate) struct Route {
     pub status: Status,
+    // `stats.expanded`: the vertices the A* expanded, those the depth-first walk stepped
+    // to, and those whose exactness this call decided (walks of `terminal`).
     /// The new path, start first (with [`Status::Found`]).
     pub path: Option<Vec<Point>>,
     pub stats: Stats,
@@ -113,41 +116,88 @@ fn tight(a: f64, c: f64, b: f64) -> bool {
 }
 
 impl GoalTree {
-    /// True when `n`'s old value is exact on the new map: settled, and its descent on the
-    /// new map is tight to the goal (module docs). Memoised in `memo` for every vertex of the walked descent but
-    /// the learnt ones (whose old value need not be exact; [`Self::exact`] has theirs).
+    /// True when `n`'s old value is exact on the new map: a path of tight steps leads from
+    /// it to the goal (module docs). Depth first over tight steps, every vertex it decides
+    /// memoised in `memo` (a step is tight from a settled vertex only to a cheaper one, so
+    /// the walk cannot loop).
     fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>) -> bool {
         if n == self.s_goal {
             return true;
         }
-        let mut walked = Vec::new();
-        let mut cur = n;
-        let mut nb = [(0u32, 0.0f64); 8];
-        let answer = loop {
-            if cur == self.s_goal {
-                break true;
-            }
-            if let Some(&known) = memo.get(&cur) {
-                break known;
-            }
-            if !self.learnt.contains_key(&cur) {
-                walked.push(cur);
-            }
-            let g = self.nodes.g(cur);
-            if g >= self.bound {
-                break false;
-            }
-            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
-            match descent_step(&nb[..k], |s| self.nodes.g(s)) {
-                // Within the tie margin of `descent_step`: the step was not raised.
-                Some((next, via)) if via <= g + g * IMPROVES_BY => cur = next,
-                _ => break false,
-            }
-        };
-        for v in walked {
-            memo.insert(v, answer);
+        if let Some(&known) = memo.get(&n) {
+            return known;
         }
-        answer
+        if self.nodes.g(n) >= self.bound {
+            memo.insert(n, false);
+            return false;
+        }
+        let mut nb = [(0u32, 0.0f64); 8];
+        // The tight path so far: (vertex, next direction to try).
+        let mut stack: Vec<(u32, usize)> = vec![(n, 0)];
+        while let Some(&mut (v, ref mut next)) = stack.last_mut() {
+            let g = self.nodes.g(v);
+            let k = neighbours(cells, &self.offsets, self.movement, v, &mut nb);
+            let mut child = None;
+            let mut reached = false;
+            while *next < k {
+                let (w, c) = nb[*next];
+                *next += 1;
+                if !tight(self.nodes.g(w), c, g) {
+                    continue;
+                }
+                match (w == self.s_goal, memo.get(&w)) {
+                    (true, _) | (_, Some(true)) => {
+                        reached = true;
+                        break;
+                    }
+                    (_, Some(false)) => {}
+                    (_, None) => {
+                        child = Some(w);
+                        break;
+                    }
+                }
+            }
+            if reached {
+                // Every vertex on the stack reaches the goal tightly.
+                for (u, _) in stack.drain(..) {
+                    memo.insert(u, true);
+                }
+                return true;
+            }
+            match child {
+                Some(w) => stack.push((w, 0)),
+                None => {
+                    memo.insert(v, false);
+                    stack.pop();
+                }
+            }
+        }
+        false
+    }
+
+    /// D* Lite's path from `from`, whose old value is exact: at every vertex the first
+    /// neighbour (direction order) reached by a tight step whose old value is exact too.
+    fn exact_descent(
+        &self,
+        grid: &Grid,
+        cells: &View<'_>,
+        from: u32,
+        memo: &mut CellMap<bool>,
+    ) -> Vec<Point> {
+        let mut nb = [(0u32, 0.0f64); 8];
+        let mut path = vec![grid.ppoint(from as usize)];
+        let mut cur = from;
+        while cur != self.s_goal {
+            let g = self.nodes.g(cur);
+            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
+            let next = nb[..k]
+                .iter()
+                .find(|&&(w, c)| tight(self.nodes.g(w), c, g) && self.terminal(cells, w, memo))
+                .map(|&(w, _)| w);
+            cur = next.expect("an exact vertex has a tight step to an exact one");
+            path.push(grid.ppoint(cur as usize));
+        }
+        path
     }
 
     /// The exact cost of `n` on the new map when the search need not expand it: the goal, a
@@ -181,7 +231,11 @@ impl GoalTree {
         // Which vertices hold exact old values depends on the tree and the patches only, so
         // the agents of one patch share what their walks found.
         let mut memo = std::mem::take(&mut self.exact_memo);
-        let route = self.route_with(grid, from, limits, &mut memo);
+        let decided = memo.len();
+        let mut route = self.route_with(grid, from, limits, &mut memo, decided);
+        // Deciding a vertex's exactness looks at its neighbours as an expansion does: count
+        // those of this call with its expansions.
+        route.stats.expanded += (memo.len() - decided) as u64;
         self.exact_memo = memo;
         route
     }
@@ -192,6 +246,7 @@ impl GoalTree {
         from: Point,
         limits: &Limits,
         memo: &mut CellMap<bool>,
+        decided: usize,
     ) -> Route {
         self.check_grid(grid);
         let flat = grid.cells();
@@ -225,6 +280,8 @@ impl GoalTree {
             g: 0.0,
             node: start,
         });
+        // The limit counts the exactness walks' vertices too (checked between expansions:
+        // one walk may pass it by its own size).
         let max_expansions = limits.max_expansions.unwrap_or(u64::MAX);
         let mut nb = [(0u32, 0.0f64); 8];
         while let Some(Open { f, g, node }) = open.pop() {
@@ -239,7 +296,7 @@ impl GoalTree {
                 best = f;
                 break;
             }
-            if out.stats.expanded >= max_expansions
+            if out.stats.expanded + (memo.len() - decided) as u64 >= max_expansions
                 || (out.stats.expanded + 1) % CHECK_EVERY == 0 && limit_hit(limits).is_some()
             {
                 out.status = Status::LimitReached;
@@ -307,7 +364,7 @@ impl GoalTree {
                 match step {
                     Some((w, _, true)) => break w,
                     Some((w, dw, false)) => {
-                        if out.stats.expanded >= max_expansions {
+                        if out.stats.expanded + (memo.len() - decided) as u64 >= max_expansions {
                             out.status = Status::LimitReached;
                             return out;
                         }
@@ -340,7 +397,7 @@ impl GoalTree {
             cur = next;
             path.push(grid.ppoint(cur as usize));
         }
-        let rest = self.descend(grid, grid.ppoint(cur as usize));
+        let rest = self.exact_descent(grid, cells, cur, memo);
         path.extend_from_slice(&rest[1..]);
         out.status = Status::Found;
         out.path = Some(path);
