@@ -362,7 +362,10 @@ impl GoalTree {
                     break;
                 }
                 match step {
-                    Some((w, _, true)) => break w,
+                    Some((w, _, true)) => {
+                        out.popped.push(w);
+                        break w;
+                    }
                     Some((w, dw, false)) => {
                         if out.stats.expanded + (memo.len() - decided) as u64 >= max_expansions {
                             out.status = Status::LimitReached;
