@@ -119,13 +119,17 @@ impl GoalTree {
     /// True when `n`'s old value is exact on the new map: a path of tight steps leads from
     /// it to the goal (module docs). Depth first over tight steps, every vertex it decides
     /// memoised in `memo` (a step is tight from a settled vertex only to a cheaper one, so
-    /// the walk cannot loop).
-    fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>) -> bool {
+    /// the walk cannot loop). Stops undecided (false, the vertices on its path left out of
+    /// `memo`) rather than let `memo` grow past `limit` entries.
+    fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>, limit: usize) -> bool {
         if n == self.s_goal {
             return true;
         }
         if let Some(&known) = memo.get(&n) {
             return known;
+        }
+        if memo.len() >= limit {
+            return false;
         }
         if self.nodes.g(n) >= self.bound {
             memo.insert(n, false);
@@ -165,6 +169,7 @@ impl GoalTree {
                 return true;
             }
             match child {
+                Some(_) if memo.len() + stack.len() >= limit => return false,
                 Some(w) => stack.push((w, 0)),
                 None => {
                     memo.insert(v, false);
@@ -192,7 +197,9 @@ impl GoalTree {
             let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
             let next = nb[..k]
                 .iter()
-                .find(|&&(w, c)| tight(self.nodes.g(w), c, g) && self.terminal(cells, w, memo))
+                .find(|&&(w, c)| {
+                    tight(self.nodes.g(w), c, g) && self.terminal(cells, w, memo, usize::MAX)
+                })
                 .map(|&(w, _)| w);
             cur = next.expect("an exact vertex has a tight step to an exact one");
             path.push(grid.ppoint(cur as usize));
@@ -203,13 +210,20 @@ impl GoalTree {
     /// The exact cost of `n` on the new map when the search need not expand it: the goal, a
     /// vertex a forward repair since the last patch learnt, or one whose old value is exact
     /// ([`Self::terminal`]).
-    fn exact(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>) -> Option<f64> {
+    fn exact(
+        &self,
+        cells: &View<'_>,
+        n: u32,
+        memo: &mut CellMap<bool>,
+        limit: usize,
+    ) -> Option<f64> {
         if n == self.s_goal {
             Some(0.0)
         } else if let Some(&(g, _)) = self.learnt.get(&n) {
             Some(g)
         } else {
-            self.terminal(cells, n, memo).then(|| self.nodes.g(n))
+            self.terminal(cells, n, memo, limit)
+                .then(|| self.nodes.g(n))
         }
     }
 
@@ -264,13 +278,19 @@ impl GoalTree {
         let mut popped = CellSet::default();
         let mut best = f64::INFINITY;
         let mut open = BinaryHeap::new();
-        let estimate = |me: &Self, n: u32, memo: &mut CellMap<bool>| -> (f64, bool) {
-            match me.exact(cells, n, memo) {
-                Some(g) => (g, true),
-                None => (me.nodes.g(n).min(me.bound), false),
+        // The heuristic: a learnt vertex's new cost, else `min(g, bound)` (for a vertex whose
+        // old value is exact, that value). Whether a vertex is a terminal matters only when
+        // it leaves the queue, so it is decided then (vertices left in the queue cost no walk).
+        let estimate = |me: &Self, n: u32| -> f64 {
+            if n == me.s_goal {
+                0.0
+            } else if let Some(&(g, _)) = me.learnt.get(&n) {
+                g
+            } else {
+                me.nodes.g(n).min(me.bound)
             }
         };
-        let (h0, _) = estimate(self, start, memo);
+        let h0 = estimate(self, start);
         if !h0.is_finite() {
             return out;
         }
@@ -280,9 +300,13 @@ impl GoalTree {
             g: 0.0,
             node: start,
         });
-        // The limit counts the exactness walks' vertices too (checked between expansions:
-        // one walk may pass it by its own size).
+        // The limit counts the vertices the exactness walks decide too.
         let max_expansions = limits.max_expansions.unwrap_or(u64::MAX);
+        // How large `memo` may grow before the walks have spent what is left of the limit.
+        let room = |expanded: u64| {
+            let left = max_expansions.saturating_sub(expanded);
+            decided.saturating_add(usize::try_from(left).unwrap_or(usize::MAX))
+        };
         let mut nb = [(0u32, 0.0f64); 8];
         while let Some(Open { f, g, node }) = open.pop() {
             if popped.contains(&node) || from_start.get(&node).is_some_and(|&b| b < g) {
@@ -290,7 +314,10 @@ impl GoalTree {
             }
             popped.insert(node);
             out.popped.push(node);
-            if self.known_exact(node, memo).is_some() {
+            if self
+                .exact(cells, node, memo, room(out.stats.expanded))
+                .is_some()
+            {
                 // The first terminal out of the queue: `f` is the new optimum `C`, and
                 // every vertex of `f < C` is out.
                 best = f;
@@ -313,7 +340,7 @@ impl GoalTree {
                 {
                     continue;
                 }
-                let (h, _) = estimate(self, s, memo);
+                let h = estimate(self, s);
                 if !h.is_finite() {
                     continue;
                 }
@@ -354,11 +381,11 @@ impl GoalTree {
                     if dead.contains(&w) || popped.contains(&w) && !tight(dist, c, from_start[&w]) {
                         continue;
                     }
-                    let (h, exact) = estimate(self, w, memo);
-                    if dw + h > best + slack {
+                    if dw + estimate(self, w) > best + slack {
                         continue;
                     }
-                    step = Some((w, dw, exact));
+                    let exact = self.exact(cells, w, memo, room(out.stats.expanded));
+                    step = Some((w, dw, exact.is_some()));
                     break;
                 }
                 match step {
