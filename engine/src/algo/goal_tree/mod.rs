@@ -28,7 +28,7 @@
 //! [`GoalTree::apply`] with `lowered == false` only queues the changed vertices (the tree
 //! becomes *stale*, its `g` values the old ones), and an agent whose path the patch touched
 //! runs an A* from itself to the goal with that heuristic (module `route`), which stops at
-//! the cells whose old value is still exact (their descent avoids the patch): near the agent
+//! the cells whose old value is still exact (a tight path avoids the patch): near the agent
 //! it expands about the detour; mid-way or near the goal, the old equal-cost paths between
 //! the agent and the wall.
 //! Agents whose path the patch did not touch keep it: their path costs the same and every
