@@ -39,7 +39,9 @@ pub struct ScenReport {
     /// ([`pathd_engine::Stats::elapsed`]: the best-first loop from pushing the start to
     /// expanding the goal), which is what warthog's `nanos` covers too (its timer runs around
     /// its search loop; turning the parent chain into a path comes after it). Validation, the
-    /// reachability check and building the answer's path are in [`ScenReport::mean_call_us`].
+    /// reachability check and building the answer's path are in [`ScenReport::mean_call_us`];
+    /// a row answered without a search (unreachable by the map's components) counts its
+    /// whole call.
     pub mean_us: f64,
     /// Mean time of the whole call per row (validation, search, path and result building),
     /// microseconds.
@@ -117,8 +119,15 @@ pub fn check(
         let r = searcher
             .find_path_derived(grid, derived, &query)
             .map_err(|e| format!("row {} -> {}: {e}", row.start, row.goal))?;
-        call_us += t.elapsed().as_secs_f64() * 1e6;
-        times.push(r.stats.elapsed.as_secs_f64() * 1e6);
+        let call = t.elapsed().as_secs_f64() * 1e6;
+        call_us += call;
+        // A row answered without a search (the reachability check ruled it out) is timed
+        // as its whole call: 0 µs would flatter pathd against a peer that searches.
+        times.push(if r.stats.elapsed.is_zero() {
+            call
+        } else {
+            r.stats.elapsed.as_secs_f64() * 1e6
+        });
         expanded += r.stats.expanded;
         let any_angle = r.algorithm == Algorithm::Theta;
         let cost = if any_angle {

@@ -163,3 +163,36 @@ fn log_formats_are_one_json_object_or_one_text_line_per_event() {
         "{listening}"
     );
 }
+
+/// A row the reachability check answers (no search runs) is timed as its whole call, not as
+/// 0 µs: a mean over such rows would otherwise flatter pathd against a peer that searches.
+#[test]
+fn scen_times_rows_answered_without_a_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("split.map");
+    let scen = dir.path().join("split.map.scen");
+    std::fs::write(&map, "type octile\nheight 1\nwidth 3\nmap\n.@.\n").unwrap();
+    std::fs::write(
+        &scen,
+        "version 1\n0\tsplit.map\t3\t1\t0\t0\t2\t0\t0\n0\tsplit.map\t3\t1\t2\t0\t0\t0\t0\n",
+    )
+    .unwrap();
+    let out = pathd()
+        .arg("scen")
+        .arg(&map)
+        .arg(&scen)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rows"].as_u64(), Some(2), "{v}");
+    assert_eq!(v["matched"].as_u64(), Some(2), "{v}");
+    for key in ["mean_us", "p50_us", "p99_us", "mean_call_us"] {
+        assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {v}");
+    }
+}
