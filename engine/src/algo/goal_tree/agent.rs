@@ -39,9 +39,10 @@ const TILE: u32 = 64;
 /// Most tiles [`Agent::touched_by`] looks up before it walks the path instead.
 const MAX_TILE_PROBES: u32 = 16;
 
-/// The key of the [`TILE`] holding cell `(x, y)` (coordinates stay below 2^16).
-fn tile_key(x: u32, y: u32) -> u32 {
-    (y / TILE) << 16 | (x / TILE)
+/// The key of tile `(tx, ty)`, the [`TILE`]s counted from the top left (map coordinates
+/// stay below 2^16).
+fn tile_key(tx: u32, ty: u32) -> u32 {
+    ty << 16 | tx
 }
 
 /// Up to this many changed cells, [`Agent::touched_by`] checks each against a step.
@@ -286,7 +287,10 @@ impl Agent {
     fn take_path(&mut self, grid: &Grid, path: Vec<Point>) {
         self.cost = agent_path_cost(grid, &path, self.size).expect("paths take legal steps");
         self.bbox = bounding_box(&path);
-        self.tiles = path.iter().map(|&p| tile_key(p.x, p.y)).collect();
+        self.tiles = path
+            .iter()
+            .map(|&p| tile_key(p.x / TILE, p.y / TILE))
+            .collect();
         self.tiles.sort_unstable();
         self.tiles.dedup();
         self.path = path;
@@ -334,7 +338,7 @@ impl Agent {
         let (x1, y1) = ((hi.x + 1) / TILE, (hi.y + 1) / TILE);
         if (x1 - x0 + 1) * (y1 - y0 + 1) <= MAX_TILE_PROBES
             && !(y0..=y1)
-                .any(|ty| (x0..=x1).any(|tx| self.tiles.binary_search(&(ty << 16 | tx)).is_ok()))
+                .any(|ty| (x0..=x1).any(|tx| self.tiles.binary_search(&tile_key(tx, ty)).is_ok()))
         {
             return false;
         }
@@ -460,17 +464,17 @@ mod tests {
             }
             let agent = following(&grid, &path, size);
             let before = step_costs(&grid, &path, size);
+            let at_edge: Vec<Point> = path
+                .iter()
+                .copied()
+                .filter(|p| {
+                    [p.x, p.y]
+                        .iter()
+                        .any(|v| [0, 1, TILE - 1].contains(&(v % TILE)))
+                })
+                .collect();
             for _ in 0..20 {
                 // A wall next to a path point (mostly one at a tile's edge), or anywhere.
-                let at_edge: Vec<Point> = path
-                    .iter()
-                    .copied()
-                    .filter(|p| {
-                        [p.x, p.y]
-                            .iter()
-                            .any(|v| [0, 1, TILE - 1].contains(&(v % TILE)))
-                    })
-                    .collect();
                 let near = if !at_edge.is_empty() && rng.random_bool(0.7) {
                     at_edge[rng.random_range(0..at_edge.len())]
                 } else {

@@ -98,10 +98,10 @@ impl PartialOrd for Open {
 #[derive(Debug)]
 pub(crate) struct Route {
     pub status: Status,
-    // `stats.expanded`: the vertices the A* expanded, those the depth-first walk stepped
-    // to, and those whose exactness this call decided (walks of `terminal`).
     /// The new path, start first (with [`Status::Found`]).
     pub path: Option<Vec<Point>>,
+    /// `expanded`: the vertices the A* expanded, those the depth-first walk stepped to, and
+    /// those whose exactness this call decided (walks of `terminal`).
     pub stats: Stats,
     /// The vertices it took out of the queue (padded ids, in order): the expanded ones and
     /// the terminals it reached.
@@ -229,17 +229,6 @@ impl GoalTree {
         }
     }
 
-    /// The exact cost of `n`, known from an earlier [`Self::exact`] call.
-    fn known_exact(&self, n: u32, memo: &CellMap<bool>) -> Option<f64> {
-        if n == self.s_goal {
-            Some(0.0)
-        } else if let Some(&(g, _)) = self.learnt.get(&n) {
-            Some(g)
-        } else {
-            (memo.get(&n) == Some(&true)).then(|| self.nodes.g(n))
-        }
-    }
-
     /// The forward repair of the module docs, from `from` on `grid`. Valid while no patch
     /// since the tree's last run lowered a cost (the server's order: a lowering patch settles
     /// the tree first).
@@ -279,6 +268,8 @@ impl GoalTree {
         let mut from_start: CellMap<f64> = CellMap::default();
         let mut popped = CellSet::default();
         let mut best = f64::INFINITY;
+        // The first terminal out of the queue.
+        let mut first_terminal = None;
         let mut open = BinaryHeap::new();
         // The heuristic: a learnt vertex's new cost, else `min(g, bound)` (for a vertex whose
         // old value is exact, that value). Whether a vertex is a terminal matters only when
@@ -323,6 +314,7 @@ impl GoalTree {
                 // The first terminal out of the queue: `f` is the new optimum `C`, and
                 // every vertex of `f < C` is out.
                 best = f;
+                first_terminal = Some(node);
                 break;
             }
             if out.stats.expanded + (memo.len() - decided) as u64 >= max_expansions
@@ -364,7 +356,7 @@ impl GoalTree {
         let mut dead = CellSet::default();
         // The path so far: (vertex, its cost from the agent, next direction to try).
         let mut stack: Vec<(u32, f64, usize)> = vec![(start, 0.0, 0)];
-        let end = if self.known_exact(start, memo).is_some() {
+        let end = if first_terminal == Some(start) {
             stack.clear();
             start
         } else {
