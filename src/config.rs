@@ -124,6 +124,11 @@ pub struct Config {
     /// it in production.
     pub test_apply_delay_ms: u64,
 
+    /// Test-only: with `--store nats://...`, the server has at most this many messages out
+    /// to the feed at once (0: no limit; each is acknowledged once handed on), so with
+    /// `test_apply_delay_ms` the server holds the rest back. Never set it in production.
+    pub test_feed_window: u64,
+
     /// Connection limits (timeouts and cap; see [`crate::serve`]). Boxed, so the flags of
     /// one concern stay together and `Config` stays small to move.
     pub connections: Box<ConnectionLimits>,
@@ -293,6 +298,7 @@ impl Config {
             shutdown_grace_ms: 0,
             test_store_delay_us: 0,
             test_apply_delay_ms: 0,
+            test_feed_window: 0,
             connections: Box::new(ConnectionLimits {
                 header_timeout_ms: 0,
                 body_timeout_ms: 0,

@@ -350,7 +350,9 @@ fn nats_store(config: &Config, opts: crate::store::NatsOptions) -> io::Result<Ar
     let rt = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
     let delay = std::time::Duration::from_millis(config.test_apply_delay_ms);
     Ok(Arc::new(
-        crate::store::NatsStore::new(opts, rt).with_test_apply_delay(delay),
+        crate::store::NatsStore::new(opts, rt)
+            .with_test_apply_delay(delay)
+            .with_test_feed_window(config.test_feed_window),
     ))
 }
 

@@ -493,6 +493,16 @@ pub static FLAGS: &[Flag] = &[
         hidden: true,
         set: val!(test_apply_delay_ms),
     },
+    Flag {
+        long: "test-feed-window",
+        env: "PATHD_TEST_FEED_WINDOW",
+        default: Some("0"),
+        help: "Test-only: with `--store nats://...`, the server has at most this many \
+               mutations out to this replica at once (0: no limit); the rest wait on the \
+               server. Never set it in production.",
+        hidden: true,
+        set: val!(test_feed_window),
+    },
 ];
 
 /// The flag named `long` (without `--`).

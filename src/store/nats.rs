@@ -93,6 +93,8 @@ pub struct NatsStore {
     feed: Mutex<Option<mpsc::Receiver<Replicated>>>,
     /// Test-only: how long the feed holds each mutation before handing it on.
     apply_delay: Duration,
+    /// Test-only: how many messages the server may have out to the feed (0: no limit).
+    feed_window: u64,
     /// Cancelled by [`MapStore::close`] at shutdown: a recovery still waiting for NATS stops
     /// waiting, so its retry timers are dropped before the runtime that drives them.
     closed: CancellationToken,
@@ -293,6 +295,7 @@ impl NatsStore {
             shared: Arc::default(),
             feed: Mutex::new(None),
             apply_delay: Duration::ZERO,
+            feed_window: 0,
             closed: CancellationToken::new(),
         }
     }
@@ -302,6 +305,16 @@ impl NatsStore {
     pub fn with_test_apply_delay(self, delay: Duration) -> Self {
         NatsStore {
             apply_delay: delay,
+            ..self
+        }
+    }
+
+    /// Test-only: the server has at most `window` messages out to the feed (0: no limit),
+    /// each acknowledged once handed on; with an apply delay, the feed's consumer then falls
+    /// behind the stream on the server's side.
+    pub fn with_test_feed_window(self, window: u64) -> Self {
+        NatsStore {
+            feed_window: window,
             ..self
         }
     }
@@ -539,6 +552,7 @@ impl NatsStore {
             }
         };
         let mut messages = Follower::new(conn.clone());
+        messages.window = self.feed_window;
         enum Fold {
             Live(u64, Box<Grid>),
             Deleted(u64),
@@ -839,6 +853,15 @@ const POLL: Duration = Duration::from_millis(100);
 /// An ordered reader of the stream: an ephemeral push consumer (subscribed before it is
 /// created, so nothing is missed), re-created from the last stream sequence read whenever
 /// a consumer sequence is skipped (messages lost in a reconnect) or heartbeats stop.
+///
+/// **The server may move the consumer past messages it never sent.** nats-server before
+/// 2.10.11 moves every consumer of the stream to the first remaining message of a subject
+/// purged below a sequence (our compaction), so a consumer behind the purge skips the other
+/// maps' messages in between without a gap in its own sequence. So whenever the stream
+/// sequence jumps, the messages the stream holds in between are fetched one by one
+/// (`next_by_subj` gets) before the delivered one is handed on; a heartbeat naming a
+/// later stream sequence than read does the same. A jump over messages really purged
+/// costs one get.
 struct Follower {
     conn: Conn,
     sub: Option<async_nats::Subscriber>,
@@ -851,6 +874,15 @@ struct Follower {
     /// Headers only, starting from each subject's last message (the head watcher); else
     /// whole messages from the stream's start.
     heads: bool,
+    /// At most this many messages out at once, each acknowledged when the next is asked
+    /// for (0: no limit, no acknowledgements; tests only).
+    window: u64,
+    /// The acknowledgement subject of the message handed out last (with a window).
+    unacked: Option<async_nats::Subject>,
+    /// Messages of the stream below this sequence are fetched, not awaited (after a jump).
+    fill_to: u64,
+    /// The message delivered after a jump, handed on once the ones before it are.
+    held: Option<Read>,
 }
 
 impl Follower {
@@ -863,6 +895,10 @@ impl Follower {
             cseq: 0,
             disconnected: false,
             heads: false,
+            window: 0,
+            unacked: None,
+            fill_to: 0,
+            held: None,
         }
     }
 
@@ -901,11 +937,22 @@ impl Follower {
                 start_sequence: self.sseq + 1,
             }
         };
+        tracing::debug!(
+            sseq = self.sseq,
+            heads = self.heads,
+            window = self.window,
+            "opening the stream consumer"
+        );
         let create = self.conn.stream.create_consumer(consumer::push::Config {
             deliver_subject: inbox,
             filter_subject: format!("{SUBJECT_PREFIX}>"),
             deliver_policy,
-            ack_policy: consumer::AckPolicy::None,
+            ack_policy: if self.window > 0 {
+                consumer::AckPolicy::Explicit
+            } else {
+                consumer::AckPolicy::None
+            },
+            max_ack_pending: i64::try_from(self.window).unwrap_or(i64::MAX),
             max_deliver: 1,
             idle_heartbeat: HEARTBEAT,
             inactive_threshold: Duration::from_secs(10),
@@ -926,10 +973,38 @@ impl Follower {
 
     /// The next message of the stream: (message, stream sequence, pending, stored at).
     /// Never fails: it re-creates its consumer until it can read again.
-    async fn next(&mut self) -> (async_nats::Message, u64, u64, SystemTime) {
+    async fn next(&mut self) -> Read {
+        if let Some(reply) = self.unacked.take() {
+            // Best effort: an acknowledgement lost makes the server send the rest late.
+            let _ = self.conn.client.publish(reply, Default::default()).await;
+        }
         let mut delay = Duration::from_millis(100);
         let mut silent = Duration::ZERO;
         loop {
+            if self.fill_to > self.sseq + 1 {
+                match self.fetch_after(self.sseq).await {
+                    Ok(Some(mut found)) if found.1 < self.fill_to => {
+                        tracing::debug!(seq = found.1, "fetched a message the consumer skipped");
+                        found.2 = self.held.as_ref().map_or(0, |h| h.2 + 1);
+                        self.sseq = found.1;
+                        return found;
+                    }
+                    Ok(_) => self.sseq = self.fill_to - 1,
+                    Err(e) => {
+                        tracing::warn!(error = %e, after = self.sseq, "cannot fetch from the stream; retrying");
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(Duration::from_secs(2));
+                        continue;
+                    }
+                }
+            }
+            if let Some(held) = self.held.take() {
+                self.sseq = held.1;
+                if self.window > 0 {
+                    self.unacked = held.0.reply.clone();
+                }
+                return held;
+            }
             if self.sub.is_none() {
                 if let Err(e) = self.open().await {
                     tracing::warn!(error = %e, "cannot (re)create the stream consumer; retrying");
@@ -976,7 +1051,18 @@ impl Follower {
                     .and_then(|h| h.get("Nats-Last-Consumer"))
                     .and_then(|v| v.as_str().parse::<u64>().ok());
                 if last.is_some_and(|l| l > self.cseq) {
+                    tracing::debug!(?last, cseq = self.cseq, "heartbeat says messages lost");
                     self.sub = None;
+                } else if !self.heads
+                    && let Some(stream) = msg
+                        .headers
+                        .as_ref()
+                        .and_then(|h| h.get("Nats-Last-Stream"))
+                        .and_then(|v| v.as_str().parse::<u64>().ok())
+                    && stream > self.sseq
+                {
+                    // The consumer is past messages it never sent: see the type's docs.
+                    self.fill_to = stream + 1;
                 }
                 if let Some(reply) = msg.reply.clone() {
                     let _ = self.conn.client.publish(reply, Default::default()).await;
@@ -995,6 +1081,7 @@ impl Follower {
                     u64::try_from(info.published.unix_timestamp_nanos()).unwrap_or(0),
                 );
             if cseq != self.cseq + 1 {
+                tracing::debug!(sseq, cseq, last_cseq = self.cseq, "consumer gap");
                 self.sub = None; // a gap: read again from the last stream sequence
                 continue;
             }
@@ -1002,11 +1089,50 @@ impl Follower {
             if sseq <= self.sseq {
                 continue;
             }
-            self.sseq = sseq;
-            return (jm.message, sseq, pending, stored);
+            // The heads watcher starts from each subject's last message: jumps are its rule.
+            if !self.heads && sseq > self.sseq + 1 {
+                self.fill_to = sseq;
+            }
+            self.held = Some((jm.message, sseq, pending, stored));
+        }
+    }
+
+    /// The first message of ours the stream holds after sequence `after`, if any.
+    async fn fetch_after(&self, after: u64) -> Result<Option<Read>, String> {
+        let get = self
+            .conn
+            .stream
+            .raw_message_builder()
+            .sequence(after + 1)
+            .next_by_subject(format!("{SUBJECT_PREFIX}>"))
+            .send();
+        match tokio::time::timeout(REQUEST_TIMEOUT, get).await {
+            Err(_) => Err("get timed out".into()),
+            Ok(Err(e)) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
+            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Ok(m)) => {
+                let stored = UNIX_EPOCH
+                    + Duration::from_nanos(
+                        u64::try_from(m.time.unix_timestamp_nanos()).unwrap_or(0),
+                    );
+                let message = async_nats::Message {
+                    subject: m.subject,
+                    reply: None,
+                    length: m.payload.len(),
+                    payload: m.payload,
+                    headers: Some(m.headers),
+                    status: None,
+                    description: None,
+                };
+                Ok(Some((message, m.sequence, 0, stored)))
+            }
         }
     }
 }
+
+/// A message read from the stream: (message, stream sequence, messages the server still
+/// had to send, stored at).
+type Read = (async_nats::Message, u64, u64, SystemTime);
 
 /// The head watcher: reads the headers of every map's last message, then of every new
 /// one, so the status can say how many versions each map is behind (the stream's newest

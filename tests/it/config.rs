@@ -125,6 +125,7 @@ fn probes() -> Vec<Probe> {
         ("max-wait-ms", "1022", |c| s(c.replication.max_wait_ms)),
         ("test-store-delay-us", "1023", |c| s(c.test_store_delay_us)),
         ("test-apply-delay-ms", "1024", |c| s(c.test_apply_delay_ms)),
+        ("test-feed-window", "1026", |c| s(c.test_feed_window)),
         ("max-subscription-bytes-per-map", "1025", |c| {
             s(c.max_subscription_bytes_per_map)
         }),

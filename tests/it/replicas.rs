@@ -430,6 +430,55 @@ async fn random_writes_through_random_replicas_converge() {
     }
 }
 
+/// A replica whose stream consumer the server holds back must still apply every mutation
+/// when another map is compacted meanwhile. (nats-server before 2.10.11 moves every
+/// consumer past a subject-filtered purge, other subjects' unsent messages included: the
+/// replica then skipped map x's patches, served x at version 1 for good, and a write through
+/// it could hand out one of x's versions a second time.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_back_replica_misses_nothing_when_another_map_is_compacted() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
+    let a = Replica::start(&nats.url(), tmp.path(), &[]);
+    // B takes 300 ms over each mutation it reads, and the server sends it one at a time:
+    // the server's side of B's feed lags behind the stream.
+    let b = Replica::start(
+        &nats.url(),
+        tmp.path(),
+        &[
+            "--test-apply-delay-ms",
+            "300",
+            "--test-feed-window",
+            "1",
+            "--max-wait-ms",
+            "30000",
+        ],
+    );
+    a.ready().await;
+    b.ready().await;
+    assert_eq!(a.put("x", &open_text(8, 8)).await.0, 201);
+    for i in 0..3 {
+        let (s, v) = a
+            .patch("x", json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    // y's second version compacts y (a purge of its subject below that version).
+    assert_eq!(a.put("y", &open_text(4, 4)).await.0, 201);
+    assert_eq!(a.put("y", &open_text(5, 5)).await.0, 200);
+
+    let (s, v) = b.get("/v1/maps/x?min_version=4").await;
+    assert_eq!((s, v["version"].as_u64()), (200, Some(4)), "{v}");
+    settle(&[&a, &b]).await;
+    assert_eq!(b.world().await, a.world().await, "replicas diverged");
+    // Writes through B go on from where A left x.
+    let (s, v) = b
+        .patch("x", json!({"cells": [{"x": 7, "y": 7, "cost": 0}]}))
+        .await;
+    assert_eq!((s, v["version"].as_u64()), (200, Some(5)), "{v}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
     let Some(bin) = nats_server() else { return };
