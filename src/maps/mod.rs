@@ -286,7 +286,12 @@ impl Maps {
     /// One attempt of `put`; `Ok(Err(grid))` when another replica wrote first.
     async fn try_put(&self, name: &str, grid: Grid) -> Result<Result<PutOutcome, Grid>, MapsError> {
         let _order = self.write_order(name).await;
-        if let Some(d) = self.damage(name) {
+        // A replicated store takes a whole map as the repair of a damaged one; a local one
+        // is repaired by `pathd data check`.
+        let replicated = self.inner.store.replicated();
+        if let Some(d) = self.damage(name)
+            && !replicated
+        {
             return Err(MapsError::Damaged(d));
         }
         let registry = &self.inner.registry;
@@ -312,6 +317,7 @@ impl Maps {
             Err(MapsError::Conflicted) => return Ok(Err((*entry.grid).clone())),
             Err(e) => return Err(e),
         }
+        self.clear_damage(name);
         self.install_replacement(name, &entry).await;
         tracing::info!(map = %name, version, "map stored");
         Ok(Ok(PutOutcome {
@@ -511,6 +517,7 @@ impl Maps {
         let current = registry.get(&name);
         match change {
             Change::Delete => {
+                self.clear_damage(&name);
                 if current.as_ref().is_some_and(|c| c.version <= version) {
                     registry.remove(&name);
                     self.inner.live.end_map(&name, "map_deleted");
@@ -519,6 +526,7 @@ impl Maps {
                 registry.note_deleted(&name, version);
             }
             _ if version <= known => {} // already applied (this replica's own write)
+            Change::Unreadable(why) => self.damage_replicated(&name, version, known, why),
             Change::Patch { cells, full } => {
                 let patch = Patch {
                     cells,
@@ -546,11 +554,13 @@ impl Maps {
                 if !done {
                     match full {
                         Some(g) => self.replace_replicated(&name, version, g).await,
-                        None => tracing::error!(
-                            map = %name,
+                        None => self.damage_replicated(
+                            &name,
                             version,
-                            have = known,
-                            "replicated patch without its base version; not applied"
+                            known,
+                            format!(
+                                "patch {version} cannot be applied here (have version {known})"
+                            ),
                         ),
                     }
                 }
@@ -562,9 +572,45 @@ impl Maps {
         store.applied(&name, version, position);
     }
 
+    /// A replicated mutation (to `version`; this replica has `known`) that cannot be
+    /// applied here: the map is damaged, neither served as its older version nor written
+    /// on from it, until a whole map of a later version arrives; its subscriptions end.
+    /// Versions go on past `version`.
+    fn damage_replicated(&self, name: &str, version: u64, known: u64, why: String) {
+        self.inner.registry.note_deleted(name, version);
+        let mut all = self.inner.damaged.write().expect("damaged lock");
+        if let Some(d) = all.get_mut(name) {
+            d.dropped.push(version);
+            return;
+        }
+        drop(all);
+        self.mark_damaged(Damage {
+            name: name.to_owned(),
+            reason: format!("replicated {why}; a whole map (PUT) repairs it"),
+            last_good: (known > 0).then_some(known),
+            dropped: vec![version],
+        });
+        self.inner.live.end_map(name, "map_damaged");
+    }
+
+    /// Forgets the damage of `name` (a whole map or a delete replaced it).
+    fn clear_damage(&self, name: &str) {
+        if self
+            .inner
+            .damaged
+            .write()
+            .expect("damaged lock")
+            .remove(name)
+            .is_some()
+        {
+            tracing::info!(map = %name, "damaged map replaced: served again");
+        }
+    }
+
     /// Serves `grid` as `version` of `name` (a replicated put, or a patch applied by its
     /// whole map), telling the live hub as a local replace does.
     async fn replace_replicated(&self, name: &str, version: u64, grid: Grid) {
+        self.clear_damage(name);
         // O(1): the grid keeps its own statistics, so no pool hop is needed.
         let entry = Arc::new(MapEntry::new(
             name.to_owned(),

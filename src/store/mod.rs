@@ -187,6 +187,9 @@ pub enum Change {
     },
     /// The map was deleted.
     Delete,
+    /// A message of the map this replica cannot read (why): the map is damaged here until
+    /// a whole map of a later version arrives.
+    Unreadable(String),
 }
 
 /// How a store is doing, for `/readyz` and `/metrics` (replicated stores only).

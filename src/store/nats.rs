@@ -619,6 +619,7 @@ impl NatsStore {
                     format!("patch {} has no map to apply to", rep.version),
                 ),
                 (Change::Delete, _) => Fold::Deleted(rep.version),
+                (Change::Unreadable(why), _) => Fold::Broken(rep.version, why),
             };
             folded.insert(rep.name, next);
         }
@@ -1204,14 +1205,23 @@ async fn feed(
             }
         };
         let Some(Decoded { rep, meta }) = decoded else {
+            // The maps service marks the map damaged (not served as its older version).
             if let Some(name) = name_of_subject(msg.subject.as_str()) {
-                let version = shared
-                    .names
-                    .lock()
-                    .expect("names lock")
-                    .get(&name)
-                    .map_or(0, |s| s.version);
-                shared.applied(&name, version, seq);
+                let version = header(msg.headers.as_ref(), "Pathd-Version")
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or_else(|| {
+                        let names = shared.names.lock().expect("names lock");
+                        names.get(&name).map_or(0, |s| s.version) + 1
+                    });
+                let rep = Replicated {
+                    name,
+                    version,
+                    position: seq,
+                    change: Change::Unreadable(format!("stream message {seq} is unreadable")),
+                };
+                if tx.send(rep).await.is_err() {
+                    return;
+                }
             }
             continue;
         };

@@ -479,6 +479,74 @@ async fn a_held_back_replica_misses_nothing_when_another_map_is_compacted() {
     assert_eq!((s, v["version"].as_u64()), (200, Some(5)), "{v}");
 }
 
+/// A mutation a replica cannot apply (here: a patch whose base version the stream does not
+/// hold) marks its map damaged there, instead of serving the older version as if current
+/// while writes go on from the newer one; a whole map written afterwards repairs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutation_without_its_base_marks_the_map_damaged_until_a_whole_map_arrives() {
+    let Some(bin) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
+    let a = Replica::start(&nats.url(), tmp.path(), &[]);
+    let b = Replica::start(&nats.url(), tmp.path(), &[]);
+    a.ready().await;
+    b.ready().await;
+    assert_eq!(a.put("x", &open_text(8, 8)).await.0, 201);
+    settle(&[&a, &b]).await;
+
+    // Version 5 of x, a patch of one cell, straight into the stream: versions 2-4 are not
+    // there to apply it to.
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Pathd-Op", "patch");
+    headers.insert("Pathd-Version", "5");
+    headers.insert("Pathd-Cells", "13");
+    let mut cells = 1u32.to_le_bytes().to_vec();
+    cells.extend_from_slice(&3u32.to_le_bytes());
+    cells.extend_from_slice(&3u32.to_le_bytes());
+    cells.push(0);
+    js.publish_with_headers("pathd.maps.x", headers, cells.into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    settle(&[&a, &b]).await;
+    for r in [&a, &b] {
+        let (s, v) = r.get("/v1/maps/x").await;
+        assert_eq!(
+            (s, v["error"]["code"].as_str()),
+            (503, Some("map_damaged")),
+            "{v}"
+        );
+        let (s, v) = r.get("/v1/maps").await;
+        assert_eq!(s, 200);
+        assert!(
+            v["maps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|m| m["name"] != "x"),
+            "{v}"
+        );
+        let (s, v) = r
+            .patch("x", json!({"cells": [{"x": 1, "y": 1, "cost": 0}]}))
+            .await;
+        assert_eq!(
+            (s, v["error"]["code"].as_str()),
+            (503, Some("map_damaged")),
+            "{v}"
+        );
+    }
+    // A whole map through B repairs x everywhere, past the version it could not apply.
+    let (s, v) = b.put("x", &open_text(6, 6)).await;
+    assert_eq!((s, v["version"].as_u64()), (201, Some(6)), "{v}");
+    settle(&[&a, &b]).await;
+    let world = a.world().await;
+    assert_eq!(world["x"].0, 6);
+    assert_eq!(b.world().await, world, "replicas diverged");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
     let Some(bin) = nats_server() else { return };
