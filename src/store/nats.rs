@@ -553,6 +553,7 @@ impl NatsStore {
         };
         let mut messages = Follower::new(conn.clone());
         messages.window = self.feed_window;
+        messages.idle = Some(Arc::clone(&self.shared));
         enum Fold {
             Live(u64, Box<Grid>),
             Deleted(u64),
@@ -884,6 +885,9 @@ struct Follower {
     fill_to: u64,
     /// The message delivered after a jump, handed on once the ones before it are.
     held: Option<Read>,
+    /// Where an idle heartbeat records that the server has nothing more to send (the feed:
+    /// the pending count the server puts on each message is not reliable after a purge).
+    idle: Option<Arc<Shared>>,
 }
 
 impl Follower {
@@ -900,6 +904,7 @@ impl Follower {
             unacked: None,
             fill_to: 0,
             held: None,
+            idle: None,
         }
     }
 
@@ -1054,7 +1059,18 @@ impl Follower {
                 if last.is_some_and(|l| l > self.cseq) {
                     tracing::debug!(?last, cseq = self.cseq, "heartbeat says messages lost");
                     self.sub = None;
-                } else if !self.heads
+                } else if let Some(shared) = &self.idle
+                    && self.window == 0
+                    && msg
+                        .description
+                        .as_deref()
+                        .is_some_and(|d| d.eq_ignore_ascii_case("idle heartbeat"))
+                {
+                    // Idle: everything the consumer had is sent (and read).
+                    *shared.pending.lock().expect("pending lock") = 0;
+                }
+                if self.sub.is_some()
+                    && !self.heads
                     && let Some(stream) = msg
                         .headers
                         .as_ref()

@@ -300,17 +300,19 @@ async fn settle(rs: &[&Replica]) {
     loop {
         let mut pos = HashSet::new();
         let mut lag = 0;
+        let mut stores = Vec::new();
         for r in rs {
             let s = r.store().await;
             pos.insert(s["applied_position"].as_u64().unwrap_or(0));
             lag += s["lag_messages"].as_u64().unwrap_or(1);
+            stores.push(s);
         }
         if pos.len() == 1 && lag == 0 {
             return;
         }
         assert!(
             t.elapsed() < Duration::from_secs(20),
-            "replicas never settled: {pos:?}"
+            "replicas never settled: {pos:?} {stores:#?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
