@@ -294,6 +294,27 @@ pub(crate) fn open_text(w: usize, h: usize) -> String {
     s
 }
 
+/// A NATS server and two ready replicas of it (`None`: no nats-server here).
+async fn two_replicas(tmp: &Path) -> Option<(Nats, Replica, Replica)> {
+    let nats = Nats::start(&nats_server()?, &tmp.join("js"), vec![]);
+    let a = Replica::start(&nats.url(), tmp, &[]);
+    let b = Replica::start(&nats.url(), tmp, &[]);
+    a.ready().await;
+    b.ready().await;
+    Some((nats, a, b))
+}
+
+/// Writes versions 1-4 of `name` through `r`: an open 8 x 8 map, then three one-cell patches.
+async fn write_four_versions(r: &Replica, name: &str) {
+    assert_eq!(r.put(name, &open_text(8, 8)).await.0, 201);
+    for i in 0..3 {
+        let (s, v) = r
+            .patch(name, json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+}
+
 /// Waits until every replica has applied the same stream position with no lag.
 async fn settle(rs: &[&Replica]) {
     let t = Instant::now();
@@ -459,13 +480,7 @@ async fn a_held_back_replica_misses_nothing_when_another_map_is_compacted() {
     );
     a.ready().await;
     b.ready().await;
-    assert_eq!(a.put("x", &open_text(8, 8)).await.0, 201);
-    for i in 0..3 {
-        let (s, v) = a
-            .patch("x", json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
-            .await;
-        assert_eq!(s, 200, "{v}");
-    }
+    write_four_versions(&a, "x").await;
     // y's second version compacts y (a purge of its subject below that version).
     assert_eq!(a.put("y", &open_text(4, 4)).await.0, 201);
     assert_eq!(a.put("y", &open_text(5, 5)).await.0, 200);
@@ -486,13 +501,10 @@ async fn a_held_back_replica_misses_nothing_when_another_map_is_compacted() {
 /// while writes go on from the newer one; a whole map written afterwards repairs it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mutation_without_its_base_marks_the_map_damaged_until_a_whole_map_arrives() {
-    let Some(bin) = nats_server() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
-    let a = Replica::start(&nats.url(), tmp.path(), &[]);
-    let b = Replica::start(&nats.url(), tmp.path(), &[]);
-    a.ready().await;
-    b.ready().await;
+    let Some((nats, a, b)) = two_replicas(tmp.path()).await else {
+        return;
+    };
     assert_eq!(a.put("x", &open_text(8, 8)).await.0, 201);
     settle(&[&a, &b]).await;
 
@@ -551,13 +563,10 @@ async fn a_mutation_without_its_base_marks_the_map_damaged_until_a_whole_map_arr
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
-    let Some(bin) = nats_server() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let nats = Nats::start(&bin, &tmp.path().join("js"), vec![]);
-    let a = Replica::start(&nats.url(), tmp.path(), &[]);
-    let b = Replica::start(&nats.url(), tmp.path(), &[]);
-    a.ready().await;
-    b.ready().await;
+    let Some((_nats, a, b)) = two_replicas(tmp.path()).await else {
+        return;
+    };
     // 60x20 open map.
     let (s, v) = a.put("open", &open_text(60, 20)).await;
     assert_eq!(s, 201, "{v}");
@@ -913,13 +922,7 @@ async fn lag_is_reported_per_map_in_versions_and_seconds() {
     let b = Replica::start(&nats.url(), tmp.path(), &["--test-apply-delay-ms", "600"]);
     a.ready().await;
     b.ready().await;
-    assert_eq!(a.put("m", &open_text(8, 8)).await.0, 201);
-    for i in 0..3 {
-        let (s, v) = a
-            .patch("m", json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
-            .await;
-        assert_eq!(s, 200, "{v}");
-    }
+    write_four_versions(&a, "m").await;
     assert_eq!(a.put("n", &open_text(4, 4)).await.0, 201);
 
     // While B works through m's versions 1..=4 and n's 1, it reports what it has not
