@@ -2,7 +2,8 @@
 # The whole test suite: the README's test command, also run by .ci/run.
 #   1. every Rust test (engine unit/integration/doc tests incl. the Moving AI benchmarks,
 #      server tests over real HTTP), built with every feature (`nats`: the replication
-#      tests against real nats-server processes; `http2`: the h2c tests);
+#      tests against real nats-server processes; `http2`: the h2c tests), and before them
+#      the default build's own tests (what it refuses without those features);
 #   2. the README's curl session, executed against a fresh server (scripts/readme-test.sh);
 #   3. schemathesis against the running server and openapi.yaml;
 #   4. the visualiser in headless Chromium (scripts/browser-test.sh; PATHD_SKIP_BROWSER=1
@@ -12,6 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-nats.sh # the replication tests (tests/it/replicas.rs) start nats-server
+# The default build (no features) first: what it refuses and says (tests/it/no_nats.rs,
+# no_http2.rs). First, because `target/debug/pathd` is then rebuilt with every feature.
+cargo test -p pathd --locked --test it -- no_nats no_http2
 cargo test --workspace --locked --all-features
 # The binary the integration tests ran (with NATS) is the one the later stages start: no
 # rebuild.
