@@ -184,8 +184,10 @@ fn build(entry: &MapEntry, settings: HpaSettings) {
     let abs = Abstraction::build_with(&entry.grid, config);
     let took = abs.build_time();
     metrics::histogram!("pathd_hpa_build_seconds").record(took);
-    metrics::gauge!("pathd_hpa_memory_bytes", "map" => entry.name.clone())
-        .set(abs.memory_bytes() as f64);
+    entry.report_unless_retired(|| {
+        metrics::gauge!("pathd_hpa_memory_bytes", "map" => entry.name.clone())
+            .set(abs.memory_bytes() as f64);
+    });
     tracing::info!(
         map = %entry.name,
         version = entry.version,

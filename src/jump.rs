@@ -191,8 +191,10 @@ fn build(entry: &MapEntry) {
     };
     let took = started.elapsed();
     metrics::histogram!("pathd_jps_plus_build_seconds").record(took);
-    metrics::gauge!("pathd_jps_plus_memory_bytes", "map" => entry.name.clone())
-        .set(table.memory_bytes() as f64);
+    entry.report_unless_retired(|| {
+        metrics::gauge!("pathd_jps_plus_memory_bytes", "map" => entry.name.clone())
+            .set(table.memory_bytes() as f64);
+    });
     tracing::debug!(
         map = %entry.name,
         version = entry.version,

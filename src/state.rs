@@ -60,6 +60,10 @@ pub struct MapEntry {
     pub hpa: HpaSlot,
     /// This version's JPS+ jump table, once built (see [`crate::jump`]).
     pub jump: JumpSlot,
+    /// Set when the registry stops serving this version (deleted or replaced); guards the
+    /// per-map gauges a background build sets, so one finishing late cannot bring back a
+    /// deleted map's gauges or overwrite the newer version's.
+    retired: Mutex<bool>,
 }
 
 impl MapEntry {
@@ -74,7 +78,24 @@ impl MapEntry {
             max_cost,
             hpa: HpaSlot::default(),
             jump: JumpSlot::default(),
+            retired: Mutex::new(false),
         }
+    }
+
+    /// Runs `report` (setting this map's gauges) unless this version was retired.
+    pub fn report_unless_retired(&self, report: impl FnOnce()) {
+        let retired = self.retired.lock().expect("retired lock");
+        if !*retired {
+            report();
+        }
+    }
+
+    /// Marks this version as no longer served, then runs `then` (under the same lock, so
+    /// no [`Self::report_unless_retired`] comes after it).
+    fn retire(&self, then: impl FnOnce()) {
+        let mut retired = self.retired.lock().expect("retired lock");
+        *retired = true;
+        then();
     }
 
     /// What the planner may use beside the grid: the HPA* abstraction and the JPS+ table,
@@ -190,6 +211,9 @@ impl Registry {
             .write()
             .expect("registry lock")
             .insert(entry.name.clone(), Arc::clone(&entry));
+        if let Some(old) = &old {
+            old.retire(|| {});
+        }
         // A patched entry already derived its abstraction and table; others queue builds.
         self.hpa.ensure(&entry);
         self.jump.ensure(&entry);
@@ -203,7 +227,7 @@ impl Registry {
         let old = self.maps.write().expect("registry lock").remove(name);
         if let Some(e) = &old {
             self.note_deleted(name, e.version);
-            crate::metrics::handle().forget_gauges("map", name);
+            e.retire(|| crate::metrics::handle().forget_gauges("map", name));
         }
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);

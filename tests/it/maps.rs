@@ -376,3 +376,74 @@ async fn deleting_a_map_drops_its_gauges() {
     );
     assert!(metrics.contains(&series("kept")), "{metrics}");
 }
+
+/// A map deleted while its JPS+ table and HPA* abstraction are still being built in the
+/// background: the builds finish, and the gauges of the map that is gone stay out of
+/// `/metrics`. (A server process of its own: the metrics registry is per process.)
+#[tokio::test]
+async fn a_build_finishing_after_its_map_was_deleted_sets_no_gauge() {
+    let s = crate::common::ProcessServer::start().await;
+    let count = |metrics: &str, family: &str| -> u64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(&format!("{family}_count")))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let before = s.metrics().await;
+    let families = ["pathd_jps_plus_build_seconds", "pathd_hpa_build_seconds"];
+    // 1024 x 1024 cells: both builds start at once and take a while (a debug build).
+    let mut text = String::from("type octile\nheight 1024\nwidth 1024\nmap\n");
+    for y in 0..1024 {
+        let row: String = (0..1024)
+            .map(|x| {
+                if x % 64 == 32 && y % 64 < 60 {
+                    '@'
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        text.push_str(&row);
+        text.push('\n');
+    }
+    let r = s
+        .client
+        .put(s.at("/v1/maps/brief"))
+        .header("content-type", "text/plain")
+        .body(text)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let r = s
+        .client
+        .delete(s.at("/v1/maps/brief"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    // Wait for both builds to finish (their duration histograms count them).
+    let mut metrics = String::new();
+    for _ in 0..3000 {
+        metrics = s.metrics().await;
+        if families
+            .iter()
+            .all(|f| count(&metrics, f) > count(&before, f))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for f in families {
+        assert!(
+            count(&metrics, f) > count(&before, f),
+            "{f} never counted:\n{metrics}"
+        );
+    }
+    assert!(
+        !metrics.lines().any(|l| l.contains("map=\"brief\"")),
+        "{metrics}"
+    );
+}
