@@ -341,15 +341,7 @@ async fn deleting_a_map_drops_its_gauges() {
         text.push('\n');
     }
     for name in ["gone", "kept"] {
-        let r = s
-            .client
-            .put(s.at(&format!("/v1/maps/{name}")))
-            .header("content-type", "text/plain")
-            .body(text.clone())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 201);
+        assert_eq!(s.put_text(name, &text).await, 201);
     }
     let series = |name: &str| format!("pathd_jps_plus_memory_bytes{{map=\"{name}\"}}");
     let mut metrics = String::new();
@@ -408,15 +400,7 @@ async fn a_build_finishing_after_its_map_was_deleted_sets_no_gauge() {
         text.push_str(&row);
         text.push('\n');
     }
-    let r = s
-        .client
-        .put(s.at("/v1/maps/brief"))
-        .header("content-type", "text/plain")
-        .body(text)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    assert_eq!(s.put_text("brief", &text).await, 201);
     let r = s
         .client
         .delete(s.at("/v1/maps/brief"))

@@ -304,17 +304,6 @@ async fn two_replicas(tmp: &Path) -> Option<(Nats, Replica, Replica)> {
     Some((nats, a, b))
 }
 
-/// Writes versions 1-4 of `name` through `r`: an open 8 x 8 map, then three one-cell patches.
-async fn write_four_versions(r: &Replica, name: &str) {
-    assert_eq!(r.put(name, &open_text(8, 8)).await.0, 201);
-    for i in 0..3 {
-        let (s, v) = r
-            .patch(name, json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
-            .await;
-        assert_eq!(s, 200, "{v}");
-    }
-}
-
 /// Waits until every replica has applied the same stream position with no lag.
 async fn settle(rs: &[&Replica]) {
     let t = Instant::now();
@@ -480,9 +469,17 @@ async fn a_held_back_replica_misses_nothing_when_another_map_is_compacted() {
     );
     a.ready().await;
     b.ready().await;
-    write_four_versions(&a, "x").await;
-    // y's second version compacts y (a purge of its subject below that version).
+    // Stream sequences 1-6: x v1, y v1, x v2-v4, y v2. y's second version compacts y (a
+    // purge of its subject below it), which removes sequence 2 and moves B's reader to 6:
+    // B must find x's patches behind a message that is gone.
+    assert_eq!(a.put("x", &open_text(8, 8)).await.0, 201);
     assert_eq!(a.put("y", &open_text(4, 4)).await.0, 201);
+    for i in 0..3 {
+        let (s, v) = a
+            .patch("x", json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
     assert_eq!(a.put("y", &open_text(5, 5)).await.0, 200);
 
     let (s, v) = b.get("/v1/maps/x?min_version=4").await;
@@ -922,7 +919,13 @@ async fn lag_is_reported_per_map_in_versions_and_seconds() {
     let b = Replica::start(&nats.url(), tmp.path(), &["--test-apply-delay-ms", "600"]);
     a.ready().await;
     b.ready().await;
-    write_four_versions(&a, "m").await;
+    assert_eq!(a.put("m", &open_text(8, 8)).await.0, 201);
+    for i in 0..3 {
+        let (s, v) = a
+            .patch("m", json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
     assert_eq!(a.put("n", &open_text(4, 4)).await.0, 201);
 
     // While B works through m's versions 1..=4 and n's 1, it reports what it has not

@@ -151,13 +151,7 @@ impl TestServer {
 
     /// `PUT /v1/maps/{name}` with a Moving AI text body.
     pub async fn put_text(&self, name: &str, text: &str) -> reqwest::Response {
-        self.client
-            .put(self.at(&format!("/v1/maps/{name}")))
-            .header("content-type", "text/plain")
-            .body(text.to_owned())
-            .send()
-            .await
-            .unwrap()
+        put_map_text(&self.client, self.at(&format!("/v1/maps/{name}")), text).await
     }
 
     /// `PUT /v1/maps/{name}` with a JSON body.
@@ -301,6 +295,26 @@ impl ProcessServer {
         let r = self.client.get(self.at("/metrics")).send().await.unwrap();
         r.text().await.unwrap()
     }
+
+    /// `PUT /v1/maps/{name}` with a Moving AI text body; the status.
+    pub async fn put_text(&self, name: &str, text: &str) -> u16 {
+        let url = self.at(&format!("/v1/maps/{name}"));
+        put_map_text(&self.client, url, text)
+            .await
+            .status()
+            .as_u16()
+    }
+}
+
+/// `PUT url` with a Moving AI text body.
+async fn put_map_text(client: &reqwest::Client, url: String, text: &str) -> reqwest::Response {
+    client
+        .put(url)
+        .header("content-type", "text/plain")
+        .body(text.to_owned())
+        .send()
+        .await
+        .unwrap()
 }
 
 impl Drop for ProcessServer {
