@@ -1196,6 +1196,8 @@ async fn feed(
         let (msg, seq, pending, stored) = messages.next().await;
         *shared.pending.lock().expect("pending lock") = pending;
         let mut delay = Duration::from_millis(50);
+        // Only a body in the object store can come back later; anything else is final.
+        let from_object = header(msg.headers.as_ref(), "Pathd-Body") == Some("object");
         let decoded = loop {
             match NatsStore::decode(
                 &conn,
@@ -1209,13 +1211,13 @@ async fn feed(
             {
                 Ok(d) => break Some(d),
                 // An object body may be unreachable for a moment (a reconnect).
-                Err(e) if delay < Duration::from_secs(5) => {
+                Err(e) if from_object && delay < Duration::from_secs(5) => {
                     tracing::warn!(seq, error = %e, "cannot decode a stream message yet");
                     tokio::time::sleep(delay).await;
                     delay *= 2;
                 }
                 Err(e) => {
-                    tracing::error!(seq, error = %e, "skipping an undecodable stream message");
+                    tracing::error!(seq, error = %e, "an undecodable stream message");
                     break None;
                 }
             }

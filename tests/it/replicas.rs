@@ -556,6 +556,27 @@ async fn a_mutation_without_its_base_marks_the_map_damaged_until_a_whole_map_arr
     let world = a.world().await;
     assert_eq!(world["x"].0, 6);
     assert_eq!(b.world().await, world, "replicas diverged");
+
+    // A message nobody can read (an operation pathd does not know) damages x the same way.
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Pathd-Op", "transmogrify");
+    headers.insert("Pathd-Version", "7");
+    js.publish_with_headers("pathd.maps.x", headers, Vec::new().into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    settle(&[&a, &b]).await;
+    for r in [&a, &b] {
+        let (s, v) = r.get("/v1/maps/x").await;
+        assert_eq!(
+            (s, v["error"]["code"].as_str()),
+            (503, Some("map_damaged")),
+            "{v}"
+        );
+    }
+    let (s, v) = a.put("x", &open_text(7, 7)).await;
+    assert_eq!((s, v["version"].as_u64()), (201, Some(8)), "{v}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
