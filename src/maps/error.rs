@@ -45,6 +45,13 @@ impl fmt::Display for MapsError {
                 f,
                 "map names are 1-64 characters of [A-Za-z0-9_.-], not starting with a dot"
             ),
+            // A replicated map's reason says how it is repaired (a whole map through any
+            // replica); a local one is repaired offline.
+            MapsError::Damaged(d) if d.reason.starts_with("replicated ") => write!(
+                f,
+                "map {:?} is damaged on this replica and is not served: {}",
+                d.name, d.reason
+            ),
             MapsError::Damaged(d) => write!(
                 f,
                 "map {:?} is damaged on disk and is not served: {}; see `pathd data check`",

@@ -1209,7 +1209,7 @@ async fn feed(
             )
             .await
             {
-                Ok(d) => break Some(d),
+                Ok(d) => break Ok(d),
                 // An object body may be unreachable for a moment (a reconnect).
                 Err(e) if from_object && delay < Duration::from_secs(5) => {
                     tracing::warn!(seq, error = %e, "cannot decode a stream message yet");
@@ -1218,30 +1218,35 @@ async fn feed(
                 }
                 Err(e) => {
                     tracing::error!(seq, error = %e, "an undecodable stream message");
-                    break None;
+                    break Err(e);
                 }
             }
         };
-        let Some(Decoded { rep, meta }) = decoded else {
+        let Decoded { rep, meta } = match decoded {
+            Ok(d) => d,
             // The maps service marks the map damaged (not served as its older version).
-            if let Some(name) = name_of_subject(msg.subject.as_str()) {
-                let version = header(msg.headers.as_ref(), "Pathd-Version")
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or_else(|| {
-                        let names = shared.names.lock().expect("names lock");
-                        names.get(&name).map_or(0, |s| s.version) + 1
-                    });
-                let rep = Replicated {
-                    name,
-                    version,
-                    position: seq,
-                    change: Change::Unreadable(format!("stream message {seq} is unreadable")),
-                };
-                if tx.send(rep).await.is_err() {
-                    return;
+            Err(why) => {
+                if let Some(name) = name_of_subject(msg.subject.as_str()) {
+                    let version = header(msg.headers.as_ref(), "Pathd-Version")
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or_else(|| {
+                            let names = shared.names.lock().expect("names lock");
+                            names.get(&name).map_or(0, |s| s.version) + 1
+                        });
+                    let rep = Replicated {
+                        name,
+                        version,
+                        position: seq,
+                        change: Change::Unreadable(format!(
+                            "stream message {seq} is unreadable: {why}"
+                        )),
+                    };
+                    if tx.send(rep).await.is_err() {
+                        return;
+                    }
                 }
+                continue;
             }
-            continue;
         };
         shared
             .unapplied

@@ -574,6 +574,11 @@ async fn a_mutation_without_its_base_marks_the_map_damaged_until_a_whole_map_arr
             (503, Some("map_damaged")),
             "{v}"
         );
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("transmogrify") && message.contains("PUT"),
+            "{message}"
+        );
     }
     let (s, v) = a.put("x", &open_text(7, 7)).await;
     assert_eq!((s, v["version"].as_u64()), (201, Some(8)), "{v}");
