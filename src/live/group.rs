@@ -120,6 +120,11 @@ pub(super) fn drain(hub: &HubInner, group: &Arc<Group>, settle: bool) {
             .collect();
         if items.is_empty() {
             if !settle {
+                // The region as of the answers, until the settling publishes its own: what
+                // `affected_subscriptions` is counted by meanwhile (the group still takes
+                // every patch).
+                let now = interest(group, &group.tree.lock().expect("tree lock"));
+                group.work.lock().expect("work lock").interest = now;
                 return;
             }
             let unsettled = group.unsettled.lock().expect("unsettled lock").take();

@@ -562,10 +562,15 @@ impl Hub {
                     continue;
                 };
                 let mut w = group.work.lock().expect("work lock");
-                if !(w.scheduled || concerns(w.interest, bbox, &changed)) {
+                // A busy group takes every patch (its region may grow meanwhile), but it
+                // counts as affected only when a changed cell lies in its region.
+                let concerned = concerns(w.interest, bbox, &changed);
+                if !(w.scheduled || concerned) {
                     continue;
                 }
-                delivered += group.members.lock().expect("members lock").len();
+                if concerned {
+                    delivered += group.members.lock().expect("members lock").len();
+                }
                 w.queue.push_back(Item::Patch {
                     grid: Arc::clone(&grid),
                     version,
