@@ -9,12 +9,12 @@ fn pathd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pathd"))
 }
 
-#[test]
-fn scen_reports_every_row_matched_as_json() {
+/// `pathd scen MAP SCEN --json`, which must succeed: its JSON summary.
+fn scen_json(map: &std::path::Path, scen: &std::path::Path) -> Value {
     let out = pathd()
         .arg("scen")
-        .arg(bench("maps/arena2.map"))
-        .arg(bench("scen/arena2.map.scen"))
+        .arg(map)
+        .arg(scen)
         .arg("--json")
         .output()
         .unwrap();
@@ -23,7 +23,12 @@ fn scen_reports_every_row_matched_as_json() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn scen_reports_every_row_matched_as_json() {
+    let v = scen_json(&bench("maps/arena2.map"), &bench("scen/arena2.map.scen"));
     let rows = v["rows"].as_u64().unwrap();
     assert!(rows > 500, "{v}");
     assert_eq!(v["matched"].as_u64(), Some(rows));
@@ -177,19 +182,7 @@ fn scen_times_rows_answered_without_a_search() {
         "version 1\n0\tsplit.map\t3\t1\t0\t0\t2\t0\t0\n0\tsplit.map\t3\t1\t2\t0\t0\t0\t0\n",
     )
     .unwrap();
-    let out = pathd()
-        .arg("scen")
-        .arg(&map)
-        .arg(&scen)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = scen_json(&map, &scen);
     assert_eq!(v["rows"].as_u64(), Some(2), "{v}");
     assert_eq!(v["matched"].as_u64(), Some(2), "{v}");
     for key in ["mean_us", "p50_us", "p99_us", "mean_call_us"] {
