@@ -448,31 +448,12 @@ impl PlusExpander<'_> {
     ///
     /// `e` is the entry of `n` (read by the caller, which has it anyway).
     fn ray(&self, n: usize, e: Entry, g: f64, dir: usize, out: &mut impl FnMut(Succ)) {
-        let (dx, dy) = DIRS[dir];
-        let (gx, gy) = self.goal;
-        let (mut x, mut y) = self.xy(n);
+        let (x, y) = self.xy(n);
         let (arm_x, arm_y) = ARMS[dir - 4];
-        let mut k = 0usize;
-        // The entries of the current cell, read once for the ray and both arms.
-        let mut e = e;
-        loop {
-            let v = e[dir];
-            let reach = v.unsigned_abs() as usize;
-            let kx = (gx as isize - x as isize) * dx;
-            let ky = (gy as isize - y as isize) * dy;
-            let target = if kx > 0 && ky > 0 {
-                Some(kx.min(ky) as usize).filter(|&t| t <= reach)
-            } else {
-                None
-            };
-            let stop = match (target, v > 0) {
-                (Some(t), _) => t,
-                (None, true) => reach,
-                (None, false) => return,
-            };
-            x = x.wrapping_add_signed(dx * stop as isize);
-            y = y.wrapping_add_signed(dy * stop as isize);
-            k += stop;
+        let mut stop = self.next_stop(e, dir, x, y, 0);
+        // The entry of the stop after the current one, read early (see below).
+        let mut early: Option<Entry> = None;
+        while let Some((x, y, k)) = stop {
             let diag = k as f64 * SQRT2;
             let here = y * self.pw + x;
             if (x, y) == self.goal {
@@ -483,7 +464,12 @@ impl PlusExpander<'_> {
                 });
                 return;
             }
-            e = self.table.get(here);
+            // The entries of the stop, read once for the ray and both arms.
+            let e = early.take().unwrap_or_else(|| self.table.get(here));
+            stop = self.next_stop(e, dir, x, y, k);
+            // The next stop is known before this one's successors are handed on: reading
+            // its entry now lets that (in a large table, likely) cache miss overlap them.
+            early = stop.map(|(x, y, _)| self.table.get(y * self.pw + x));
             for arm in [arm_x, arm_y] {
                 if let Some((node, steps)) = self.straight(e[arm], x, y, arm) {
                     out(Succ {
@@ -494,6 +480,42 @@ impl PlusExpander<'_> {
                 }
             }
         }
+    }
+
+    /// The ray's stop after padded `(x, y)` (whose entries are `e`, `k` diagonal steps
+    /// from the ray's start) in diagonal direction `dir`: the goal's row or column when the
+    /// ray reaches it first, else the next jump point, as `(x, y, steps from the start)`;
+    /// `None` when the ray ends before either.
+    #[inline(always)]
+    fn next_stop(
+        &self,
+        e: Entry,
+        dir: usize,
+        x: usize,
+        y: usize,
+        k: usize,
+    ) -> Option<(usize, usize, usize)> {
+        let (dx, dy) = DIRS[dir];
+        let (gx, gy) = self.goal;
+        let v = e[dir];
+        let reach = v.unsigned_abs() as usize;
+        let kx = (gx as isize - x as isize) * dx;
+        let ky = (gy as isize - y as isize) * dy;
+        let target = if kx > 0 && ky > 0 {
+            Some(kx.min(ky) as usize).filter(|&t| t <= reach)
+        } else {
+            None
+        };
+        let stop = match (target, v > 0) {
+            (Some(t), _) => t,
+            (None, true) => reach,
+            (None, false) => return None,
+        };
+        Some((
+            x.wrapping_add_signed(dx * stop as isize),
+            y.wrapping_add_signed(dy * stop as isize),
+            k + stop,
+        ))
     }
 
     /// Pushes the successors of padded `n` (whose entry is `e`) in direction `dir`.
