@@ -12,7 +12,8 @@
 //! The same walls are also repaired the way subscriptions are served: a shared goal tree
 //! ([`GoalTree`]) with the agent's forward repair (A* with the tree's old values as
 //! heuristic; the expansions the agent waits for, counting the vertices its walks step to
-//! and those whose exactness it decides), then the tree's own settling (done after the
+//! and those whose exactness it decides, a vertex expanded with its exactness walk's look
+//! once), then the tree's own settling (done after the
 //! event is out), each checked against A*'s cost.
 //!
 //! Run: `cargo bench -p pathd-bench --bench repair -- --warm-up-time 1 --measurement-time 3`

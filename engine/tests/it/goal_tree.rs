@@ -276,3 +276,81 @@ fn repairs_keep_the_agents_expansion_limit() {
         "the detour runs along the top row"
     );
 }
+
+/// The repair target of many-agent subscriptions, by expansion counts (deterministic): on
+/// den520d, 16room_000 and Berlin_1_1024, over the long scenario rows `benches/repair.rs`
+/// uses, a 3x3 wall on the path at 1/8, 1/2 and 7/8 of the way is repaired forward from the
+/// agent with at least 10x fewer expansions than a fresh A* on the walled map, at the same
+/// cost. The near-goal wall on den520d is the tight one: a door walled shut, where the band
+/// of old equal-cost paths is both walked (exactness) and expanded, once each per vertex.
+#[test]
+fn a_wall_anywhere_on_the_path_costs_a_tenth_of_a_fresh_search() {
+    use crate::common::{load_map, load_scen};
+    use pathd_engine::{Patch, Query, Rect, find_path};
+    let mut report = Vec::new();
+    for map in ["den520d.map", "16room_000.map", "Berlin_1_1024.map"] {
+        let grid = load_map(map);
+        let all = load_scen(&format!("{map}.scen"));
+        // Per spot (1/8, 1/2, 7/8): forward repair and fresh A* expansions, summed.
+        let mut sums = [(0u64, 0u64); 3];
+        for f in [0.6, 0.7, 0.8, 0.9, 0.99] {
+            let row = all[(all.len() as f64 * f) as usize..]
+                .iter()
+                .find(|r| !r.unreachable())
+                .expect("a reachable row");
+            let mut tree = GoalTree::new(&grid, row.goal, 1).unwrap();
+            let (agent, _) = Agent::new(&mut tree, &grid, row.start, Limits::default()).unwrap();
+            let path = agent.path().expect("reachable").0.to_vec();
+            for (k, at) in [path.len() / 8, path.len() / 2, path.len() * 7 / 8]
+                .into_iter()
+                .enumerate()
+            {
+                let c = path[at];
+                let (x0, y0) = (c.x.saturating_sub(1), c.y.saturating_sub(1));
+                let rect = Rect {
+                    x: x0,
+                    y: y0,
+                    width: (c.x + 2).min(grid.width()) - x0,
+                    height: (c.y + 2).min(grid.height()) - y0,
+                    cost: 0,
+                };
+                let covers = |p: Point| {
+                    (x0..x0 + rect.width).contains(&p.x) && (y0..y0 + rect.height).contains(&p.y)
+                };
+                if covers(row.start) || covers(row.goal) {
+                    continue;
+                }
+                let patch = Patch {
+                    cells: vec![],
+                    rects: vec![rect],
+                };
+                let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
+                let fresh = find_path(&next, &Query::new(row.start, row.goal)).unwrap();
+                let (mut t, mut a) = (tree.clone(), agent.clone());
+                t.apply(&next, &changed, false);
+                let out = a.on_patch(&mut t, &next, &changed, false);
+                assert!(
+                    same_cost(a.cost(), fresh.cost),
+                    "{map} {row:?} wall at {c}: repaired {} vs A* {}",
+                    a.cost(),
+                    fresh.cost
+                );
+                sums[k].0 += out.stats.expanded;
+                sums[k].1 += fresh.stats.expanded;
+            }
+        }
+        for (spot, (repair, fresh)) in ["1/8", "1/2", "7/8"].into_iter().zip(sums) {
+            assert!(repair > 0, "{map} {spot}: no repair ran");
+            report.push(format!(
+                "{map} wall at {spot}: repair {repair} vs fresh A* {fresh} ({:.1}x)",
+                fresh as f64 / repair as f64
+            ));
+            assert!(
+                repair * 10 <= fresh,
+                "{map} wall at {spot}: repair {repair} vs fresh A* {fresh}:\n{}",
+                report.join("\n")
+            );
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+}
