@@ -24,6 +24,7 @@ pub mod jump;
 pub mod live;
 pub mod load;
 pub mod maps;
+pub mod memory;
 pub mod metrics;
 pub mod routes;
 pub mod scen;

@@ -865,10 +865,18 @@ fn finish(hub: &HubInner, group: &Arc<Group>) -> bool {
     true
 }
 
-/// Sets `pathd_subscription_memory_bytes` from the groups still indexed.
+/// Sets `pathd_subscription_memory_bytes` from the groups still indexed, and tells the
+/// allocator when that fell ([`crate::memory::released`]: deleted subscriptions' searches
+/// go back to the system).
 fn memory_gauge(maps: &HashMap<String, MapSubs>) {
+    // The last figure set, per process like the gauge itself.
+    static REPORTED: AtomicUsize = AtomicUsize::new(0);
     let bytes: usize = maps.values().map(MapSubs::bytes).sum();
     metrics::gauge!("pathd_subscription_memory_bytes").set(bytes as f64);
+    let before = REPORTED.swap(bytes, Ordering::Relaxed);
+    if before > bytes {
+        crate::memory::released(before - bytes);
+    }
 }
 
 /// Drops subscriptions idle for longer than the TTL (no open stream, no request).

@@ -267,6 +267,8 @@ impl ProcessServer {
             .arg(dir.path())
             .arg("--data-dir")
             .arg(dir.path().join("data"))
+            // The allocator as the binary sets it up, not as this environment may tune it.
+            .env_remove("GLIBC_TUNABLES")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -288,6 +290,17 @@ impl ProcessServer {
 
     pub fn at(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// The server's resident memory in bytes (`VmRSS` of `/proc/PID/status`).
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status");
+        kib * 1024
     }
 
     /// The `/metrics` text.

@@ -257,6 +257,89 @@ async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
     assert!(summary.get("subscriptions").is_none(), "{summary}");
 }
 
+/// Deleted subscriptions give their memory back to the system, not only to the allocator:
+/// 200 subscriptions with goals of their own (about 0.5 MB of shared search each) on an
+/// open 256x256 map, then all deleted; the server's resident memory must fall back most of
+/// the way. (A server process of its own, its allocator as the binary sets it up.)
+#[tokio::test]
+async fn deleted_subscriptions_give_their_memory_back_to_the_system() {
+    use futures_util::StreamExt;
+    let server = crate::common::ProcessServer::start().await;
+    let (base, client) = (server.base.clone(), server.client.clone());
+    let n = 256u32;
+    let body = json!({"width": n, "height": n, "costs": vec![1u8; (n * n) as usize], "movement": "octile"});
+    let put = client
+        .put(format!("{base}/v1/maps/open"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 201);
+    let before = server.rss_bytes();
+    let made: Vec<(String, String)> = futures_util::stream::iter(0..200u32)
+        .map(|i| {
+            let (client, base) = (client.clone(), base.clone());
+            async move {
+                let sub =
+                    json!({"start": [4, (i * 37) % 250 + 3], "goal": [251, (i * 91) % 250 + 3]});
+                let r = client
+                    .post(format!("{base}/v1/maps/open/subscriptions"))
+                    .json(&sub)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 201);
+                let v: Value = r.json().await.unwrap();
+                (
+                    v["id"].as_str().unwrap().to_owned(),
+                    v["secret"].as_str().unwrap().to_owned(),
+                )
+            }
+        })
+        .buffered(4)
+        .collect()
+        .await;
+    let peak = server.rss_bytes();
+    let grown = peak.saturating_sub(before);
+    assert!(
+        grown > 64 << 20,
+        "the subscriptions took only {grown} bytes: the test needs more"
+    );
+    for (id, secret) in &made {
+        let r = client
+            .delete(format!("{base}/v1/subscriptions/{id}"))
+            .header("x-subscription-secret", secret)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 204);
+    }
+    // Giving memory back may run in the background: wait for it (bounded).
+    let mut after = server.rss_bytes();
+    for _ in 0..100 {
+        if after.saturating_sub(before) <= grown / 4 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        after = server.rss_bytes();
+    }
+    let mib = |b: u64| b >> 20;
+    eprintln!(
+        "resident: {} MiB before, {} MiB with the subscriptions, {} MiB after deleting them",
+        mib(before),
+        mib(peak),
+        mib(after)
+    );
+    assert!(
+        after.saturating_sub(before) <= grown / 4,
+        "resident memory {} MiB before the subscriptions, {} MiB with them, still {} MiB \
+         after deleting them all",
+        mib(before),
+        mib(peak),
+        mib(after)
+    );
+}
+
 /// A client that goes away while its subscription waits for a worker: the join still runs
 /// (on the pool, not on the request), finds nobody to hand the subscription to, and ends
 /// it; the map keeps no group, memory or member for it, and the goal takes new
