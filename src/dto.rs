@@ -46,6 +46,10 @@ pub struct MapSummary {
     /// cells).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jps_plus: Option<crate::jump::JumpInfo>,
+    /// The map eroded for each agent size that sized `jps` or `hpa` queries asked for, with
+    /// its HPA* abstraction (absent while there is none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sized: Vec<crate::hpa::SizedInfo>,
 }
 
 /// `subscriptions` of a map summary.

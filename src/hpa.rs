@@ -12,11 +12,12 @@
 //! at a time and skips entries that were replaced or deleted meanwhile. One thread, because
 //! a build is seconds of CPU at most and must not starve the search pool.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 use std::time::Instant;
 
-use pathd_engine::{Abstraction, Grid, HpaConfig, Point};
+use pathd_engine::{Abstraction, Eroded, Grid, HpaConfig, Point};
 use serde::Serialize;
 
 use crate::state::MapEntry;
@@ -111,12 +112,26 @@ impl HpaSlot {
     /// Derives this version's abstraction from the previous version's, if that one is ready
     /// and fits (same size and movement). Runs in the patch's blocking job.
     pub fn derive(&self, name: &str, previous: &HpaSlot, grid: &Grid, changed: &[Point]) {
+        self.derive_with(previous, grid, changed, |next| {
+            metrics::gauge!("pathd_hpa_memory_bytes", "map" => name.to_owned())
+                .set(next.memory_bytes() as f64);
+        });
+    }
+
+    /// [`Self::derive`], reporting the new abstraction to `report` (the per-map gauge is
+    /// the one-cell abstraction's).
+    fn derive_with(
+        &self,
+        previous: &HpaSlot,
+        grid: &Grid,
+        changed: &[Point],
+        report: impl FnOnce(&Abstraction),
+    ) {
         if let Some(prev) = previous.ready.get().filter(|p| p.fits(grid)) {
             let started = Instant::now();
             let next = prev.update(grid, changed);
             metrics::histogram!("pathd_hpa_update_seconds").record(started.elapsed());
-            metrics::gauge!("pathd_hpa_memory_bytes", "map" => name.to_owned())
-                .set(next.memory_bytes() as f64);
+            report(&next);
             self.cluster_size
                 .store(next.config().cluster_size, Ordering::Relaxed);
             self.started.store(true, Ordering::Release);
@@ -125,23 +140,29 @@ impl HpaSlot {
     }
 }
 
+/// A build the builder thread runs: a map version's abstraction, or the one of its map
+/// eroded for an agent size. Weak, so a replaced or deleted entry is dropped, not built.
+type Job = (Weak<MapEntry>, u32);
+
 /// The background builder: one thread, a queue of entries waiting for a build.
 pub struct HpaBuilder {
     settings: HpaSettings,
-    /// Entries to build; weak, so a replaced or deleted entry is dropped, not built.
-    tx: Mutex<mpsc::Sender<Weak<MapEntry>>>,
+    /// Builds to run.
+    tx: Mutex<mpsc::Sender<Job>>,
 }
 
 impl HpaBuilder {
     /// Starts the builder thread (it ends when the builder is dropped).
     pub fn new(settings: HpaSettings) -> Self {
-        let (tx, rx) = mpsc::channel::<Weak<MapEntry>>();
+        let (tx, rx) = mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()
             .name("pathd-hpa".into())
             .spawn(move || {
-                while let Ok(weak) = rx.recv() {
-                    if let Some(entry) = weak.upgrade() {
-                        build(&entry, settings);
+                while let Ok((weak, size)) = rx.recv() {
+                    match weak.upgrade() {
+                        Some(entry) if size > 1 => build_sized(&entry, size, settings),
+                        Some(entry) => build(&entry, settings),
+                        None => {}
                     }
                 }
             });
@@ -172,8 +193,154 @@ impl HpaBuilder {
             return;
         }
         let tx = self.tx.lock().expect("hpa queue lock");
-        let _ = tx.send(Arc::downgrade(entry));
+        let _ = tx.send((Arc::downgrade(entry), 1));
     }
+
+    /// Queues a build of the abstraction of `entry`'s map eroded for `size` (> 1), if its
+    /// map wants one and none was started; true once that abstraction is ready.
+    pub fn ensure_sized(&self, entry: &Arc<MapEntry>, size: u32) -> bool {
+        if let Some(view) = entry.sized.get(size) {
+            if view.hpa.get().is_some() {
+                return true;
+            }
+        }
+        if !self.settings.wants(&entry.grid) || !entry.sized.start_hpa(size) {
+            return false;
+        }
+        let tx = self.tx.lock().expect("hpa queue lock");
+        let _ = tx.send((Arc::downgrade(entry), size));
+        false
+    }
+}
+
+/// The eroded maps of one map version for the agent sizes that JPS or HPA* queries asked
+/// for (see [`pathd_engine::Eroded`]), each with its own HPA* slot. A view is built on
+/// first use, in the query's compute job (`O(cells)`), and derived from the previous
+/// version's by a patch; its HPA* abstraction is built by the builder thread on the first
+/// sized `hpa` query (`503 abstraction_building` meanwhile) and updated by patches.
+#[derive(Debug, Default)]
+pub struct SizedViews {
+    views: Mutex<HashMap<u32, Arc<SizedView>>>,
+    /// Sizes whose HPA* build was queued (once per version and size).
+    hpa_started: Mutex<Vec<u32>>,
+}
+
+/// One eroded map and its HPA* abstraction.
+#[derive(Debug)]
+pub struct SizedView {
+    /// The map as a `size x size` agent sees it.
+    pub eroded: Eroded,
+    /// Its HPA* abstraction, once built.
+    pub hpa: HpaSlot,
+}
+
+/// An entry of a map summary's `sized`: a view kept for one agent size.
+#[derive(Clone, Debug, Serialize)]
+pub struct SizedInfo {
+    /// Agent side in cells.
+    pub size: u32,
+    /// Heap bytes of the eroded map.
+    pub memory_bytes: usize,
+    /// Its HPA* abstraction, once a sized `hpa` query asked for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<HpaInfo>,
+}
+
+impl SizedViews {
+    /// The view for `size`, if built.
+    pub fn get(&self, size: u32) -> Option<Arc<SizedView>> {
+        self.views.lock().expect("views lock").get(&size).cloned()
+    }
+
+    /// The view of `grid` for `size`, built now if missing (call it off the async runtime).
+    pub fn get_or_build(&self, grid: &Grid, size: u32) -> Arc<SizedView> {
+        if let Some(view) = self.get(size) {
+            return view;
+        }
+        // Built outside the lock; a racing builder's view wins and this one is dropped.
+        let view = Arc::new(SizedView {
+            eroded: Eroded::build(grid, size),
+            hpa: HpaSlot::default(),
+        });
+        let mut views = self.views.lock().expect("views lock");
+        Arc::clone(views.entry(size).or_insert(view))
+    }
+
+    /// Marks the HPA* build of `size` as started; false when it already was.
+    fn start_hpa(&self, size: u32) -> bool {
+        let mut started = self.hpa_started.lock().expect("started lock");
+        if started.contains(&size) {
+            return false;
+        }
+        started.push(size);
+        true
+    }
+
+    /// Derives this version's views from `previous`'s (`grid` is this version's map,
+    /// differing at `changed`): each eroded map takes the patch's effect, and each ready
+    /// abstraction is updated for the anchors that changed. Runs in the patch's job.
+    pub fn derive(&self, previous: &SizedViews, grid: &Grid, changed: &[Point]) {
+        let before: Vec<(u32, Arc<SizedView>)> = previous
+            .views
+            .lock()
+            .expect("views lock")
+            .iter()
+            .map(|(&k, v)| (k, Arc::clone(v)))
+            .collect();
+        let mut views = self.views.lock().expect("views lock");
+        let mut started = self.hpa_started.lock().expect("started lock");
+        for (size, prev) in before {
+            if !prev.eroded.fits(grid) {
+                continue;
+            }
+            let (eroded, anchors) = prev.eroded.update(grid, changed);
+            let hpa = HpaSlot::default();
+            hpa.derive_with(&prev.hpa, eroded.grid(), &anchors, |_| {});
+            if hpa.get().is_some() {
+                started.push(size);
+            }
+            views.insert(size, Arc::new(SizedView { eroded, hpa }));
+        }
+    }
+
+    /// What the map summary reports, by size.
+    pub fn info(&self) -> Vec<SizedInfo> {
+        let views = self.views.lock().expect("views lock");
+        let mut out: Vec<SizedInfo> = views
+            .iter()
+            .map(|(&size, v)| SizedInfo {
+                size,
+                memory_bytes: v.eroded.memory_bytes(),
+                hpa: v.hpa.info(),
+            })
+            .collect();
+        out.sort_by_key(|i| i.size);
+        out
+    }
+}
+
+/// Builds the abstraction of `entry`'s map eroded for `size`.
+fn build_sized(entry: &MapEntry, size: u32, settings: HpaSettings) {
+    let view = entry.sized.get_or_build(&entry.grid, size);
+    view.hpa
+        .cluster_size
+        .store(settings.cluster_size, Ordering::Relaxed);
+    view.hpa.started.store(true, Ordering::Release);
+    let config = HpaConfig {
+        cluster_size: settings.cluster_size,
+        ..HpaConfig::default()
+    };
+    let abs = Abstraction::build_with(view.eroded.grid(), config);
+    metrics::histogram!("pathd_hpa_build_seconds").record(abs.build_time());
+    tracing::info!(
+        map = %entry.name,
+        version = entry.version,
+        size,
+        build_ms = abs.build_time().as_millis() as u64,
+        memory_bytes = abs.memory_bytes(),
+        "HPA* abstraction of the map eroded for a sized agent ready"
+    );
+    let _ = view.hpa.ready.set(Arc::new(abs));
 }
 
 fn build(entry: &MapEntry, settings: HpaSettings) {

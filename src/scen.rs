@@ -97,6 +97,7 @@ pub fn check(
     let derived = Derived {
         hpa: None,
         jump_table: table.as_ref(),
+        sized: None,
     };
     // One untimed search first: a searcher sizes its scratch memory to the map on its first
     // search (node records of 16 bytes a cell, all written once, plus the open list's slots),

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::compute::Compute;
 use crate::config::Config;
 use crate::dto::MapSummary;
-use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot};
+use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot, SizedViews};
 use crate::jump::{JumpBuilder, JumpSettings, JumpSlot};
 use crate::live::Hub;
 use crate::maps::Maps;
@@ -60,6 +60,9 @@ pub struct MapEntry {
     pub hpa: HpaSlot,
     /// This version's JPS+ jump table, once built (see [`crate::jump`]).
     pub jump: JumpSlot,
+    /// This version's maps eroded for agent sizes, with their HPA* abstractions (see
+    /// [`crate::hpa::SizedViews`]).
+    pub sized: SizedViews,
     /// Set when the registry stops serving this version (deleted or replaced); guards the
     /// per-map gauges a background build sets, so one finishing late cannot bring back a
     /// deleted map's gauges or overwrite the newer version's.
@@ -78,6 +81,7 @@ impl MapEntry {
             max_cost,
             hpa: HpaSlot::default(),
             jump: JumpSlot::default(),
+            sized: SizedViews::default(),
             retired: Mutex::new(false),
         }
     }
@@ -104,6 +108,7 @@ impl MapEntry {
         Derived {
             hpa: self.hpa.get(),
             jump_table: self.jump.get(),
+            sized: None,
         }
     }
 
@@ -130,6 +135,7 @@ impl MapEntry {
             hpa: self.hpa.info(),
             subscriptions: None,
             jps_plus: self.jump.info(),
+            sized: self.sized.info(),
         }
     }
 }
@@ -170,6 +176,12 @@ impl Registry {
     /// The HPA* settings in force.
     pub fn hpa_settings(&self) -> &HpaSettings {
         self.hpa.settings()
+    }
+
+    /// Queues the HPA* build of `entry`'s map eroded for `size` unless started; true once
+    /// it is ready (see [`crate::hpa::SizedViews`]).
+    pub fn ensure_sized_hpa(&self, entry: &Arc<MapEntry>, size: u32) -> bool {
+        self.hpa.ensure_sized(entry, size)
     }
 
     /// The current entry of `name`.

@@ -51,6 +51,7 @@
 mod algo;
 pub mod clearance;
 mod components;
+mod eroded;
 pub mod grid;
 pub mod movingai;
 pub mod patch;
@@ -68,7 +69,10 @@ pub use algo::goal_tree::{Agent, GoalTree, REPAIRED_KEEP};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
 pub use algo::jps_plus::JumpTable;
 pub use clearance::Clearance;
+pub use eroded::Eroded;
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
 pub use patch::{Patch, PatchError, Rect};
-pub use planner::{Derived, Searcher, find_path, find_path_derived, find_path_with, resolve_auto};
+pub use planner::{
+    Derived, Searcher, SizedDerived, find_path, find_path_derived, find_path_with, resolve_auto,
+};
 pub use query::{Algorithm, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status};

@@ -4,6 +4,7 @@
 use crate::algo;
 use crate::algo::hpa::{Abstraction, QueryScratch};
 use crate::algo::jps_plus::JumpTable;
+use crate::eroded::Eroded;
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Algorithm, Query, QueryError, SearchResult, Stats, Status};
 use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
@@ -64,7 +65,7 @@ impl Searcher {
     ) -> Result<SearchResult, QueryError> {
         let derived = Derived {
             hpa,
-            jump_table: None,
+            ..Derived::default()
         };
         self.find_path_derived(grid, derived, query)
     }
@@ -80,7 +81,7 @@ impl Searcher {
     /// use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Movement, Point, Query, Searcher};
     /// let grid = Grid::from_costs(3, 3, vec![1, 1, 1, 0, 0, 1, 1, 1, 1], Movement::Octile).unwrap();
     /// let table = JumpTable::build(&grid).unwrap();
-    /// let derived = Derived { hpa: None, jump_table: Some(&table) };
+    /// let derived = Derived { jump_table: Some(&table), ..Derived::default() };
     /// let q = Query::new(Point::new(0, 0), Point::new(0, 2));
     /// let r = Searcher::new().find_path_derived(&grid, derived, &q.with_algorithm(Algorithm::Auto)).unwrap();
     /// assert_eq!((r.algorithm, r.cost), (Algorithm::JpsPlus, 6.0));
@@ -105,6 +106,25 @@ impl Searcher {
         query: &Query,
     ) -> Result<SearchResult, QueryError> {
         validate(grid, query)?;
+        // JPS and HPA* for a sized agent: the one-cell search on the eroded map (whose open
+        // cells are the anchors where the agent fits; `validate` checked both ends fit).
+        if query.size > 1
+            && !query.smooth
+            && matches!(query.algorithm, Algorithm::Jps | Algorithm::Hpa)
+        {
+            if let Some(view) = derived
+                .sized
+                .filter(|v| v.eroded.size() == query.size && v.eroded.fits(grid))
+            {
+                let on_eroded = Derived {
+                    hpa: view.hpa,
+                    ..Derived::default()
+                };
+                let mut one = query.clone();
+                one.size = 1;
+                return self.answer(view.eroded.grid(), on_eroded, &one);
+            }
+        }
         let hpa = derived.hpa.filter(|a| a.fits(grid));
         let table = derived.jump_table.filter(|t| t.fits(grid));
         let algorithm = match (query.algorithm, hpa) {
@@ -242,6 +262,19 @@ pub struct Derived<'a> {
     pub hpa: Option<&'a Abstraction>,
     /// The JPS+ jump table.
     pub jump_table: Option<&'a JumpTable>,
+    /// For a sized query: the map eroded for its agent size, and that map's HPA*
+    /// abstraction when it has one. JPS and HPA* answer a sized query on it (see
+    /// [`Eroded`]); without it they are `NotApplicable` for sizes above one.
+    pub sized: Option<SizedDerived<'a>>,
+}
+
+/// What a map version has derived for one agent size (see [`Derived::sized`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SizedDerived<'a> {
+    /// The map as an agent of that size sees it.
+    pub eroded: &'a Eroded,
+    /// The eroded map's HPA* abstraction.
+    pub hpa: Option<&'a Abstraction>,
 }
 
 /// [`Searcher::find_path_with`] with a fresh searcher (see [`find_path`]).
@@ -321,10 +354,14 @@ fn sized_algorithm(q: &Query) -> Result<Algorithm, QueryError> {
             "smoothing checks line of sight for a one-cell agent, so it is not available \
              with size > 1"
         }
+        Algorithm::Jps | Algorithm::Hpa if !q.smooth => {
+            "jps and hpa search agents wider than one cell (size > 1) on the map eroded for \
+             that size (Derived::sized), which was not given"
+        }
         Algorithm::Jps | Algorithm::JpsPlus | Algorithm::Theta | Algorithm::Hpa => {
             "agents wider than one cell (size > 1) are searched by astar, dijkstra or \
-             weighted_astar (auto picks astar); jps, jps_plus, theta and hpa have no sized \
-             variant"
+             weighted_astar (auto picks astar), and by jps or hpa on the map eroded for their \
+             size; jps_plus and theta have no sized variant, nor has smoothing"
         }
     };
     Err(QueryError::NotApplicable {

@@ -346,6 +346,10 @@ impl Maps {
                     next_entry
                         .hpa
                         .derive(&next_entry.name, &prev.hpa, &next_entry.grid, &changed);
+                    // The eroded maps and their abstractions take the patch likewise.
+                    next_entry
+                        .sized
+                        .derive(&prev.sized, &next_entry.grid, &changed);
                     // Only the jump entries the patch can change are recomputed (crate::jump).
                     next_entry.jump.derive(
                         &next_entry.name,

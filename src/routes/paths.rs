@@ -7,7 +7,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::post;
-use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult};
+use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult, SizedDerived};
 
 use crate::auth::QueryAuth;
 use crate::body::{BlockingJson, JsonBytes, decode_off_runtime};
@@ -39,12 +39,27 @@ fn search(
 ) -> Result<(SearchResult, Option<SearchTrace>), QueryError> {
     query.limits.deadline = Instant::now().checked_add(timeout); // None: too far to matter
     query.limits.cancel = Some(Arc::clone(cancel));
+    // JPS and HPA* answer a sized query on the map eroded for its size (built here, on the
+    // pool, the first time a version is asked for it; HPA*'s abstraction of it is checked
+    // by `check_hpa`).
+    let view = (query.size > 1 && !query.smooth)
+        .then(|| match query.algorithm {
+            Algorithm::Jps => Some(entry.sized.get_or_build(&entry.grid, query.size)),
+            Algorithm::Hpa => entry.sized.get(query.size),
+            _ => None,
+        })
+        .flatten();
+    let mut derived = entry.derived();
+    derived.sized = view.as_deref().map(|v| SizedDerived {
+        eroded: &v.eroded,
+        hpa: v.hpa.get(),
+    });
     let mut searcher = compute.searcher();
     let (r, trace) = if trace_cap > 0 {
-        let (r, t) = searcher.find_path_traced(&entry.grid, entry.derived(), &query, trace_cap)?;
+        let (r, t) = searcher.find_path_traced(&entry.grid, derived, &query, trace_cap)?;
         (r, Some(SearchTrace::new(t, trace_cap)))
     } else {
-        let r = searcher.find_path_derived(&entry.grid, entry.derived(), &query)?;
+        let r = searcher.find_path_derived(&entry.grid, derived, &query)?;
         (r, None)
     };
     if r.limit == Some(LimitKind::Cancelled) {
@@ -71,9 +86,17 @@ fn trace_cap(req: &PathRequest, state: &AppState) -> usize {
 /// `hpa` needs the map's abstraction: say why there is none (the map is too small to get
 /// one, so it never will: `400 not_applicable`; or it is being built: `503
 /// abstraction_building` with `Retry-After`).
-fn check_hpa(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), ApiError> {
-    // A sized query gets the planner's `not_applicable` (HPA* has no sized variant).
-    if query.algorithm != Algorithm::Hpa || query.size > 1 || entry.hpa.get().is_some() {
+fn check_hpa(state: &AppState, entry: &Arc<MapEntry>, query: &Query) -> Result<(), ApiError> {
+    if query.algorithm != Algorithm::Hpa || query.size > 1 && query.smooth {
+        return Ok(()); // (a smoothed sized query gets the planner's `not_applicable`)
+    }
+    let ready = if query.size > 1 {
+        // The abstraction of the map eroded for this size, built on the first such query.
+        state.registry().ensure_sized_hpa(entry, query.size)
+    } else {
+        entry.hpa.get().is_some()
+    };
+    if ready {
         return Ok(());
     }
     let settings = state.registry().hpa_settings();

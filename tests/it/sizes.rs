@@ -103,7 +103,12 @@ async fn sized_paths_match_the_eroded_reference() {
             "goal_blocked",
         ),
         (
-            json!({"start": [2, 2], "goal": [27, 2], "size": 2, "algorithm": "jps"}),
+            // HPA* serves sized queries too, but this map is below --hpa-min-cells.
+            json!({"start": [2, 2], "goal": [27, 2], "size": 2, "algorithm": "hpa"}),
+            "not_applicable",
+        ),
+        (
+            json!({"start": [2, 2], "goal": [27, 2], "size": 2, "algorithm": "jps_plus"}),
             "not_applicable",
         ),
         (
@@ -191,4 +196,143 @@ async fn a_sized_subscription_is_repaired_on_the_eroded_map() {
         .await
         .unwrap();
     expect_error(resp, 400, "invalid_request").await;
+}
+
+/// JPS and HPA* honour `size` too: they search the map eroded for the footprint (built on
+/// the first such query; HPA*'s abstraction of it in the background, `503
+/// abstraction_building` until ready), shown in the map summary, and both follow patches.
+#[tokio::test]
+async fn sized_jps_and_hpa_search_the_eroded_map_and_follow_patches() {
+    use crate::common::Dirs;
+    let (w, h) = (64usize, 40usize);
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.hpa_min_cells = 16 * 16;
+    config.hpa_cluster_size = 8;
+    let s = TestServer::start(dirs, config).await;
+    // A wall along column 32 with a 1-cell gap at row 5 and a 2-cell gap at rows 30-31.
+    let mut costs = vec![1u8; w * h];
+    for y in 0..h {
+        if y != 5 && !(30..32).contains(&y) {
+            costs[y * w + 32] = 0;
+        }
+    }
+    let map = json!({"width": w, "height": h, "costs": costs, "movement": "octile"});
+    assert_eq!(s.put_json("big", &map).await.status(), 201);
+    let (start, goal) = ((3usize, 4usize), (60usize, 6usize));
+    let clear = |costs: &[u8], path: &Value, k: usize| {
+        path.as_array().unwrap().iter().all(|p| {
+            let (x, y) = (
+                p[0].as_u64().unwrap() as usize,
+                p[1].as_u64().unwrap() as usize,
+            );
+            (0..k).all(|dy| {
+                (0..k).all(|dx| x + dx < w && y + dy < h && costs[(y + dy) * w + x + dx] != 0)
+            })
+        })
+    };
+    // Every size, both algorithms, against the reference on the eroded map.
+    let check = |costs: Vec<u8>, version: u64| {
+        let s = &s;
+        async move {
+            for k in 1..=3usize {
+                let want = reference(&costs, w, h, goal, k)[start.1 * w + start.0];
+                for algorithm in ["jps", "hpa"] {
+                    let body = json!({"start": [start.0, start.1], "goal": [goal.0, goal.1],
+                                      "size": k, "algorithm": algorithm});
+                    let mut answer = s.path("big", &body).await;
+                    // HPA*'s abstraction of the eroded map is built on first use.
+                    for _ in 0..600 {
+                        if answer.status() != 503 {
+                            break;
+                        }
+                        let v: Value = answer.json().await.unwrap();
+                        assert_eq!(v["error"]["code"], "abstraction_building", "{v}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        answer = s.path("big", &body).await;
+                    }
+                    let (status, v) = json(answer).await;
+                    let case = format!("v{version} size {k} {algorithm}");
+                    assert_eq!(status, 200, "{case}: {v}");
+                    assert_eq!(v["map_version"], version, "{case}: {v}");
+                    if !want.is_finite() {
+                        assert_eq!(v["status"], "no_path", "{case}: {v}");
+                        continue;
+                    }
+                    assert_eq!(v["status"], "found", "{case}: {v}");
+                    assert_eq!(v["algorithm"], algorithm, "{case}: {v}");
+                    assert!(clear(&costs, &v["path"], k), "{case}: {v}");
+                    let cost = v["cost"].as_f64().unwrap();
+                    if algorithm == "jps" {
+                        assert!(close(cost, want), "{case}: {cost} vs {want}");
+                    } else {
+                        assert!(cost >= want * (1.0 - 1e-9), "{case}: {cost} vs {want}");
+                    }
+                }
+            }
+        }
+    };
+    check(costs.clone(), 1).await;
+    let summary: Value = s
+        .client
+        .get(s.at("/v1/maps/big"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let sized = summary["sized"]
+        .as_array()
+        .expect("sized views in the summary");
+    let sizes: Vec<u64> = sized.iter().map(|v| v["size"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, [2, 3], "{summary}");
+    assert!(
+        sized
+            .iter()
+            .all(|v| v["hpa"]["status"] == "ready" && v["memory_bytes"].as_u64() > Some(0)),
+        "{summary}"
+    );
+
+    // Shut the 2-cell gap, then open a 3-cell one at rows 15-17: the views and their
+    // abstractions follow each patch.
+    let mut closed = costs.clone();
+    for y in 30..32 {
+        closed[y * w + 32] = 0;
+    }
+    let patch = json!({"rects": [{"x": 32, "y": 30, "width": 1, "height": 2, "cost": 0}]});
+    let r = s
+        .client
+        .patch(s.at("/v1/maps/big"))
+        .json(&patch)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // Derived by the patch, not rebuilt: the new version has both views and their
+    // abstractions before any query asks.
+    let entry = s.state.registry().get("big").unwrap();
+    assert_eq!(entry.version, 2);
+    for k in [2, 3] {
+        let view = entry.sized.get(k).expect("the view carried over");
+        assert!(
+            view.hpa.get().is_some(),
+            "size {k}: abstraction carried over"
+        );
+    }
+    check(closed.clone(), 2).await;
+    let mut opened = closed.clone();
+    for y in 15..18 {
+        opened[y * w + 32] = 1;
+    }
+    let patch = json!({"rects": [{"x": 32, "y": 15, "width": 1, "height": 3, "cost": 1}]});
+    let r = s
+        .client
+        .patch(s.at("/v1/maps/big"))
+        .json(&patch)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    check(opened, 3).await;
 }

@@ -6,8 +6,8 @@
 //! Moving AI no-corner-cutting rule applied to the footprint). Steps cost what they cost a
 //! one-cell agent between the two anchor cells, so a size-1 query and this one agree on
 //! every path both may take, and the map's heuristic (octile or Manhattan distance times the
-//! smallest cost) stays admissible. JPS, Theta* and HPA* have no sized variant; the planner
-//! answers `NotApplicable` for them.
+//! smallest cost) stays admissible. JPS and HPA* serve sized queries on that eroded map
+//! built out ([`crate::Eroded`]); Theta* has no sized variant (`NotApplicable`).
 
 use crate::clearance::Clearance;
 use crate::grid::{Cells, Grid, Movement, moves};

@@ -206,7 +206,7 @@ fn random_maps_reachability_and_costs_match_reference() {
 }
 
 /// A random patch: a few cells and maybe a rectangle, walls, terrain or clearing.
-fn random_patch(rng: &mut StdRng, grid: &Grid, weighted: bool) -> Patch {
+pub(crate) fn random_patch(rng: &mut StdRng, grid: &Grid, weighted: bool) -> Patch {
     let cost = |rng: &mut StdRng| match rng.random_range(0..3) {
         0 => 0,
         1 => 1,

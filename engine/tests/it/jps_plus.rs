@@ -57,6 +57,7 @@ fn check_queries(rng: &mut StdRng, grid: &Grid, table: &JumpTable, n: usize, wha
     let derived = Derived {
         hpa: None,
         jump_table: Some(table),
+        sized: None,
     };
     for _ in 0..n {
         let (Some(s), Some(g)) = (random_passable(rng, grid), random_passable(rng, grid)) else {
@@ -156,6 +157,7 @@ fn not_applicable_without_a_table_or_on_other_maps() {
     let derived = Derived {
         hpa: None,
         jump_table: Some(&table),
+        sized: None,
     };
     let r = Searcher::new()
         .find_path_derived(&grid, derived, &auto)
@@ -169,6 +171,7 @@ fn not_applicable_without_a_table_or_on_other_maps() {
     let derived = Derived {
         hpa: None,
         jump_table: Some(&wt),
+        sized: None,
     };
     let e = Searcher::new()
         .find_path_derived(&weighted, derived, &q)
@@ -200,6 +203,7 @@ fn moving_ai_maps_before_and_after_patches() {
         let derived = Derived {
             hpa: None,
             jump_table: Some(&table),
+            sized: None,
         };
         let rows = sample(&load_scen(scen), 40);
         for row in &rows {
@@ -253,6 +257,7 @@ fn moving_ai_maps_before_and_after_patches() {
             let derived = Derived {
                 hpa: None,
                 jump_table: Some(&table),
+                sized: None,
             };
             for row in rows.iter().step_by(3) {
                 if !grid.is_passable(row.start) || !grid.is_passable(row.goal) {

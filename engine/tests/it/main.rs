@@ -4,6 +4,7 @@
 mod common;
 
 mod dstar_lite;
+mod eroded;
 mod expansions;
 mod flowfield;
 mod goal_tree;

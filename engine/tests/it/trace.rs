@@ -75,6 +75,7 @@ fn hpa_traces_account_for_the_search_and_replay_to_the_answer() {
                 Derived {
                     hpa: Some(&hpa),
                     jump_table: None,
+                    sized: None,
                 },
                 &q,
                 cap,
@@ -197,6 +198,7 @@ fn hpa_traces_hold_the_cap() {
         Derived {
             hpa: Some(&hpa),
             jump_table: None,
+            sized: None,
         },
         &q,
         40,
@@ -233,6 +235,7 @@ fn a_searcher_owns_its_trace() {
     let derived = Derived {
         hpa: Some(&hpa),
         jump_table: None,
+        sized: None,
     };
     let q = Query::new(Point::new(2, 50), Point::new(93, 50)).with_algorithm(Algorithm::Hpa);
     let (mut a, mut b) = (pathd_engine::Searcher::new(), pathd_engine::Searcher::new());
