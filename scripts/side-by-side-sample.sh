@@ -12,6 +12,8 @@
 #   ROWS   rows per map (default 250)
 #   MAPS   environment: maps to run (default: arena2 16room_000 maze512-1-0 random512-20-0
 #          Berlin_1_1024)
+#   REPEAT environment: rounds per map (default 1); above 1 a last table gives each
+#          column's fastest round
 # Compare the columns of one table (one binary's run), never absolute figures across runs.
 # pd_jps+ is pathd's JPS+ (`pathd scen --algorithm jps_plus`), run right after the other
 # columns of the same map.
@@ -50,11 +52,47 @@ d = json.loads(lines[-1]) if lines else None
 print("-" if d is None else "%.1f%s" % (d["mean_us"], "" if d["matched"] == d["rows"] else "(!%d/%d)" % (d["matched"], d["rows"])))' || echo -
 }
 # Map by map, every binary in turn (each with its own warthog columns), so that the binaries'
-# rows of one map are measured minutes apart, not a whole table apart.
-printf "%-16s %9s %9s %9s %9s %9s %9s %9s %9s  %s\n" map pd_astar wh_astar pd_jps wh_jps wh_jps2 wh_jps+ wh_jps2+ pd_jps+ "binary ($rows rows per map)"
+# rows of one map are measured minutes apart, not a whole table apart. With REPEAT=N (> 1)
+# each map's rounds run N times in a row and every column, pathd's and warthog's alike, is
+# the fastest of its N figures: on a shared machine a column measured while a neighbour is
+# busy can come out 2x slow, and the minimum is the figure least touched by that. The
+# rounds' own figures are printed first.
+repeat=${REPEAT:-1}
+header() {
+  printf "%-16s %9s %9s %9s %9s %9s %9s %9s %9s  %s\n" map pd_astar wh_astar pd_jps wh_jps wh_jps2 wh_jps+ wh_jps2+ pd_jps+ "$1"
+}
+header "binary ($rows rows per map)"
 for pair in "${pairs[@]}"; do
-  for bin in "$@"; do
-    line=$("$peers/side-by-side.sh" "$bin" "$pair" | tail -n +2)
-    printf "%s %9s  %s\n" "$line" "$(jps_plus "$bin" "${pair%%:*}" "${pair#*:}")" "$bin"
+  for ((r = 1; r <= repeat; r++)); do
+    for bin in "$@"; do
+      line=$("$peers/side-by-side.sh" "$bin" "$pair" | tail -n +2)
+      printf "%s %9s  %s\n" "$line" "$(jps_plus "$bin" "${pair%%:*}" "${pair#*:}")" "$bin" | tee -a "$tmp/rounds"
+    done
   done
 done
+if [ "$repeat" -gt 1 ]; then
+  echo
+  header "binary (fastest of $repeat rounds per column)"
+  python3 - "$tmp/rounds" <<'PY'
+import sys
+best, order = {}, []
+for line in open(sys.argv[1]):
+    f = line.split()
+    key = (f[0], f[9])
+    if key not in best:
+        best[key] = [None] * 8
+        order.append(key)
+    for i, v in enumerate(f[1:9]):
+        try:
+            x = float(v)
+        except ValueError:  # a mismatch flag or "-": shown as is
+            best[key][i] = v
+            continue
+        b = best[key][i]
+        if b is None or isinstance(b, float) and x < b:
+            best[key][i] = x
+for key in order:
+    cols = ["%.1f" % v if isinstance(v, float) else str(v) for v in best[key]]
+    print("%-16s %s  %s" % (key[0], " ".join("%9s" % c for c in cols), key[1]))
+PY
+fi
