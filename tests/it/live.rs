@@ -53,7 +53,7 @@ async fn patch(s: &TestServer, map: &str, body: Value) -> reqwest::Response {
         .unwrap()
 }
 
-async fn patch_ok(s: &TestServer, map: &str, body: Value) -> Value {
+pub(crate) async fn patch_ok(s: &TestServer, map: &str, body: Value) -> Value {
     let (status, v) = json(patch(s, map, body).await).await;
     assert_eq!(status, 200, "{v}");
     v

@@ -301,14 +301,7 @@ async fn sized_jps_and_hpa_search_the_eroded_map_and_follow_patches() {
         closed[y * w + 32] = 0;
     }
     let patch = json!({"rects": [{"x": 32, "y": 30, "width": 1, "height": 2, "cost": 0}]});
-    let r = s
-        .client
-        .patch(s.at("/v1/maps/big"))
-        .json(&patch)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    crate::live::patch_ok(&s, "big", patch).await;
     // Derived by the patch, not rebuilt: the new version has both views and their
     // abstractions before any query asks.
     let entry = s.state.registry().get("big").unwrap();
@@ -326,13 +319,6 @@ async fn sized_jps_and_hpa_search_the_eroded_map_and_follow_patches() {
         opened[y * w + 32] = 1;
     }
     let patch = json!({"rects": [{"x": 32, "y": 15, "width": 1, "height": 3, "cost": 1}]});
-    let r = s
-        .client
-        .patch(s.at("/v1/maps/big"))
-        .json(&patch)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    crate::live::patch_ok(&s, "big", patch).await;
     check(opened, 3).await;
 }
