@@ -44,15 +44,12 @@ RUN apt-get update \
 COPY --chown=root:root maps/ /srv/pathd/maps/
 COPY --from=builder --chown=root:root /out/pathd /usr/local/bin/pathd
 WORKDIR /srv/pathd
-# glibc serves allocations of 16 KiB and more with their own mappings, returned to the
-# system when freed: the shared searches of deleted subscriptions (34 KiB chunks) give their
-# memory back instead of staying in the heap (scripts/churn.sh: RSS after deleting 2,000
-# subscriptions 96-195 MiB instead of 523-588).
+# No allocator tuning: the server gives deleted subscriptions' memory back itself
+# (malloc_trim, src/memory.rs).
 ENV PATHD_ADDR=0.0.0.0:8080 \
     PATHD_MAPS_DIR=/srv/pathd/maps \
     PATHD_DATA_DIR=/data \
-    PATHD_LOG_FORMAT=json \
-    GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384
+    PATHD_LOG_FORMAT=json
 USER pathd:pathd
 EXPOSE 8080
 VOLUME ["/data"]

@@ -131,8 +131,6 @@ fn log_filter(var: Option<&str>) -> (Targets, Option<String>) {
 }
 
 fn serve_main(config: Config) -> ExitCode {
-    // Before any other thread exists.
-    pathd::memory::configure();
     init_tracing(config.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
