@@ -59,10 +59,18 @@ pub fn released(bytes: usize) {
             tokio::time::sleep(DELAY).await;
             let _ = tokio::task::spawn_blocking(job).await;
         })),
-        Err(_) => drop(std::thread::spawn(move || {
-            std::thread::sleep(DELAY);
-            job();
-        })),
+        Err(_) => {
+            let spawned = std::thread::Builder::new()
+                .name("pathd-trim".into())
+                .spawn(move || {
+                    std::thread::sleep(DELAY);
+                    job();
+                });
+            if spawned.is_err() {
+                // No thread to spare: the next release tries again.
+                TRIMMING.store(false, Ordering::Release);
+            }
+        }
     }
 }
 

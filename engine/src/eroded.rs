@@ -101,6 +101,16 @@ impl Eroded {
             "an eroded view updates only for its own map"
         );
         let k = self.size;
+        let map_cells = grid.width() as usize * grid.height() as usize;
+        if changed.len().saturating_mul((k * k) as usize) > map_cells {
+            // A patch over much of the map: rebuilding is cheaper than k^2 anchors a cell.
+            let fresh = Eroded::build(grid, k);
+            let anchors = (0..grid.height())
+                .flat_map(|y| (0..grid.width()).map(move |x| Point::new(x, y)))
+                .filter(|&p| fresh.grid.cost(p) != self.grid.cost(p))
+                .collect();
+            return (fresh, anchors);
+        }
         let clearance = grid.clearance();
         let mut cells = Vec::new();
         for &c in changed {

@@ -354,3 +354,84 @@ fn a_wall_anywhere_on_the_path_costs_a_tenth_of_a_fresh_search() {
     }
     eprintln!("{}", report.join("\n"));
 }
+
+/// A forward repair keeps its agent's `max_expansions` however the limit cuts it (the
+/// exactness walks included): on den520d's long rows, a 3x3 wall on the path at 1/8, 1/2 and
+/// 7/8 of the way, each repaired under limits from 1 up to what it needs. A repair that
+/// needs more answers `interrupted`, and the cells it worked on stay near its limit.
+#[test]
+fn a_limited_forward_repair_stops_near_its_limit() {
+    use crate::common::{load_map, load_scen};
+    use pathd_engine::{Patch, Rect};
+    let grid = load_map("den520d.map");
+    let all = load_scen("den520d.map.scen");
+    let mut cut = 0;
+    for f in [0.6, 0.7, 0.8, 0.9, 0.99] {
+        let row = all[(all.len() as f64 * f) as usize..]
+            .iter()
+            .find(|r| !r.unreachable())
+            .expect("a reachable row");
+        let mut tree = GoalTree::new(&grid, row.goal, 1).unwrap();
+        // The first agent settles the tree up to the start; the limited ones then need no
+        // search to join.
+        let (first, _) = Agent::new(&mut tree, &grid, row.start, Limits::default()).unwrap();
+        let path = first.path().unwrap().0.to_vec();
+        for at in [path.len() / 8, path.len() / 2, path.len() * 7 / 8] {
+            let c = path[at];
+            let rect = Rect {
+                x: c.x - 1,
+                y: c.y - 1,
+                width: 3,
+                height: 3,
+                cost: 0,
+            };
+            let covers = |p: Point| {
+                (rect.x..rect.x + 3).contains(&p.x) && (rect.y..rect.y + 3).contains(&p.y)
+            };
+            if covers(row.start) || covers(row.goal) {
+                continue;
+            }
+            let patch = Patch {
+                cells: vec![],
+                rects: vec![rect],
+            };
+            let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
+            let repair = |max: Option<u64>| {
+                let mut t = tree.clone();
+                let limits = Limits {
+                    max_expansions: max,
+                    ..Limits::default()
+                };
+                let (mut a, _) = Agent::new(&mut t, &grid, row.start, limits).unwrap();
+                assert_eq!(a.status(), Status::Found);
+                t.apply(&next, &changed, false);
+                let out = a.on_patch(&mut t, &next, &changed, false);
+                (out, a.repaired_cells(0).1)
+            };
+            let (full, _) = repair(None);
+            assert_eq!(full.status, Status::Found);
+            let need = full.stats.expanded;
+            for max in [1, need / 4, need / 2, need.saturating_sub(1)] {
+                if max == 0 || max >= need {
+                    continue;
+                }
+                let (out, worked) = repair(Some(max));
+                let case = format!("{row:?} wall at {c}: needs {need}, limit {max}");
+                assert_eq!(out.status, Status::LimitReached, "{case}");
+                assert!(
+                    out.stats.expanded <= max,
+                    "{case}: counted {}",
+                    out.stats.expanded
+                );
+                // The cells it worked on: what it expanded and the tree's changed vertices
+                // (a 3x3 wall and its rim), with the walk cut at the limit.
+                assert!(
+                    worked as u64 <= 2 * max + 64,
+                    "{case}: worked on {worked} cells"
+                );
+                cut += 1;
+            }
+        }
+    }
+    assert!(cut >= 20, "{cut} limited repairs");
+}

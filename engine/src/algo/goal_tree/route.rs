@@ -169,9 +169,9 @@ impl Forward {
     }
 }
 
-/// `decided` plus `left`, saturating.
-fn memo_room(decided: usize, left: u64) -> usize {
-    decided.saturating_add(usize::try_from(left).unwrap_or(usize::MAX))
+/// `len` plus `left`, saturating.
+fn memo_room(len: usize, left: u64) -> usize {
+    len.saturating_add(usize::try_from(left).unwrap_or(usize::MAX))
 }
 
 /// One vertex on the path of [`GoalTree::terminal_with`]'s walk.
@@ -199,11 +199,13 @@ impl GoalTree {
     /// `memo`) rather than let `memo` grow past `limit` entries.
     fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>, limit: usize) -> bool {
         self.terminal_with(cells, n, memo, limit, 0.0, &mut |_, _, _| {})
+            .unwrap_or(false)
     }
 
     /// [`Self::terminal`], handing every vertex the walk looks at the neighbours of (`n`
     /// first) to `scanned`, once, with its neighbours and its cost from `n` along the walk
     /// plus `d0`: the forward repair expands them with that one look ([`Self::route`]).
+    /// `None` when the walk stopped undecided at `limit`.
     fn terminal_with(
         &self,
         cells: &View<'_>,
@@ -212,19 +214,19 @@ impl GoalTree {
         limit: usize,
         d0: f64,
         scanned: &mut impl FnMut(u32, f64, &[(u32, f64)]),
-    ) -> bool {
+    ) -> Option<bool> {
         if n == self.s_goal {
-            return true;
+            return Some(true);
         }
         if let Some(&known) = memo.get(&n) {
-            return known;
+            return Some(known);
         }
         if memo.len() >= limit {
-            return false;
+            return None;
         }
         if self.nodes.g(n) >= self.bound {
             memo.insert(n, false);
-            return false;
+            return Some(false);
         }
         // The tight path so far: one frame per vertex, its neighbours read once.
         let mut stack = vec![self.frame(cells, n, d0, scanned)];
@@ -256,10 +258,10 @@ impl GoalTree {
                 for f in stack.drain(..) {
                     memo.insert(f.v, true);
                 }
-                return true;
+                return Some(true);
             }
             match child {
-                Some(_) if memo.len() + stack.len() >= limit => return false,
+                Some(_) if memo.len() + stack.len() >= limit => return None,
                 Some((w, dw)) => {
                     let frame = self.frame(cells, w, dw, scanned);
                     stack.push(frame);
@@ -270,7 +272,7 @@ impl GoalTree {
                 }
             }
         }
-        false
+        Some(false)
     }
 
     /// A frame of [`Self::terminal_with`]'s walk: `v`'s neighbours, handed to `scanned`.
@@ -331,10 +333,12 @@ impl GoalTree {
         limit: usize,
     ) -> Option<f64> {
         self.exact_with(cells, n, memo, limit, 0.0, &mut |_, _, _| {})
+            .flatten()
     }
 
     /// [`Self::exact`], handing what the walk looks at to `scanned` as
-    /// [`Self::terminal_with`] does (`d0`: `n`'s cost from the agent).
+    /// [`Self::terminal_with`] does (`d0`: `n`'s cost from the agent); `None` when the walk
+    /// stopped undecided at `limit`.
     fn exact_with(
         &self,
         cells: &View<'_>,
@@ -343,14 +347,14 @@ impl GoalTree {
         limit: usize,
         d0: f64,
         scanned: &mut impl FnMut(u32, f64, &[(u32, f64)]),
-    ) -> Option<f64> {
+    ) -> Option<Option<f64>> {
         if n == self.s_goal {
-            Some(0.0)
+            Some(Some(0.0))
         } else if let Some(&(g, _)) = self.learnt.get(&n) {
-            Some(g)
+            Some(Some(g))
         } else {
             self.terminal_with(cells, n, memo, limit, d0, scanned)
-                .then(|| self.nodes.g(n))
+                .map(|exact| exact.then(|| self.nodes.g(n)))
         }
     }
 
@@ -423,11 +427,9 @@ impl GoalTree {
         let work = |out: &Route, memo: &CellMap<bool>| {
             (out.stats.expanded + (memo.len() - decided) as u64).saturating_sub(out.walk_expanded)
         };
-        // How large `memo` may grow before the walks have spent what is left of the limit.
-        let room = |work: u64| {
-            let left = max_expansions.saturating_sub(work);
-            memo_room(decided, left)
-        };
+        // How large `memo` may grow (from `len` entries) before the walks have spent what is
+        // left of the limit.
+        let room = |work: u64, len: usize| memo_room(len, max_expansions.saturating_sub(work));
         let mut pops = 0u64;
         let mut nb = [(0u32, 0.0f64); 8];
         while let Some(Open { f, g, node }) = fw.open.pop() {
@@ -437,7 +439,11 @@ impl GoalTree {
             fw.popped.insert(node);
             out.popped.push(node);
             pops += 1;
-            let limit = room(work(&out, memo));
+            let before = work(&out, memo);
+            let limit = room(before, memo.len());
+            // Neighbour looks of this walk (a walk cut at the limit leaves its path out of
+            // `memo`, so they are counted from here then).
+            let mut looks = 0u64;
             // Deciding whether `node` is a terminal walks tight steps from it. Every vertex
             // that walk looks at is expanded with that same look (module docs: its cost from
             // the agent is exact), `node` first, unless it is a learnt vertex (whose
@@ -445,6 +451,7 @@ impl GoalTree {
             let mut node_expanded = false;
             let exact = {
                 let mut scanned = |v: u32, d: f64, nb: &[(u32, f64)]| {
+                    looks += 1;
                     if self.learnt.contains_key(&v) || v != node && fw.popped.contains(&v) {
                         return;
                     }
@@ -460,6 +467,13 @@ impl GoalTree {
                     fw.relax(self, d, nb, &mut out.stats);
                 };
                 self.exact_with(cells, node, memo, limit, g, &mut scanned)
+            };
+            let Some(exact) = exact else {
+                // The walk spent the rest of the limit: the search ends, its looks counted.
+                let missing = (before + looks).saturating_sub(work(&out, memo));
+                out.walk_expanded = out.walk_expanded.saturating_sub(missing);
+                out.status = Status::LimitReached;
+                return out;
             };
             if exact.is_some() {
                 // The first terminal out of the queue: `f` is the new optimum `C`, and
@@ -512,7 +526,7 @@ impl GoalTree {
                     if dw + self.estimate(w) > best + slack {
                         continue;
                     }
-                    let exact = self.exact(cells, w, memo, room(work(&out, memo)));
+                    let exact = self.exact(cells, w, memo, room(work(&out, memo), memo.len()));
                     step = Some((w, dw, exact.is_some()));
                     break;
                 }
