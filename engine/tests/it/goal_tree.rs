@@ -277,6 +277,40 @@ fn repairs_keep_the_agents_expansion_limit() {
     );
 }
 
+/// The long scenario rows `benches/repair.rs` uses: the first reachable row from 60, 70,
+/// 80, 90 and 99% of the file on.
+fn long_rows(all: &[pathd_engine::movingai::ScenRow]) -> Vec<pathd_engine::movingai::ScenRow> {
+    [0.6, 0.7, 0.8, 0.9, 0.99]
+        .iter()
+        .map(|f| {
+            all[(all.len() as f64 * f) as usize..]
+                .iter()
+                .find(|r| !r.unreachable())
+                .expect("a reachable row")
+                .clone()
+        })
+        .collect()
+}
+
+/// A 3x3 wall centred on `c` (clipped to the map), or `None` when it would cover `start`
+/// or `goal`.
+fn wall_at(grid: &Grid, c: Point, start: Point, goal: Point) -> Option<pathd_engine::Patch> {
+    let (x0, y0) = (c.x.saturating_sub(1), c.y.saturating_sub(1));
+    let rect = pathd_engine::Rect {
+        x: x0,
+        y: y0,
+        width: (c.x + 2).min(grid.width()) - x0,
+        height: (c.y + 2).min(grid.height()) - y0,
+        cost: 0,
+    };
+    let covers =
+        |p: Point| (x0..x0 + rect.width).contains(&p.x) && (y0..y0 + rect.height).contains(&p.y);
+    (!covers(start) && !covers(goal)).then(|| pathd_engine::Patch {
+        cells: vec![],
+        rects: vec![rect],
+    })
+}
+
 /// The repair target of many-agent subscriptions, by expansion counts (deterministic): on
 /// den520d, 16room_000 and Berlin_1_1024, over the long scenario rows `benches/repair.rs`
 /// uses, a 3x3 wall on the path at 1/8, 1/2 and 7/8 of the way is repaired forward from the
@@ -286,18 +320,14 @@ fn repairs_keep_the_agents_expansion_limit() {
 #[test]
 fn a_wall_anywhere_on_the_path_costs_a_tenth_of_a_fresh_search() {
     use crate::common::{load_map, load_scen};
-    use pathd_engine::{Patch, Query, Rect, find_path};
+    use pathd_engine::{Query, find_path};
     let mut report = Vec::new();
     for map in ["den520d.map", "16room_000.map", "Berlin_1_1024.map"] {
         let grid = load_map(map);
         let all = load_scen(&format!("{map}.scen"));
         // Per spot (1/8, 1/2, 7/8): forward repair and fresh A* expansions, summed.
         let mut sums = [(0u64, 0u64); 3];
-        for f in [0.6, 0.7, 0.8, 0.9, 0.99] {
-            let row = all[(all.len() as f64 * f) as usize..]
-                .iter()
-                .find(|r| !r.unreachable())
-                .expect("a reachable row");
+        for row in long_rows(&all) {
             let mut tree = GoalTree::new(&grid, row.goal, 1).unwrap();
             let (agent, _) = Agent::new(&mut tree, &grid, row.start, Limits::default()).unwrap();
             let path = agent.path().expect("reachable").0.to_vec();
@@ -306,23 +336,8 @@ fn a_wall_anywhere_on_the_path_costs_a_tenth_of_a_fresh_search() {
                 .enumerate()
             {
                 let c = path[at];
-                let (x0, y0) = (c.x.saturating_sub(1), c.y.saturating_sub(1));
-                let rect = Rect {
-                    x: x0,
-                    y: y0,
-                    width: (c.x + 2).min(grid.width()) - x0,
-                    height: (c.y + 2).min(grid.height()) - y0,
-                    cost: 0,
-                };
-                let covers = |p: Point| {
-                    (x0..x0 + rect.width).contains(&p.x) && (y0..y0 + rect.height).contains(&p.y)
-                };
-                if covers(row.start) || covers(row.goal) {
+                let Some(patch) = wall_at(&grid, c, row.start, row.goal) else {
                     continue;
-                }
-                let patch = Patch {
-                    cells: vec![],
-                    rects: vec![rect],
                 };
                 let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
                 let fresh = find_path(&next, &Query::new(row.start, row.goal)).unwrap();
@@ -362,15 +377,10 @@ fn a_wall_anywhere_on_the_path_costs_a_tenth_of_a_fresh_search() {
 #[test]
 fn a_limited_forward_repair_stops_near_its_limit() {
     use crate::common::{load_map, load_scen};
-    use pathd_engine::{Patch, Rect};
     let grid = load_map("den520d.map");
     let all = load_scen("den520d.map.scen");
     let mut cut = 0;
-    for f in [0.6, 0.7, 0.8, 0.9, 0.99] {
-        let row = all[(all.len() as f64 * f) as usize..]
-            .iter()
-            .find(|r| !r.unreachable())
-            .expect("a reachable row");
+    for row in long_rows(&all) {
         let mut tree = GoalTree::new(&grid, row.goal, 1).unwrap();
         // The first agent settles the tree up to the start; the limited ones then need no
         // search to join.
@@ -378,22 +388,8 @@ fn a_limited_forward_repair_stops_near_its_limit() {
         let path = first.path().unwrap().0.to_vec();
         for at in [path.len() / 8, path.len() / 2, path.len() * 7 / 8] {
             let c = path[at];
-            let rect = Rect {
-                x: c.x - 1,
-                y: c.y - 1,
-                width: 3,
-                height: 3,
-                cost: 0,
-            };
-            let covers = |p: Point| {
-                (rect.x..rect.x + 3).contains(&p.x) && (rect.y..rect.y + 3).contains(&p.y)
-            };
-            if covers(row.start) || covers(row.goal) {
+            let Some(patch) = wall_at(&grid, c, row.start, row.goal) else {
                 continue;
-            }
-            let patch = Patch {
-                cells: vec![],
-                rects: vec![rect],
             };
             let (next, changed) = grid.apply_patch(&patch).unwrap().unwrap();
             let repair = |max: Option<u64>| {
