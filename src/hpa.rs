@@ -41,6 +41,14 @@ impl Default for HpaSettings {
 }
 
 impl HpaSettings {
+    /// The engine's build configuration for these settings.
+    fn config(&self) -> HpaConfig {
+        HpaConfig {
+            cluster_size: self.cluster_size,
+            ..HpaConfig::default()
+        }
+    }
+
     /// True when a grid of this size should have an abstraction.
     pub fn wants(&self, grid: &Grid) -> bool {
         self.min_cells > 0 && grid.width() as u64 * grid.height() as u64 >= self.min_cells
@@ -326,10 +334,7 @@ fn build_sized(entry: &MapEntry, size: u32, settings: HpaSettings) {
         .cluster_size
         .store(settings.cluster_size, Ordering::Relaxed);
     view.hpa.started.store(true, Ordering::Release);
-    let config = HpaConfig {
-        cluster_size: settings.cluster_size,
-        ..HpaConfig::default()
-    };
+    let config = settings.config();
     let abs = Abstraction::build_with(view.eroded.grid(), config);
     metrics::histogram!("pathd_hpa_build_seconds").record(abs.build_time());
     tracing::info!(
@@ -344,10 +349,7 @@ fn build_sized(entry: &MapEntry, size: u32, settings: HpaSettings) {
 }
 
 fn build(entry: &MapEntry, settings: HpaSettings) {
-    let config = HpaConfig {
-        cluster_size: settings.cluster_size,
-        ..HpaConfig::default()
-    };
+    let config = settings.config();
     let abs = Abstraction::build_with(&entry.grid, config);
     let took = abs.build_time();
     metrics::histogram!("pathd_hpa_build_seconds").record(took);
