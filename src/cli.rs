@@ -147,7 +147,7 @@ fn serve(
     Ok(Command::Serve(Box::new(Config::resolve(&given, env)?)))
 }
 
-/// `pathd scen [--algorithm NAME] [--weight W] [--json] MAP SCEN`.
+/// `pathd scen [--algorithm NAME] [--weight W] [--landmarks K] [--json] MAP SCEN`.
 fn scen(p: &mut Parser) -> Result<Command, Error> {
     let mut files = Vec::new();
     let mut args = ScenArgs {
@@ -155,6 +155,7 @@ fn scen(p: &mut Parser) -> Result<Command, Error> {
         scen: PathBuf::new(),
         algorithm: "astar".into(),
         weight: 1.0,
+        landmarks: None,
         json: false,
     };
     while let Some(arg) = p.next()? {
@@ -162,6 +163,7 @@ fn scen(p: &mut Parser) -> Result<Command, Error> {
             Short('h') | Long("help") => return Ok(Command::Print(SCEN_HELP.into())),
             Long("algorithm") => args.algorithm = p.value()?.string()?,
             Long("weight") => args.weight = p.value()?.parse()?,
+            Long("landmarks") => args.landmarks = Some(p.value()?.parse()?),
             Long("json") => args.json = true,
             Value(v) if files.len() < 2 => files.push(PathBuf::from(v)),
             other => return Err(other.unexpected().into()),
@@ -210,7 +212,7 @@ fn data(p: &mut Parser, env: &dyn Fn(&str) -> Option<String>) -> Result<Command,
 const SCEN_HELP: &str = "\
 Check a Moving AI scenario file against the engine.
 
-Usage: pathd scen [--algorithm NAME] [--weight W] [--json] MAP SCEN
+Usage: pathd scen [--algorithm NAME] [--weight W] [--landmarks K] [--json] MAP SCEN
 
 Arguments:
   MAP   The Moving AI `.map` file.
@@ -222,6 +224,9 @@ Options:
       --weight <W>        Heuristic weight `w` of weighted A* (`f = g + w h`, answers within
                           `w` of optimal); checked like a query's weight, ignored by the
                           other algorithms [default: 1]
+      --landmarks <K>     Landmarks for jps_plus and auto (at most 16; 0 for none), measured
+                          before the rows like the jump table [default: as many as the
+                          server's default --landmark-memory-mb affords]
       --json              Print one JSON object instead of a text line
   -h, --help              Print help
 ";

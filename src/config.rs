@@ -109,6 +109,8 @@ pub struct Config {
     /// Uniform octile maps of at most this many cells get a JPS+ jump table (16 bytes a
     /// cell), built in the background and kept current under patches (0 = never).
     pub jps_plus_max_cells: u64,
+    /// Memory per map for JPS+'s landmarks, in MiB (0 = never).
+    pub landmark_memory_mb: u64,
     /// HPA* cluster side in cells (4..=128).
     pub hpa_cluster_size: u32,
     /// How long shutdown waits for in-flight requests before closing them, in milliseconds.
@@ -294,6 +296,7 @@ impl Config {
             subscription_event_buffer: 0,
             hpa_min_cells: 0,
             jps_plus_max_cells: 0,
+            landmark_memory_mb: 0,
             hpa_cluster_size: 0,
             shutdown_grace_ms: 0,
             test_store_delay_us: 0,
@@ -351,6 +354,7 @@ impl Config {
     pub fn jump_settings(&self) -> crate::jump::JumpSettings {
         crate::jump::JumpSettings {
             max_cells: self.jps_plus_max_cells,
+            landmark_memory: self.landmark_memory_mb.saturating_mul(1 << 20),
         }
     }
 

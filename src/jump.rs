@@ -13,12 +13,20 @@
 //! Only uniform octile maps get one (JPS+ needs every passable cell to cost 1, and the
 //! table knows octile moves only), up to `--jps-plus-max-cells` cells: a table costs 16
 //! bytes a cell.
+//!
+//! With the table, a map gets landmarks ([`Landmarks`]: distances from up to 16 cells to
+//! every cell, 4 bytes a cell each, as many as `--landmark-memory-mb` affords), which
+//! sharpen JPS+'s heuristic. The builder measures them right after the table (JPS+ runs
+//! without them meanwhile). A patch that only blocks cells keeps them (distances can only
+//! have grown, so they stay admissible: [`Landmarks::carry_over`]); after one that opens a
+//! cell the new version gets its own, from the builder, and JPS+ runs without them until
+//! they are measured.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 use std::time::Instant;
 
-use pathd_engine::{Grid, JumpTable, Movement, Point};
+use pathd_engine::{Grid, JumpTable, Landmarks, Movement, Point};
 use serde::Serialize;
 
 use crate::state::MapEntry;
@@ -28,11 +36,17 @@ use crate::state::MapEntry;
 pub struct JumpSettings {
     /// Largest map (in cells) that gets one; 0 disables JPS+.
     pub max_cells: u64,
+    /// Bytes a map's landmarks may take (it gets as many as fit, at most 16, none below
+    /// 4); 0 disables them.
+    pub landmark_memory: u64,
 }
 
 impl Default for JumpSettings {
     fn default() -> Self {
-        JumpSettings { max_cells: 1 << 22 }
+        JumpSettings {
+            max_cells: 1 << 22,
+            landmark_memory: 64 << 20,
+        }
     }
 }
 
@@ -42,6 +56,15 @@ impl JumpSettings {
         grid.is_uniform()
             && grid.movement() == Movement::Octile
             && grid.width() as u64 * grid.height() as u64 <= self.max_cells
+    }
+
+    /// How many landmarks `grid` gets (0: none).
+    pub fn landmarks(&self, grid: &Grid) -> usize {
+        if self.wants(grid) {
+            Landmarks::affordable(grid, self.landmark_memory)
+        } else {
+            0
+        }
     }
 }
 
@@ -56,6 +79,14 @@ pub struct JumpSlot {
     took_us: AtomicU64,
     /// True when the table was derived from the previous version's.
     derived: AtomicBool,
+    /// The landmarks, once measured or carried over.
+    landmarks: OnceLock<Arc<Landmarks>>,
+    /// True once the landmarks were queued or carried over.
+    landmarks_started: AtomicBool,
+    /// Microseconds their measurement took (0 when carried over).
+    landmarks_took_us: AtomicU64,
+    /// True when they were carried over from the previous version.
+    landmarks_carried: AtomicBool,
 }
 
 /// The `jps_plus` object of a map summary.
@@ -71,12 +102,64 @@ pub struct JumpInfo {
     pub memory_bytes: usize,
     /// How long the build or update took, in microseconds (0 while building).
     pub took_us: u64,
+    /// The landmarks that sharpen JPS+'s heuristic (absent for maps that get none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landmarks: Option<LandmarkInfo>,
+}
+
+/// The `landmarks` object of a map summary's `jps_plus`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LandmarkInfo {
+    /// `building` or `ready`.
+    pub status: &'static str,
+    /// `build` (measured on this version) or `carried` (from an earlier version, which this
+    /// one differs from only by blocked cells).
+    pub made_by: &'static str,
+    /// Number of landmarks (0 while building).
+    pub count: usize,
+    /// Heap bytes they hold (shared with the versions they were carried to; 0 while
+    /// building).
+    pub memory_bytes: usize,
+    /// How long measuring them took, in microseconds (0 while building or when carried).
+    pub took_us: u64,
 }
 
 impl JumpSlot {
     /// The table, when ready.
     pub fn get(&self) -> Option<&JumpTable> {
         self.ready.get().map(|t| t.as_ref())
+    }
+
+    /// The landmarks, when ready.
+    pub fn landmarks(&self) -> Option<&Landmarks> {
+        self.landmarks.get().map(|l| l.as_ref())
+    }
+
+    fn landmark_info(&self) -> Option<LandmarkInfo> {
+        if !self.landmarks_started.load(Ordering::Acquire) {
+            return None;
+        }
+        let made_by = if self.landmarks_carried.load(Ordering::Relaxed) {
+            "carried"
+        } else {
+            "build"
+        };
+        Some(match self.landmarks.get() {
+            Some(l) => LandmarkInfo {
+                status: "ready",
+                made_by,
+                count: l.points().len(),
+                memory_bytes: l.memory_bytes(),
+                took_us: self.landmarks_took_us.load(Ordering::Relaxed),
+            },
+            None => LandmarkInfo {
+                status: "building",
+                made_by,
+                count: 0,
+                memory_bytes: 0,
+                took_us: 0,
+            },
+        })
     }
 
     /// What the map summary reports (`None` for maps that get no table).
@@ -95,12 +178,14 @@ impl JumpSlot {
                 made_by,
                 memory_bytes: t.memory_bytes(),
                 took_us: self.took_us.load(Ordering::Relaxed),
+                landmarks: self.landmark_info(),
             },
             None => JumpInfo {
                 status: "building",
                 made_by,
                 memory_bytes: 0,
                 took_us: 0,
+                landmarks: self.landmark_info(),
             },
         })
     }
@@ -137,26 +222,60 @@ impl JumpSlot {
         self.derived.store(true, Ordering::Relaxed);
         self.started.store(true, Ordering::Release);
         let _ = self.ready.set(Arc::new(next));
+        // Landmarks outlive a patch that only blocks cells; otherwise the builder measures
+        // new ones once the entry is installed (`JumpBuilder::ensure`).
+        if let Some(l) = previous
+            .landmarks
+            .get()
+            .filter(|l| l.carry_over(grid, changed))
+        {
+            if settings.landmarks(grid) > 0 {
+                self.landmarks_carried.store(true, Ordering::Relaxed);
+                self.landmarks_started.store(true, Ordering::Release);
+                let _ = self.landmarks.set(Arc::clone(l));
+            }
+        }
     }
+}
+
+/// What the builder thread does for an entry.
+enum Job {
+    /// Build the jump table, then measure the landmarks.
+    Table(Weak<MapEntry>),
+    /// Measure the landmarks (the table was derived from the previous version's).
+    Landmarks(Weak<MapEntry>),
 }
 
 /// The background builder: one thread, a queue of entries waiting for a table.
 pub struct JumpBuilder {
     settings: JumpSettings,
     /// Entries to build; weak, so a replaced or deleted entry is dropped, not built.
-    tx: Mutex<mpsc::Sender<Weak<MapEntry>>>,
+    tx: Mutex<mpsc::Sender<Job>>,
 }
 
 impl JumpBuilder {
     /// Starts the builder thread (it ends when the builder is dropped).
     pub fn new(settings: JumpSettings) -> Self {
-        let (tx, rx) = mpsc::channel::<Weak<MapEntry>>();
+        let (tx, rx) = mpsc::channel::<Job>();
         let spawned = std::thread::Builder::new()
             .name("pathd-jps-plus".into())
             .spawn(move || {
-                while let Ok(weak) = rx.recv() {
-                    if let Some(entry) = weak.upgrade() {
-                        build(&entry);
+                while let Ok(job) = rx.recv() {
+                    match job {
+                        Job::Table(weak) => {
+                            if let Some(entry) = weak.upgrade() {
+                                build(&entry);
+                            }
+                            // Dropped meanwhile: no landmarks either.
+                            if let Some(entry) = weak.upgrade() {
+                                measure(&entry, settings);
+                            }
+                        }
+                        Job::Landmarks(weak) => {
+                            if let Some(entry) = weak.upgrade() {
+                                measure(&entry, settings);
+                            }
+                        }
                     }
                 }
             });
@@ -174,14 +293,55 @@ impl JumpBuilder {
         &self.settings
     }
 
-    /// Queues a build for `entry` if its map wants a table and none was started.
+    /// Queues a build for `entry` if its map wants a table and none was started (the
+    /// landmarks follow it); or, for a table derived from the previous version's, the
+    /// landmarks if they were not carried over.
     pub fn ensure(&self, entry: &Arc<MapEntry>) {
-        if !self.settings.wants(&entry.grid) || entry.jump.started.swap(true, Ordering::AcqRel) {
+        if !self.settings.wants(&entry.grid) {
             return;
         }
+        let job = if !entry.jump.started.swap(true, Ordering::AcqRel) {
+            Job::Table(Arc::downgrade(entry))
+        } else if self.settings.landmarks(&entry.grid) > 0
+            && !entry.jump.landmarks_started.load(Ordering::Acquire)
+        {
+            Job::Landmarks(Arc::downgrade(entry))
+        } else {
+            return;
+        };
         let tx = self.tx.lock().expect("jps+ queue lock");
-        let _ = tx.send(Arc::downgrade(entry));
+        let _ = tx.send(job);
     }
+}
+
+/// Measures `entry`'s landmarks, unless it gets none or has them.
+fn measure(entry: &MapEntry, settings: JumpSettings) {
+    let k = settings.landmarks(&entry.grid);
+    if k == 0 || entry.jump.landmarks_started.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let started = Instant::now();
+    let Some(landmarks) = Landmarks::build(&entry.grid, k) else {
+        return;
+    };
+    let took = started.elapsed();
+    metrics::histogram!("pathd_landmarks_build_seconds").record(took);
+    entry.report_unless_retired(|| {
+        metrics::gauge!("pathd_landmarks_memory_bytes", "map" => entry.name.clone())
+            .set(landmarks.memory_bytes() as f64);
+    });
+    tracing::debug!(
+        map = %entry.name,
+        version = entry.version,
+        landmarks = k,
+        build_us = took.as_micros() as u64,
+        "landmarks ready"
+    );
+    entry
+        .jump
+        .landmarks_took_us
+        .store(took.as_micros() as u64, Ordering::Relaxed);
+    let _ = entry.jump.landmarks.set(Arc::new(landmarks));
 }
 
 fn build(entry: &MapEntry) {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use pathd_engine::movingai::{self, ScenRow};
-use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Query, Searcher, Status};
+use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Landmarks, Query, Searcher, Status};
 use serde::Serialize;
 
 /// Arguments of `pathd scen`.
@@ -24,6 +24,9 @@ pub struct ScenArgs {
     /// Heuristic weight `w` of weighted A* (`f = g + w h`, answers within `w` of optimal);
     /// checked like a query's weight, ignored by the other algorithms.
     pub weight: f64,
+    /// Landmarks for `jps_plus` and `auto` (`None`: as many as the server's default budget
+    /// affords, [`crate::jump::JumpSettings`]).
+    pub landmarks: Option<usize>,
     /// Print one JSON object instead of a text line.
     pub json: bool,
 }
@@ -52,10 +55,13 @@ pub struct ScenReport {
     pub p99_us: f64,
     /// Mean expansions per row.
     pub mean_expanded: f64,
-    /// Time to build the JPS+ jump table (`jps_plus` and `auto`), milliseconds; not part of
-    /// the per-row times.
+    /// Time to build the JPS+ jump table and the landmarks (`jps_plus` and `auto`),
+    /// milliseconds; not part of the per-row times.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precompute_ms: Option<f64>,
+    /// Landmarks the JPS+ searches used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landmarks: Option<usize>,
 }
 
 /// True when `cost`/`status` answer `row` correctly: the optimal grid length within the
@@ -73,13 +79,14 @@ pub fn matches(row: &ScenRow, status: Status, cost: f64, any_angle: bool, bound:
     }
 }
 
-/// Answers every row on `grid` with `algorithm` (and `weight`, for weighted A*), reporting
-/// mismatches (at most 10) on stderr.
+/// Answers every row on `grid` with `algorithm` (and `weight`, for weighted A*; with `k`
+/// landmarks for JPS+), reporting mismatches (at most 10) on stderr.
 pub fn check(
     grid: &Grid,
     rows: &[ScenRow],
     algorithm: Algorithm,
     weight: f64,
+    k: usize,
 ) -> Result<ScenReport, String> {
     let mut searcher = Searcher::new();
     let bound = if algorithm == Algorithm::WeightedAStar {
@@ -91,12 +98,14 @@ pub fn check(
     let table = matches!(algorithm, Algorithm::JpsPlus | Algorithm::Auto)
         .then(|| JumpTable::build(grid))
         .flatten();
+    let landmarks = table.as_ref().and_then(|_| Landmarks::build(grid, k));
     let precompute_ms = table
         .as_ref()
         .map(|_| started.elapsed().as_secs_f64() * 1e3);
     let derived = Derived {
         hpa: None,
         jump_table: table.as_ref(),
+        landmarks: landmarks.as_ref(),
         sized: None,
     };
     // One untimed search first: a searcher sizes its scratch memory to the map on its first
@@ -169,6 +178,7 @@ pub fn check(
         p99_us: pct(0.99),
         mean_expanded: expanded as f64 / n,
         precompute_ms,
+        landmarks: landmarks.map(|l| l.points().len()),
     })
 }
 
@@ -186,7 +196,10 @@ pub fn run(args: &ScenArgs) -> Result<ScenReport, String> {
         .into_iter()
         .filter(|r| r.width == grid.width() && r.height == grid.height())
         .collect();
-    check(&grid, &rows, algorithm, args.weight)
+    let k = args.landmarks.unwrap_or_else(|| {
+        Landmarks::affordable(&grid, crate::jump::JumpSettings::default().landmark_memory)
+    });
+    check(&grid, &rows, algorithm, args.weight, k)
 }
 
 impl ScenReport {

@@ -261,6 +261,7 @@ fn benches(cr: &mut Criterion) {
         let derived = Derived {
             hpa: None,
             jump_table: Some(&table),
+            landmarks: None,
             sized: None,
         };
         for alg in [

@@ -53,6 +53,7 @@ pub mod clearance;
 mod components;
 mod eroded;
 pub mod grid;
+mod landmarks;
 pub mod movingai;
 pub mod patch;
 mod planner;
@@ -71,6 +72,7 @@ pub use algo::jps_plus::JumpTable;
 pub use clearance::Clearance;
 pub use eroded::Eroded;
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
+pub use landmarks::Landmarks;
 pub use patch::{Patch, PatchError, Rect};
 pub use planner::{
     Derived, Searcher, SizedDerived, find_path, find_path_derived, find_path_with, resolve_auto,

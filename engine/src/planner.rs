@@ -6,6 +6,7 @@ use crate::algo::hpa::{Abstraction, QueryScratch};
 use crate::algo::jps_plus::JumpTable;
 use crate::eroded::Eroded;
 use crate::grid::{Grid, Movement, Point};
+use crate::landmarks::Landmarks;
 use crate::query::{Algorithm, Query, QueryError, SearchResult, Stats, Status};
 use crate::search::{CoreEnd, CoreOutcome, Scratch, chain};
 
@@ -201,7 +202,8 @@ impl Searcher {
             }
             Algorithm::Jps => algo::jps::search(grid, grid.jps_planes(), s, query),
             Algorithm::JpsPlus => {
-                algo::jps_plus::search(grid, table.expect("checked above"), s, query)
+                let landmarks = derived.landmarks.filter(|l| l.fits(grid));
+                algo::jps_plus::search(grid, table.expect("checked above"), landmarks, s, query)
             }
             Algorithm::Theta => algo::theta::search(grid, s, query),
             Algorithm::Hpa => {
@@ -262,6 +264,9 @@ pub struct Derived<'a> {
     pub hpa: Option<&'a Abstraction>,
     /// The JPS+ jump table.
     pub jump_table: Option<&'a JumpTable>,
+    /// Landmark distances, which sharpen JPS+'s heuristic (measured on this version, or on an
+    /// earlier one it only differs from by blocked cells: [`Landmarks::carry_over`]).
+    pub landmarks: Option<&'a Landmarks>,
     /// For a sized query: the map eroded for its agent size, and that map's HPA*
     /// abstraction when it has one. JPS and HPA* answer a sized query on it (see
     /// [`Eroded`]); without it they are `NotApplicable` for sizes above one.

@@ -328,6 +328,16 @@ pub static FLAGS: &[Flag] = &[
         set: val!(jps_plus_max_cells),
     },
     Flag {
+        long: "landmark-memory-mb",
+        env: "PATHD_LANDMARK_MEMORY_MB",
+        default: Some("64"),
+        help: "Memory per map for the landmarks that sharpen JPS+'s heuristic, in MiB: \
+               distances from up to 16 cells to every cell, 4 bytes a cell each, as many as \
+               fit (none below 4; 0 = never).",
+        hidden: false,
+        set: val!(landmark_memory_mb),
+    },
+    Flag {
         long: "shutdown-grace-ms",
         env: "PATHD_SHUTDOWN_GRACE_MS",
         default: Some("10000"),

@@ -141,6 +141,16 @@ fn describe() {
         Unit::Bytes,
         "Memory of a map's JPS+ jump table, by map"
     );
+    describe_histogram!(
+        "pathd_landmarks_build_seconds",
+        Unit::Seconds,
+        "Time to measure a map's landmarks (JPS+'s heuristic)"
+    );
+    describe_gauge!(
+        "pathd_landmarks_memory_bytes",
+        Unit::Bytes,
+        "Memory of a map's landmarks, by map"
+    );
     describe_gauge!("pathd_subscriptions", "Live subscriptions");
     describe_gauge!(
         "pathd_subscription_memory_bytes",

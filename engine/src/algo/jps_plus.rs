@@ -61,6 +61,7 @@
 use std::sync::Arc;
 
 use crate::grid::{Grid, Movement, Point, SQRT2};
+use crate::landmarks::Landmarks;
 use crate::query::{Algorithm, Query, SearchResult};
 use crate::search::{Expander, Heuristic, Run, Scratch, Succ, best_first};
 
@@ -352,29 +353,45 @@ impl JumpTable {
 pub(crate) fn search(
     grid: &Grid,
     table: &JumpTable,
+    landmarks: Option<&Landmarks>,
     scratch: &mut Scratch,
     query: &Query,
 ) -> SearchResult {
     debug_assert!(grid.is_uniform() && table.fits(grid));
     scratch.begin(grid.padded_len());
     let goal = grid.pidx(query.goal);
-    let run = Run {
-        start: grid.pidx(query.start) as u32,
-        goal: goal as u32,
-        weight: 1.0,
-        heuristic: Heuristic::new(grid, query.goal),
-        limits: &query.limits,
-        track_closest: query.partial,
-        debug_cap: query.debug_cap,
-    };
+    let octile = Heuristic::new(grid, query.goal);
     let pw = grid.padded_width();
     let mut expander = PlusExpander {
         table,
         pw,
-        coords: run.heuristic,
+        coords: octile,
         goal: (goal % pw, goal / pw),
     };
-    let outcome = best_first(grid, scratch, &mut expander, &run);
+    fn run<'q, H>(grid: &Grid, query: &'q Query, goal: usize, heuristic: H) -> Run<'q, H> {
+        Run {
+            start: grid.pidx(query.start) as u32,
+            goal: goal as u32,
+            weight: 1.0,
+            heuristic,
+            limits: &query.limits,
+            track_closest: query.partial,
+            debug_cap: query.debug_cap,
+        }
+    }
+    // The same search either way; the landmarks only sharpen `h` (see `crate::landmarks`).
+    let outcome = match landmarks {
+        Some(l) => {
+            let h = l.towards(octile, goal);
+            best_first(grid, scratch, &mut expander, &run(grid, query, goal, h))
+        }
+        None => best_first(
+            grid,
+            scratch,
+            &mut expander,
+            &run(grid, query, goal, octile),
+        ),
+    };
     crate::planner::finish_shaped(
         grid,
         scratch,

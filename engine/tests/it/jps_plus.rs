@@ -57,6 +57,7 @@ fn check_queries(rng: &mut StdRng, grid: &Grid, table: &JumpTable, n: usize, wha
     let derived = Derived {
         hpa: None,
         jump_table: Some(table),
+        landmarks: None,
         sized: None,
     };
     for _ in 0..n {
@@ -157,6 +158,7 @@ fn not_applicable_without_a_table_or_on_other_maps() {
     let derived = Derived {
         hpa: None,
         jump_table: Some(&table),
+        landmarks: None,
         sized: None,
     };
     let r = Searcher::new()
@@ -171,6 +173,7 @@ fn not_applicable_without_a_table_or_on_other_maps() {
     let derived = Derived {
         hpa: None,
         jump_table: Some(&wt),
+        landmarks: None,
         sized: None,
     };
     let e = Searcher::new()
@@ -203,6 +206,7 @@ fn moving_ai_maps_before_and_after_patches() {
         let derived = Derived {
             hpa: None,
             jump_table: Some(&table),
+            landmarks: None,
             sized: None,
         };
         let rows = sample(&load_scen(scen), 40);
@@ -257,6 +261,7 @@ fn moving_ai_maps_before_and_after_patches() {
             let derived = Derived {
                 hpa: None,
                 jump_table: Some(&table),
+                landmarks: None,
                 sized: None,
             };
             for row in rows.iter().step_by(3) {

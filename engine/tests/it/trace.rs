@@ -75,6 +75,7 @@ fn hpa_traces_account_for_the_search_and_replay_to_the_answer() {
                 Derived {
                     hpa: Some(&hpa),
                     jump_table: None,
+                    landmarks: None,
                     sized: None,
                 },
                 &q,
@@ -198,6 +199,7 @@ fn hpa_traces_hold_the_cap() {
         Derived {
             hpa: Some(&hpa),
             jump_table: None,
+            landmarks: None,
             sized: None,
         },
         &q,
@@ -235,6 +237,7 @@ fn a_searcher_owns_its_trace() {
     let derived = Derived {
         hpa: Some(&hpa),
         jump_table: None,
+        landmarks: None,
         sized: None,
     };
     let q = Query::new(Point::new(2, 50), Point::new(93, 50)).with_algorithm(Algorithm::Hpa);

@@ -1,0 +1,242 @@
+//! Landmark (differential) heuristics for uniform octile maps.
+//!
+//! For a few landmark cells `L`, the exact distance `d(L, n)` to every cell. By the triangle
+//! inequality `|d(L, n) - d(L, g)| <= d(n, g)`, so the largest such difference over the
+//! landmarks, or the octile distance when that is larger, is an admissible heuristic, and a
+//! consistent one: each term changes by at most `d(n, m)` between two cells `n`, `m`, and
+//! every search edge costs at least that (Goldberg and Harrelson's ALT; Sturtevant et al.'s
+//! differential heuristics). Where the octile distance sees straight through a wall, the
+//! landmarks see the way round it, so an A* or JPS+ search expands far fewer nodes whose
+//! `f` falls short of the optimum.
+//!
+//! # Precision
+//!
+//! Distances are measured in `f64` and stored as `f32` (4 bytes a landmark and cell), each
+//! within a relative `2^-24` of the measured value; the difference of two stored values is
+//! then within `2^-23` times their sum of the true difference, and the heuristic subtracts
+//! `2^-22` of that sum: it stays admissible. It is consistent only up to that slack (about
+//! `5e-4` between two cells 1000 steps from a landmark), which the search's improvement
+//! margin and its reopening of closed nodes absorb: an answer can exceed the optimum by at
+//! most the slack, and on a uniform map two different path costs of up to a few thousand
+//! steps differ by far more than that (see `search::IMPROVES_BY`), so the answer is the
+//! optimum. The tests compare every answer with the benchmarks' optima and a reference
+//! Dijkstra.
+//!
+//! # Patches
+//!
+//! A patch that only blocks cells can only lengthen distances, and distances that were
+//! measured on the map before it still satisfy `|d_old(L, n) - d_old(L, g)| <=
+//! d_old(n, g) <= d_new(n, g)`: the old landmarks stay admissible and consistent for the new
+//! version ([`Landmarks::carry_over`]). A patch that opens a cell can shorten them, so the
+//! next version needs new ones.
+
+use crate::grid::{Grid, Movement, Point};
+use crate::query::Limits;
+use crate::search::{Estimate, GridExpander, Heuristic, Run, Scratch, Zero, best_first};
+
+/// The most landmarks a map gets: beyond 16 a landmark cuts few expansions more (on
+/// `16room_000`, 8 landmarks cut JPS+'s expansions 3.0x, 16 landmarks 4.1x) and every one
+/// costs 4 bytes a cell and a Dijkstra over the map.
+pub const MAX_LANDMARKS: usize = 16;
+
+/// Fewer than this many is not worth a table.
+const MIN_LANDMARKS: usize = 4;
+
+/// Distances from a few landmarks to every cell of one uniform octile map version.
+#[derive(Clone)]
+pub struct Landmarks {
+    width: u32,
+    height: u32,
+    k: usize,
+    /// `dist[n * k + i]`: distance from landmark `i` to padded cell `n` (infinity where it
+    /// cannot be reached).
+    dist: Vec<f32>,
+    points: Vec<Point>,
+}
+
+impl std::fmt::Debug for Landmarks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Landmarks")
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("points", &self.points)
+            .finish()
+    }
+}
+
+impl Landmarks {
+    /// How many landmarks `grid` gets within `budget` bytes: as many as fit, at most
+    /// [`MAX_LANDMARKS`]; 0 when fewer than 4 fit, or the map is not uniform octile.
+    ///
+    /// ```
+    /// use pathd_engine::{Grid, Landmarks, Movement};
+    /// let grid = Grid::from_costs(98, 98, vec![1; 98 * 98], Movement::Octile).unwrap();
+    /// // 100 x 100 padded cells, 40 KB a landmark.
+    /// assert_eq!(Landmarks::affordable(&grid, 64 << 20), 16);
+    /// assert_eq!(Landmarks::affordable(&grid, 200_000), 5);
+    /// assert_eq!(Landmarks::affordable(&grid, 100_000), 0);
+    /// ```
+    pub fn affordable(grid: &Grid, budget: u64) -> usize {
+        if grid.movement() != Movement::Octile || !grid.is_uniform() {
+            return 0;
+        }
+        let per = grid.padded_len() as u64 * size_of::<f32>() as u64;
+        let k = (budget / per.max(1)).min(MAX_LANDMARKS as u64) as usize;
+        if k < MIN_LANDMARKS { 0 } else { k }
+    }
+
+    /// Picks `k` landmarks (at most [`MAX_LANDMARKS`]) by farthest-point selection (the
+    /// first is the cell farthest from the first open cell; each next one the cell farthest
+    /// from its nearest landmark so far) and measures their distances to every cell: `k + 1`
+    /// Dijkstra searches over the map. `None` for maps that are not uniform octile, have no
+    /// open cell, or for `k == 0`.
+    ///
+    /// ```
+    /// use pathd_engine::{Grid, Landmarks, Movement, Point};
+    /// let grid = Grid::from_costs(5, 1, vec![1; 5], Movement::Octile).unwrap();
+    /// let l = Landmarks::build(&grid, 2).unwrap();
+    /// assert_eq!(l.points(), &[Point::new(4, 0), Point::new(0, 0)]);
+    /// ```
+    pub fn build(grid: &Grid, k: usize) -> Option<Landmarks> {
+        let k = k.min(MAX_LANDMARKS);
+        if grid.movement() != Movement::Octile || !grid.is_uniform() || k == 0 {
+            return None;
+        }
+        let len = grid.padded_len();
+        let cells = grid.cells();
+        let first = (0..len).find(|&n| cells[n] != 0)?;
+        let mut scratch = Scratch::default();
+        let seed = distances(grid, &mut scratch, first);
+        let mut next = farthest(&seed, |n| seed[n]);
+        let mut dist = vec![f32::INFINITY; len * k];
+        let mut nearest = vec![f32::INFINITY; len];
+        let mut points = Vec::with_capacity(k);
+        for i in 0..k {
+            let d = distances(grid, &mut scratch, next);
+            for (n, &v) in d.iter().enumerate() {
+                dist[n * k + i] = v;
+                nearest[n] = nearest[n].min(v);
+            }
+            points.push(grid.ppoint(next));
+            next = farthest(&d, |n| nearest[n]);
+        }
+        Some(Landmarks {
+            width: grid.width(),
+            height: grid.height(),
+            k,
+            dist,
+            points,
+        })
+    }
+
+    /// Whether these landmarks can serve `grid`: same size, uniform octile. That they were
+    /// measured on this version, or on an earlier one that it differs from only by blocked
+    /// cells, is the caller's business ([`Landmarks::carry_over`]).
+    pub fn fits(&self, grid: &Grid) -> bool {
+        grid.width() == self.width
+            && grid.height() == self.height
+            && grid.movement() == Movement::Octile
+            && grid.is_uniform()
+    }
+
+    /// Whether these landmarks, valid for the version before a patch, stay valid for `grid`,
+    /// the version after it, whose cells differ at most at `changed`: true when every changed
+    /// cell is now blocked (distances can then only have grown, see the module docs).
+    ///
+    /// ```
+    /// use pathd_engine::{Grid, Landmarks, Movement, Patch, Point};
+    /// let grid = Grid::from_costs(8, 8, vec![1; 64], Movement::Octile).unwrap();
+    /// let l = Landmarks::build(&grid, 4).unwrap();
+    /// let wall = Patch { cells: vec![(Point::new(3, 4), 0)], rects: vec![] };
+    /// let (walled, changed) = grid.apply_patch(&wall).unwrap().unwrap();
+    /// assert!(l.carry_over(&walled, &changed));
+    /// let open = Patch { cells: vec![(Point::new(3, 4), 1)], rects: vec![] };
+    /// let (reopened, changed) = walled.apply_patch(&open).unwrap().unwrap();
+    /// assert!(!l.carry_over(&reopened, &changed));
+    /// ```
+    pub fn carry_over(&self, grid: &Grid, changed: &[Point]) -> bool {
+        self.fits(grid) && changed.iter().all(|&p| !grid.is_passable(p))
+    }
+
+    /// The landmark cells, in the order they were picked.
+    pub fn points(&self) -> &[Point] {
+        &self.points
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.dist.len() * size_of::<f32>() + self.points.len() * size_of::<Point>()
+    }
+
+    /// The heuristic towards padded `goal`, on top of the octile `base`.
+    pub(crate) fn towards(&self, base: Heuristic, goal: usize) -> LandmarkHeuristic<'_> {
+        let mut at_goal = [f32::INFINITY; MAX_LANDMARKS];
+        at_goal[..self.k].copy_from_slice(&self.dist[goal * self.k..(goal + 1) * self.k]);
+        LandmarkHeuristic {
+            base,
+            k: self.k,
+            dist: &self.dist,
+            at_goal,
+        }
+    }
+}
+
+/// The reachable cell (finite `d`) with the largest `key`, the first of equals.
+fn farthest(d: &[f32], key: impl Fn(usize) -> f32) -> usize {
+    let mut best = (f32::NEG_INFINITY, 0);
+    for (n, &v) in d.iter().enumerate() {
+        if v.is_finite() && key(n) > best.0 {
+            best = (key(n), n);
+        }
+    }
+    best.1
+}
+
+/// Distances from padded `from` to every padded cell (infinity where unreachable): one
+/// Dijkstra on the shared core, run until the open list is empty.
+fn distances(grid: &Grid, scratch: &mut Scratch, from: usize) -> Vec<f32> {
+    let len = grid.padded_len();
+    scratch.begin(len);
+    let limits = Limits::default();
+    let run = Run {
+        start: from as u32,
+        goal: u32::MAX,
+        weight: 0.0,
+        heuristic: Zero,
+        limits: &limits,
+        track_closest: false,
+        debug_cap: 0,
+    };
+    best_first(grid, scratch, &mut GridExpander::new(grid), &run);
+    let nodes = scratch.nodes();
+    (0..len).map(|n| nodes.g(n as u32) as f32).collect()
+}
+
+/// `max(octile, max_i |d_i(n) - d_i(goal)| - slack)` (see the module docs).
+pub(crate) struct LandmarkHeuristic<'a> {
+    base: Heuristic,
+    k: usize,
+    dist: &'a [f32],
+    at_goal: [f32; MAX_LANDMARKS],
+}
+
+impl Estimate for LandmarkHeuristic<'_> {
+    #[inline]
+    fn h(&self, node: u32) -> f64 {
+        let n = node as usize * self.k;
+        let row = &self.dist[n..n + self.k];
+        let (mut best, mut scale) = (0.0f32, 0.0f32);
+        for (&a, &b) in row.iter().zip(&self.at_goal) {
+            // Infinite (a landmark that cannot reach one of them) or NaN: no bound.
+            let diff = (a - b).abs();
+            if diff.is_finite() && diff > best {
+                best = diff;
+                scale = a + b;
+            }
+        }
+        // Each stored distance is within 2^-24 of its own size, and so is the difference of
+        // two: 2^-22 of their sum is more than both roundings together.
+        let landmark = best as f64 - scale as f64 * (1.0 / (1u64 << 22) as f64);
+        self.base.h(node).max(landmark)
+    }
+}
