@@ -1,14 +1,15 @@
 //! JPS+ and its jump table: a table updated through random patch sequences equals a fresh
 //! build bit for bit, and JPS+ answers the reference Dijkstra's costs (random maps) and the
-//! benchmarks' optimal lengths (Moving AI maps, sampled rows, also after patches).
+//! benchmarks' optimal lengths (Moving AI maps, sampled rows, also after patches), with and
+//! without landmarks (also landmarks carried over patches that only block cells).
 
 use crate::common::{
     check_path, load_map, load_scen, maps_with_scen, matches_optimal, random_grid, random_passable,
     reference, sample, show,
 };
 use pathd_engine::{
-    Algorithm, Derived, Grid, JumpTable, Movement, Patch, Point, Query, QueryError, Rect, Searcher,
-    Status,
+    Algorithm, Derived, Grid, JumpTable, Landmarks, Movement, Patch, Point, Query, QueryError,
+    Rect, Searcher, Status,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -50,14 +51,21 @@ fn random_patch(rng: &mut StdRng, w: u32, h: u32) -> Patch {
     Patch { cells, rects }
 }
 
-/// JPS+ on `grid` with `table` against the reference, `n` random queries; panics with the
-/// seed, the map and both paths on a difference.
-fn check_queries(rng: &mut StdRng, grid: &Grid, table: &JumpTable, n: usize, what: &str) {
+/// JPS+ on `grid` with `table` (and `landmarks`) against the reference, `n` random queries;
+/// panics with the seed, the map and both paths on a difference.
+fn check_queries(
+    rng: &mut StdRng,
+    grid: &Grid,
+    table: &JumpTable,
+    landmarks: Option<&Landmarks>,
+    n: usize,
+    what: &str,
+) {
     let mut searcher = Searcher::new();
     let derived = Derived {
         hpa: None,
         jump_table: Some(table),
-        landmarks: None,
+        landmarks,
         sized: None,
     };
     for _ in 0..n {
@@ -95,7 +103,10 @@ fn updated_tables_equal_fresh_tables_and_answer_like_dijkstra() {
         let density = rng.random_range(0.0..0.45);
         let mut grid = random_grid(&mut rng, w, h, density, false, Movement::Octile);
         let mut table = JumpTable::build(&grid).unwrap();
-        check_queries(&mut rng, &grid, &table, 10, &format!("seed {seed} fresh"));
+        let mut landmarks = Landmarks::build(&grid, 4);
+        check_queries(&mut rng, &grid, &table, None, 10, &format!("seed {seed} fresh"));
+        let what = format!("seed {seed} fresh, landmarks");
+        check_queries(&mut rng, &grid, &table, landmarks.as_ref(), 10, &what);
         for step in 0..12 {
             let patch = random_patch(&mut rng, w, h);
             let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
@@ -109,9 +120,15 @@ fn updated_tables_equal_fresh_tables_and_answer_like_dijkstra() {
                 first_difference(&next, &updated, &fresh),
                 show(&next, changed[0], changed[0], &[])
             );
+            // Landmarks as the server keeps them: carried over walls, measured anew otherwise.
+            if !landmarks.as_ref().is_some_and(|l| l.carry_over(&next, &changed)) {
+                landmarks = Landmarks::build(&next, 4);
+            }
             (grid, table) = (next, updated);
             let what = format!("seed {seed} step {step}");
-            check_queries(&mut rng, &grid, &table, 4, &what);
+            check_queries(&mut rng, &grid, &table, None, 4, &what);
+            let what = format!("seed {seed} step {step}, landmarks");
+            check_queries(&mut rng, &grid, &table, landmarks.as_ref(), 4, &what);
         }
     }
 }
@@ -123,7 +140,9 @@ fn open_and_walled_off_maps() {
     let open = Grid::from_costs(300, 40, vec![1; 12000], Movement::Octile).unwrap();
     let table = JumpTable::build(&open).unwrap();
     assert_eq!(table.entries(Point::new(0, 0))[1], -299);
-    check_queries(&mut rng, &open, &table, 20, "open");
+    check_queries(&mut rng, &open, &table, None, 20, "open");
+    let landmarks = Landmarks::build(&open, 16);
+    check_queries(&mut rng, &open, &table, landmarks.as_ref(), 20, "open, landmarks");
     let mut costs = vec![0; 100];
     costs[55] = 1;
     let walled = Grid::from_costs(10, 10, costs, Movement::Octile).unwrap();
@@ -203,14 +222,16 @@ fn moving_ai_maps_before_and_after_patches() {
         }
         let grid = load_map(map);
         let table = JumpTable::build(&grid).unwrap();
-        let derived = Derived {
-            hpa: None,
-            jump_table: Some(&table),
-            landmarks: None,
-            sized: None,
-        };
+        let landmarks = Landmarks::build(&grid, 8).unwrap();
         let rows = sample(&load_scen(scen), 40);
-        for row in &rows {
+        for (i, row) in rows.iter().enumerate() {
+            // Every other row with landmarks.
+            let derived = Derived {
+                hpa: None,
+                jump_table: Some(&table),
+                landmarks: (i % 2 == 1).then_some(&landmarks),
+                sized: None,
+            };
             let q = Query::new(row.start, row.goal).with_algorithm(Algorithm::JpsPlus);
             let r = searcher.find_path_derived(&grid, derived, &q).unwrap();
             if row.unreachable() {
@@ -230,6 +251,7 @@ fn moving_ai_maps_before_and_after_patches() {
         // Walls (and re-openings) on and beside the sampled paths' cells.
         let mut grid = grid;
         let mut table = table;
+        let mut landmarks = landmarks;
         for step in 0..3 {
             let cells = (0..8)
                 .map(|_| {
@@ -257,11 +279,14 @@ fn moving_ai_maps_before_and_after_patches() {
                 "{map} step {step}: {}",
                 first_difference(&next, &updated, &fresh)
             );
+            if !landmarks.carry_over(&next, &changed) {
+                landmarks = Landmarks::build(&next, 8).unwrap();
+            }
             (grid, table) = (next, updated);
             let derived = Derived {
                 hpa: None,
                 jump_table: Some(&table),
-                landmarks: None,
+                landmarks: Some(&landmarks),
                 sized: None,
             };
             for row in rows.iter().step_by(3) {
@@ -287,4 +312,67 @@ fn moving_ai_maps_before_and_after_patches() {
         }
     }
     assert!(checked >= 50, "only {checked} rows checked");
+}
+
+/// Landmarks carried over a sequence of patches that only add walls stay admissible: JPS+
+/// with them answers the reference Dijkstra's costs on every version.
+#[test]
+fn landmarks_carried_over_walls_answer_like_dijkstra() {
+    for seed in 0..40u64 {
+        let mut rng = StdRng::seed_from_u64(1000 + seed);
+        let (w, h) = (rng.random_range(3..=60), rng.random_range(3..=40));
+        let density = rng.random_range(0.0..0.3);
+        let mut grid = random_grid(&mut rng, w, h, density, false, Movement::Octile);
+        let Some(landmarks) = Landmarks::build(&grid, rng.random_range(1..=8)) else {
+            continue;
+        };
+        for step in 0..8 {
+            let mut patch = random_patch(&mut rng, w, h);
+            patch.cells.iter_mut().for_each(|c| c.1 = 0);
+            patch.rects.iter_mut().for_each(|r| r.cost = 0);
+            let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+                continue;
+            };
+            assert!(landmarks.carry_over(&next, &changed), "seed {seed} step {step}");
+            grid = next;
+            let table = JumpTable::build(&grid).unwrap();
+            let what = format!("seed {seed} step {step}, carried landmarks");
+            check_queries(&mut rng, &grid, &table, Some(&landmarks), 6, &what);
+        }
+    }
+}
+
+/// What the landmarks are for: on the benchmark maps where the octile distance sees through
+/// walls, JPS+ expands far fewer nodes with them (expansion counts are deterministic).
+#[test]
+fn landmarks_cut_jps_plus_expansions() {
+    let mut searcher = Searcher::new();
+    for name in ["arena2", "maze512-1-0"] {
+        let map = format!("{name}.map");
+        let grid = load_map(&map);
+        let table = JumpTable::build(&grid).unwrap();
+        let landmarks = Landmarks::build(&grid, 16).unwrap();
+        let rows = sample(&load_scen(&format!("{map}.scen")), 60);
+        let mut expanded = [0u64; 2];
+        for row in rows.iter().filter(|r| !r.unreachable()) {
+            for (k, l) in [None, Some(&landmarks)].into_iter().enumerate() {
+                let derived = Derived {
+                    hpa: None,
+                    jump_table: Some(&table),
+                    landmarks: l,
+                    sized: None,
+                };
+                let q = Query::new(row.start, row.goal).with_algorithm(Algorithm::JpsPlus);
+                let r = searcher.find_path_derived(&grid, derived, &q).unwrap();
+                assert!(matches_optimal(r.cost, row.optimal), "{map} {row:?}: {}", r.cost);
+                expanded[k] += r.stats.expanded;
+            }
+        }
+        assert!(
+            expanded[1] * 2 <= expanded[0],
+            "{map}: {} expansions with landmarks, {} without",
+            expanded[1],
+            expanded[0]
+        );
+    }
 }
