@@ -1,6 +1,7 @@
 //! JPS+ over HTTP: the jump table is built in the background for uniform octile maps,
 //! serves `"algorithm": "jps_plus"` and `auto`, is derived on patches (answers equal A*'s
-//! and carry the new version), and shows in the map summary and `/metrics`.
+//! and carry the new version), and shows in the map summary and `/metrics`; so do its
+//! landmarks (measured after the table, carried over walls, measured again after openings).
 
 use crate::common::{Dirs, TestServer, expect_error, json, wait_until};
 use pathd_engine::{Grid, Movement, Point, Query};
@@ -167,4 +168,129 @@ async fn jps_plus_where_it_does_not_apply() {
     let auto = json!({"start": [0, 0], "goal": [2, 0], "algorithm": "auto"});
     let (_, a) = json(s.path("big", &auto).await).await;
     assert_eq!(a["algorithm"], "jps", "{a}");
+}
+
+/// The expansions of JPS+ from `a` to `b` on the engine, with `landmarks` or without.
+fn engine_expansions(
+    grid: &Grid,
+    landmarks: Option<&pathd_engine::Landmarks>,
+    a: [u32; 2],
+    b: [u32; 2],
+) -> u64 {
+    let table = pathd_engine::JumpTable::build(grid).unwrap();
+    let derived = pathd_engine::Derived {
+        jump_table: Some(&table),
+        landmarks,
+        ..Default::default()
+    };
+    let q = Query::new(Point::new(a[0], a[1]), Point::new(b[0], b[1]))
+        .with_algorithm(pathd_engine::Algorithm::JpsPlus);
+    pathd_engine::find_path_derived(grid, derived, &q)
+        .unwrap()
+        .stats
+        .expanded
+}
+
+/// The map summary's `jps_plus.landmarks`.
+async fn landmark_info(s: &TestServer, name: &str) -> Value {
+    let (_, summary) = json(
+        s.client
+            .get(s.at(&format!("/v1/maps/{name}")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    summary["jps_plus"]["landmarks"].clone()
+}
+
+#[tokio::test]
+async fn landmarks_are_measured_carried_over_walls_and_measured_again_after_openings() {
+    let s = TestServer::new().await;
+    let (costs, w, h) = walls();
+    let body = json!({"width": w, "height": h, "costs": costs});
+    assert_eq!(s.put_json("m", &body).await.status(), 201);
+    let entry = || s.state.registry().get("m").unwrap();
+    wait_until("the landmarks", || entry().jump.landmarks().is_some()).await;
+    let info = landmark_info(&s, "m").await;
+    // 62 x 42 padded cells, 4 bytes each a landmark: the default 64 MiB affords the most, 16.
+    assert_eq!(
+        (info["status"].as_str(), info["made_by"].as_str(), info["count"].as_u64()),
+        (Some("ready"), Some("build"), Some(16)),
+        "{info}"
+    );
+    assert!(info["memory_bytes"].as_u64().unwrap() >= 16 * 62 * 42 * 4, "{info}");
+
+    // The server's JPS+ runs with them: its expansions are the engine's with the same
+    // landmarks, and fewer than without them on this long query round the wall.
+    let grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
+    let (a, b) = ([1, 0], [59, 38]);
+    let body = json!({"start": a, "goal": b, "algorithm": "jps_plus"});
+    let (_, v) = json(s.path("m", &body).await).await;
+    let with = engine_expansions(&grid, entry().jump.landmarks(), a, b);
+    let without = engine_expansions(&grid, None, a, b);
+    assert_eq!(v["expanded"], with, "{v}");
+    assert!(with < without, "{with} expansions with landmarks, {without} without");
+    agree_with_astar(&s, "m", &grid, 1).await;
+
+    // Walls only: the next version keeps them (the same allocation).
+    let p = patch(&s, "m", &json!({"cells": [{"x": 30, "y": 20, "cost": 0}]})).await;
+    assert_eq!(p["version"], 2, "{p}");
+    let info = landmark_info(&s, "m").await;
+    assert_eq!(
+        (info["status"].as_str(), info["made_by"].as_str()),
+        (Some("ready"), Some("carried")),
+        "{info}"
+    );
+    let grid = (*entry().grid).clone();
+    agree_with_astar(&s, "m", &grid, 2).await;
+
+    // An opening: measured anew for version 3 (JPS+ answers meanwhile, without them).
+    let body = json!({"rects": [{"x": 29, "y": 5, "width": 3, "height": 2, "cost": 1}]});
+    let p = patch(&s, "m", &body).await;
+    assert_eq!(p["version"], 3, "{p}");
+    let grid = (*entry().grid).clone();
+    agree_with_astar(&s, "m", &grid, 3).await;
+    wait_until("new landmarks", || entry().jump.landmarks().is_some()).await;
+    let info = landmark_info(&s, "m").await;
+    assert_eq!(
+        (info["status"].as_str(), info["made_by"].as_str()),
+        (Some("ready"), Some("build")),
+        "{info}"
+    );
+    agree_with_astar(&s, "m", &grid, 3).await;
+
+    let metrics = s
+        .client
+        .get(s.at("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for name in [
+        "pathd_landmarks_build_seconds",
+        "pathd_landmarks_memory_bytes{map=\"m\"}",
+    ] {
+        assert!(metrics.contains(name), "{name} missing");
+    }
+}
+
+#[tokio::test]
+async fn no_landmarks_when_switched_off() {
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.landmark_memory_mb = 0;
+    let s = TestServer::start(dirs, config).await;
+    let (costs, w, h) = walls();
+    let body = json!({"width": w, "height": h, "costs": costs});
+    assert_eq!(s.put_json("m", &body).await.status(), 201);
+    let entry = || s.state.registry().get("m").unwrap();
+    wait_until("the jump table", || entry().jump.get().is_some()).await;
+    let grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
+    agree_with_astar(&s, "m", &grid, 1).await;
+    assert!(entry().jump.landmarks().is_none());
+    let (_, summary) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+    assert!(summary["jps_plus"].get("landmarks").is_none(), "{summary}");
 }
