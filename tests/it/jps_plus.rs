@@ -215,11 +215,18 @@ async fn landmarks_are_measured_carried_over_walls_and_measured_again_after_open
     let info = landmark_info(&s, "m").await;
     // 62 x 42 padded cells, 4 bytes each a landmark: the default 64 MiB affords the most, 16.
     assert_eq!(
-        (info["status"].as_str(), info["made_by"].as_str(), info["count"].as_u64()),
+        (
+            info["status"].as_str(),
+            info["made_by"].as_str(),
+            info["count"].as_u64()
+        ),
         (Some("ready"), Some("build"), Some(16)),
         "{info}"
     );
-    assert!(info["memory_bytes"].as_u64().unwrap() >= 16 * 62 * 42 * 4, "{info}");
+    assert!(
+        info["memory_bytes"].as_u64().unwrap() >= 16 * 62 * 42 * 4,
+        "{info}"
+    );
 
     // The server's JPS+ runs with them: its expansions are the engine's with the same
     // landmarks, and fewer than without them on this long query round the wall.
@@ -230,7 +237,10 @@ async fn landmarks_are_measured_carried_over_walls_and_measured_again_after_open
     let with = engine_expansions(&grid, entry().jump.landmarks(), a, b);
     let without = engine_expansions(&grid, None, a, b);
     assert_eq!(v["expanded"], with, "{v}");
-    assert!(with < without, "{with} expansions with landmarks, {without} without");
+    assert!(
+        with < without,
+        "{with} expansions with landmarks, {without} without"
+    );
     agree_with_astar(&s, "m", &grid, 1).await;
 
     // Walls only: the next version keeps them (the same allocation).

@@ -104,7 +104,14 @@ fn updated_tables_equal_fresh_tables_and_answer_like_dijkstra() {
         let mut grid = random_grid(&mut rng, w, h, density, false, Movement::Octile);
         let mut table = JumpTable::build(&grid).unwrap();
         let mut landmarks = Landmarks::build(&grid, 4);
-        check_queries(&mut rng, &grid, &table, None, 10, &format!("seed {seed} fresh"));
+        check_queries(
+            &mut rng,
+            &grid,
+            &table,
+            None,
+            10,
+            &format!("seed {seed} fresh"),
+        );
         let what = format!("seed {seed} fresh, landmarks");
         check_queries(&mut rng, &grid, &table, landmarks.as_ref(), 10, &what);
         for step in 0..12 {
@@ -121,7 +128,10 @@ fn updated_tables_equal_fresh_tables_and_answer_like_dijkstra() {
                 show(&next, changed[0], changed[0], &[])
             );
             // Landmarks as the server keeps them: carried over walls, measured anew otherwise.
-            if !landmarks.as_ref().is_some_and(|l| l.carry_over(&next, &changed)) {
+            if !landmarks
+                .as_ref()
+                .is_some_and(|l| l.carry_over(&next, &changed))
+            {
                 landmarks = Landmarks::build(&next, 4);
             }
             (grid, table) = (next, updated);
@@ -142,7 +152,14 @@ fn open_and_walled_off_maps() {
     assert_eq!(table.entries(Point::new(0, 0))[1], -299);
     check_queries(&mut rng, &open, &table, None, 20, "open");
     let landmarks = Landmarks::build(&open, 16);
-    check_queries(&mut rng, &open, &table, landmarks.as_ref(), 20, "open, landmarks");
+    check_queries(
+        &mut rng,
+        &open,
+        &table,
+        landmarks.as_ref(),
+        20,
+        "open, landmarks",
+    );
     let mut costs = vec![0; 100];
     costs[55] = 1;
     let walled = Grid::from_costs(10, 10, costs, Movement::Octile).unwrap();
@@ -333,7 +350,10 @@ fn landmarks_carried_over_walls_answer_like_dijkstra() {
             let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
                 continue;
             };
-            assert!(landmarks.carry_over(&next, &changed), "seed {seed} step {step}");
+            assert!(
+                landmarks.carry_over(&next, &changed),
+                "seed {seed} step {step}"
+            );
             grid = next;
             let table = JumpTable::build(&grid).unwrap();
             let what = format!("seed {seed} step {step}, carried landmarks");
@@ -364,7 +384,11 @@ fn landmarks_cut_jps_plus_expansions() {
                 };
                 let q = Query::new(row.start, row.goal).with_algorithm(Algorithm::JpsPlus);
                 let r = searcher.find_path_derived(&grid, derived, &q).unwrap();
-                assert!(matches_optimal(r.cost, row.optimal), "{map} {row:?}: {}", r.cost);
+                assert!(
+                    matches_optimal(r.cost, row.optimal),
+                    "{map} {row:?}: {}",
+                    r.cost
+                );
                 expanded[k] += r.stats.expanded;
             }
         }
