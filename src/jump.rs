@@ -322,6 +322,8 @@ fn measure(entry: &MapEntry, settings: JumpSettings) {
     }
     let started = Instant::now();
     let Some(landmarks) = Landmarks::build(&entry.grid, k) else {
+        // No open cell: nothing to measure, nothing to report.
+        entry.jump.landmarks_started.store(false, Ordering::Release);
         return;
     };
     let took = started.elapsed();

@@ -85,11 +85,12 @@ impl Landmarks {
         if k < MIN_LANDMARKS { 0 } else { k }
     }
 
-    /// Picks `k` landmarks (at most [`MAX_LANDMARKS`]) by farthest-point selection (the
-    /// first is the cell farthest from the first open cell; each next one the cell farthest
-    /// from its nearest landmark so far) and measures their distances to every cell: `k + 1`
-    /// Dijkstra searches over the map. `None` for maps that are not uniform octile, have no
-    /// open cell, or for `k == 0`.
+    /// Picks `k` landmarks (at most [`MAX_LANDMARKS`]) in the map's largest connected
+    /// component by farthest-point selection (the first is the cell farthest from the
+    /// component's first cell; each next one the cell farthest from its nearest landmark so
+    /// far) and measures their distances to every cell: `k + 1` Dijkstra searches. Queries in
+    /// the other components get the octile distance alone. `None` for maps that are not
+    /// uniform octile, have no open cell, or for `k == 0`.
     ///
     /// ```
     /// use pathd_engine::{Grid, Landmarks, Movement, Point};
@@ -103,8 +104,7 @@ impl Landmarks {
             return None;
         }
         let len = grid.padded_len();
-        let cells = grid.cells();
-        let first = (0..len).find(|&n| cells[n] != 0)?;
+        let first = grid.pidx(largest_component(grid)?);
         let mut scratch = Scratch::default();
         let seed = distances(grid, &mut scratch, first);
         let mut next = farthest(&seed, |n| seed[n]);
@@ -179,6 +179,24 @@ impl Landmarks {
             at_goal,
         }
     }
+}
+
+/// The first cell (row-major) of the component with the most cells.
+fn largest_component(grid: &Grid) -> Option<Point> {
+    let mut sizes: std::collections::HashMap<u32, (usize, Point)> = Default::default();
+    for y in 0..grid.height() {
+        for x in 0..grid.width() {
+            let p = Point::new(x, y);
+            if let Some(c) = grid.component(p) {
+                sizes.entry(c).or_insert((0, p)).0 += 1;
+            }
+        }
+    }
+    // The largest, the first-found of equal sizes (row-major order of first cells).
+    sizes
+        .into_values()
+        .max_by_key(|&(n, p)| (n, std::cmp::Reverse((p.y, p.x))))
+        .map(|(_, p)| p)
 }
 
 /// The reachable cell (finite `d`) with the largest `key`, the first of equals.

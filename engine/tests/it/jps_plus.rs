@@ -400,3 +400,37 @@ fn landmarks_cut_jps_plus_expansions() {
         );
     }
 }
+
+/// Landmarks go to the largest component, however small the first one found is.
+#[test]
+fn landmarks_are_placed_in_the_largest_component() {
+    // A 2x2 pocket in the top-left corner, walled off from a 30x20 room.
+    let (w, h) = (34u32, 24u32);
+    let costs = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let pocket = x < 2 && y < 2;
+            let room = (3..33).contains(&x) && (3..23).contains(&y);
+            u8::from(pocket || room)
+        })
+        .collect();
+    let grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
+    let room = grid.component(Point::new(10, 10)).unwrap();
+    let landmarks = Landmarks::build(&grid, 6).unwrap();
+    assert_eq!(landmarks.points().len(), 6);
+    for &p in landmarks.points() {
+        assert_eq!(grid.component(p), Some(room), "{p}");
+    }
+    // The first is the room's corner farthest from its first cell, (3, 3).
+    assert_eq!(landmarks.points()[0], Point::new(32, 22));
+    let table = JumpTable::build(&grid).unwrap();
+    let mut rng = StdRng::seed_from_u64(7);
+    check_queries(
+        &mut rng,
+        &grid,
+        &table,
+        Some(&landmarks),
+        30,
+        "room and pocket",
+    );
+}
