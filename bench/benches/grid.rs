@@ -17,7 +17,8 @@
 //!   that.
 //!
 //! `jps_plus` runs over the map's JPS+ jump table, built before the timing (as warthog's
-//! `jps+` precomputes). The `jump_table` group times that table on `Berlin_1_1024`: a fresh
+//! `jps+` precomputes); `jps_plus_landmarks` adds the landmarks the server measures for the
+//! map by default (as many as 64 MiB affords, at most 16), also before the timing. The `jump_table` group times that table on `Berlin_1_1024`: a fresh
 //! build, and the update after a 1-cell patch (a wall on a sampled optimal path) from the
 //! previous version's table; the update is checked equal to a fresh build before timing, and
 //! each timed update asserts the new wall's entries.
@@ -32,7 +33,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use pathd_engine::movingai::{self, ScenRow};
-use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Patch, Point, Query, Searcher, Status};
+use pathd_engine::{
+    Algorithm, Derived, Grid, JumpTable, Landmarks, Patch, Point, Query, Searcher, Status,
+};
 
 const SQRT2: f64 = std::f64::consts::SQRT_2;
 
@@ -274,6 +277,16 @@ fn benches(cr: &mut Criterion) {
                 ours(&mut searcher, &c, alg, derived)
             });
         }
+        // JPS+ with the landmarks the server gives this map by default.
+        let k = Landmarks::affordable(&c.grid, 64 << 20);
+        let landmarks = Landmarks::build(&c.grid, k).unwrap();
+        let with_landmarks = Derived {
+            landmarks: Some(&landmarks),
+            ..derived
+        };
+        timed(&mut group, name, "jps_plus_landmarks", queries, || {
+            ours(&mut searcher, &c, Algorithm::JpsPlus, with_landmarks)
+        });
         let padded = Padded::new(&c.grid);
         timed(&mut group, name, "pathfinding_astar", queries, || {
             pathfinding_astar(&padded, &c)
