@@ -226,7 +226,7 @@ Options:
                           other algorithms [default: 1]
       --landmarks <K>     Landmarks for jps_plus and auto (at most 16; 0 for none), measured
                           before the rows like the jump table [default: as many as the
-                          server's default --landmark-memory-mb affords]
+                          server's default --landmark-memory-mb affords: 16, 8 or 4]
       --json              Print one JSON object instead of a text line
   -h, --help              Print help
 ";

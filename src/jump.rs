@@ -36,8 +36,8 @@ use crate::state::MapEntry;
 pub struct JumpSettings {
     /// Largest map (in cells) that gets one; 0 disables JPS+.
     pub max_cells: u64,
-    /// Bytes a map's landmarks may take (it gets as many as fit, at most 16, none below
-    /// 4); 0 disables them.
+    /// Bytes a map's landmarks may take (16, 8 or 4 of them, the most that fit); 0
+    /// disables them.
     pub landmark_memory: u64,
 }
 
@@ -45,7 +45,7 @@ impl Default for JumpSettings {
     fn default() -> Self {
         JumpSettings {
             max_cells: 1 << 22,
-            landmark_memory: 64 << 20,
+            landmark_memory: pathd_engine::DEFAULT_LANDMARK_MEMORY,
         }
     }
 }

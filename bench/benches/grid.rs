@@ -18,7 +18,7 @@
 //!
 //! `jps_plus` runs over the map's JPS+ jump table, built before the timing (as warthog's
 //! `jps+` precomputes); `jps_plus_landmarks` adds the landmarks the server measures for the
-//! map by default (as many as 64 MiB affords, at most 16), also before the timing. The `jump_table` group times that table on `Berlin_1_1024`: a fresh
+//! map by default (as many as `DEFAULT_LANDMARK_MEMORY` affords), also before the timing. The `jump_table` group times that table on `Berlin_1_1024`: a fresh
 //! build, and the update after a 1-cell patch (a wall on a sampled optimal path) from the
 //! previous version's table; the update is checked equal to a fresh build before timing, and
 //! each timed update asserts the new wall's entries.
@@ -278,7 +278,7 @@ fn benches(cr: &mut Criterion) {
             });
         }
         // JPS+ with the landmarks the server gives this map by default.
-        let k = Landmarks::affordable(&c.grid, 64 << 20);
+        let k = Landmarks::affordable(&c.grid, pathd_engine::DEFAULT_LANDMARK_MEMORY);
         let landmarks = Landmarks::build(&c.grid, k).unwrap();
         let with_landmarks = Derived {
             landmarks: Some(&landmarks),

@@ -39,8 +39,10 @@ use crate::search::{Estimate, GridExpander, Heuristic, Run, Scratch, Zero, best_
 /// costs 4 bytes a cell and a Dijkstra over the map.
 pub const MAX_LANDMARKS: usize = 16;
 
-/// Fewer than this many is not worth a table.
-const MIN_LANDMARKS: usize = 4;
+/// The memory a map's landmarks may take unless the caller says otherwise (pathd's
+/// `--landmark-memory-mb` default): 16 landmarks up to about 1.5 M cells (a 1024x1024 map
+/// takes 67 MB), 8 up to 3 M, 4 up to 6 M.
+pub const DEFAULT_LANDMARK_MEMORY: u64 = 96 << 20;
 
 /// Distances from a few landmarks to every cell of one uniform octile map version.
 #[derive(Clone)]
@@ -48,8 +50,15 @@ pub struct Landmarks {
     width: u32,
     height: u32,
     k: usize,
-    /// `dist[n * k + i]`: distance from landmark `i` to padded cell `n` (infinity where it
-    /// cannot be reached).
+    /// Floats per cell: `k` rounded up to 4, 8 or 16, so that a cell's row never straddles
+    /// two cache lines.
+    stride: usize,
+    /// Where row 0 starts in `dist`: the first 64-byte boundary of the allocation. (Only a
+    /// matter of speed: a row read across two lines is one more cache miss per heuristic
+    /// evaluation, and with 15 landmarks almost every row did.)
+    offset: usize,
+    /// `dist[offset + n * stride + i]`: distance from landmark `i` to padded cell `n`
+    /// (infinity where it cannot be reached).
     dist: Vec<f32>,
     points: Vec<Point>,
 }
@@ -65,15 +74,17 @@ impl std::fmt::Debug for Landmarks {
 }
 
 impl Landmarks {
-    /// How many landmarks `grid` gets within `budget` bytes: as many as fit, at most
-    /// [`MAX_LANDMARKS`]; 0 when fewer than 4 fit, or the map is not uniform octile.
+    /// How many landmarks `grid` gets within `budget` bytes: 16, 8 or 4 (a row of 4, 8 or
+    /// 16 distances per cell, 4 bytes each, the most that fits); 0 when not even 4 fit, or
+    /// the map is not uniform octile.
     ///
     /// ```
     /// use pathd_engine::{Grid, Landmarks, Movement};
     /// let grid = Grid::from_costs(98, 98, vec![1; 98 * 98], Movement::Octile).unwrap();
     /// // 100 x 100 padded cells, 40 KB a landmark.
     /// assert_eq!(Landmarks::affordable(&grid, 64 << 20), 16);
-    /// assert_eq!(Landmarks::affordable(&grid, 200_000), 5);
+    /// assert_eq!(Landmarks::affordable(&grid, 500_000), 8);
+    /// assert_eq!(Landmarks::affordable(&grid, 200_000), 4);
     /// assert_eq!(Landmarks::affordable(&grid, 100_000), 0);
     /// ```
     pub fn affordable(grid: &Grid, budget: u64) -> usize {
@@ -81,8 +92,10 @@ impl Landmarks {
             return 0;
         }
         let per = grid.padded_len() as u64 * size_of::<f32>() as u64;
-        let k = (budget / per.max(1)).min(MAX_LANDMARKS as u64) as usize;
-        if k < MIN_LANDMARKS { 0 } else { k }
+        [16, 8, 4]
+            .into_iter()
+            .find(|&k| k as u64 * per <= budget)
+            .unwrap_or(0)
     }
 
     /// Picks `k` landmarks (at most [`MAX_LANDMARKS`]) in the map's largest connected
@@ -108,13 +121,16 @@ impl Landmarks {
         let mut scratch = Scratch::default();
         let seed = distances(grid, &mut scratch, first);
         let mut next = farthest(&seed, |n| seed[n]);
-        let mut dist = vec![f32::INFINITY; len * k];
+        let stride = stride(k);
+        // 15 spare floats, so that a 64-byte boundary lies within the first 16.
+        let mut dist = vec![f32::INFINITY; len * stride + 15];
+        let offset = dist.as_ptr().align_offset(64).min(15);
         let mut nearest = vec![f32::INFINITY; len];
         let mut points = Vec::with_capacity(k);
         for i in 0..k {
             let d = distances(grid, &mut scratch, next);
             for (n, &v) in d.iter().enumerate() {
-                dist[n * k + i] = v;
+                dist[offset + n * stride + i] = v;
                 nearest[n] = nearest[n].min(v);
             }
             points.push(grid.ppoint(next));
@@ -124,6 +140,8 @@ impl Landmarks {
             width: grid.width(),
             height: grid.height(),
             k,
+            stride,
+            offset,
             dist,
             points,
         })
@@ -168,17 +186,28 @@ impl Landmarks {
         self.dist.len() * size_of::<f32>() + self.points.len() * size_of::<Point>()
     }
 
+    /// The distances of padded cell `n`, by landmark.
+    #[inline(always)]
+    fn row(&self, n: usize) -> &[f32] {
+        let at = self.offset + n * self.stride;
+        &self.dist[at..at + self.k]
+    }
+
     /// The heuristic towards padded `goal`, on top of the octile `base`.
     pub(crate) fn towards(&self, base: Heuristic, goal: usize) -> LandmarkHeuristic<'_> {
         let mut at_goal = [f32::INFINITY; MAX_LANDMARKS];
-        at_goal[..self.k].copy_from_slice(&self.dist[goal * self.k..(goal + 1) * self.k]);
+        at_goal[..self.k].copy_from_slice(self.row(goal));
         LandmarkHeuristic {
             base,
-            k: self.k,
-            dist: &self.dist,
+            landmarks: self,
             at_goal,
         }
     }
+}
+
+/// Floats per cell for `k` landmarks: 4, 8 or 16 (dividing a 64-byte line).
+fn stride(k: usize) -> usize {
+    k.next_power_of_two().max(4)
 }
 
 /// The first cell (row-major) of the component with the most cells.
@@ -233,16 +262,14 @@ fn distances(grid: &Grid, scratch: &mut Scratch, from: usize) -> Vec<f32> {
 /// `max(octile, max_i |d_i(n) - d_i(goal)| - slack)` (see the module docs).
 pub(crate) struct LandmarkHeuristic<'a> {
     base: Heuristic,
-    k: usize,
-    dist: &'a [f32],
+    landmarks: &'a Landmarks,
     at_goal: [f32; MAX_LANDMARKS],
 }
 
 impl Estimate for LandmarkHeuristic<'_> {
     #[inline]
     fn h(&self, node: u32) -> f64 {
-        let n = node as usize * self.k;
-        let row = &self.dist[n..n + self.k];
+        let row = self.landmarks.row(node as usize);
         let (mut best, mut scale) = (0.0f32, 0.0f32);
         for (&a, &b) in row.iter().zip(&self.at_goal) {
             // Infinite (a landmark that cannot reach one of them) or NaN: no bound.

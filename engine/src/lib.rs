@@ -72,7 +72,7 @@ pub use algo::jps_plus::JumpTable;
 pub use clearance::Clearance;
 pub use eroded::Eroded;
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};
-pub use landmarks::{Landmarks, MAX_LANDMARKS};
+pub use landmarks::{DEFAULT_LANDMARK_MEMORY, Landmarks, MAX_LANDMARKS};
 pub use patch::{Patch, PatchError, Rect};
 pub use planner::{
     Derived, Searcher, SizedDerived, find_path, find_path_derived, find_path_with, resolve_auto,

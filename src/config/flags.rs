@@ -330,10 +330,10 @@ pub static FLAGS: &[Flag] = &[
     Flag {
         long: "landmark-memory-mb",
         env: "PATHD_LANDMARK_MEMORY_MB",
-        default: Some("64"),
+        default: Some("96"),
         help: "Memory per map for the landmarks that sharpen JPS+'s heuristic, in MiB: \
-               distances from up to 16 cells to every cell, 4 bytes a cell each, as many as \
-               fit (none below 4; 0 = never).",
+               distances from 16, 8 or 4 cells to every cell, 4 bytes a cell each, the most \
+               that fit (0 = never).",
         hidden: false,
         set: val!(landmark_memory_mb),
     },
