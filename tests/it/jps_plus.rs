@@ -124,20 +124,22 @@ async fn jps_plus_is_built_kept_current_under_patches_and_reported() {
         .collect();
     assert!(path.iter().all(|y| (5..=6).contains(y)), "{path:?}");
 
-    let metrics = s
-        .client
-        .get(s.at("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    for name in [
-        "pathd_jps_plus_build_seconds",
-        "pathd_jps_plus_update_seconds",
-        "pathd_jps_plus_memory_bytes{map=\"m\"}",
-    ] {
+    has_metrics(
+        &s,
+        &[
+            "pathd_jps_plus_build_seconds",
+            "pathd_jps_plus_update_seconds",
+            "pathd_jps_plus_memory_bytes{map=\"m\"}",
+        ],
+    )
+    .await;
+}
+
+/// Asserts `/metrics` shows every one of `names`.
+async fn has_metrics(s: &TestServer, names: &[&str]) {
+    let resp = s.client.get(s.at("/metrics")).send().await.unwrap();
+    let metrics = resp.text().await.unwrap();
+    for name in names {
         assert!(metrics.contains(name), "{name} missing");
     }
 }
@@ -270,21 +272,14 @@ async fn landmarks_are_measured_carried_over_walls_and_measured_again_after_open
     );
     agree_with_astar(&s, "m", &grid, 3).await;
 
-    let metrics = s
-        .client
-        .get(s.at("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    for name in [
-        "pathd_landmarks_build_seconds",
-        "pathd_landmarks_memory_bytes{map=\"m\"}",
-    ] {
-        assert!(metrics.contains(name), "{name} missing");
-    }
+    has_metrics(
+        &s,
+        &[
+            "pathd_landmarks_build_seconds",
+            "pathd_landmarks_memory_bytes{map=\"m\"}",
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
