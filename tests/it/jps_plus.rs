@@ -299,3 +299,33 @@ async fn no_landmarks_when_switched_off() {
     let (_, summary) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
     assert!(summary["jps_plus"].get("landmarks").is_none(), "{summary}");
 }
+
+/// A map's jump table does not wait behind another map's landmarks: those take seconds on
+/// a big map (16 Dijkstra searches over a million cells), a small map's table microseconds.
+#[tokio::test]
+async fn a_table_does_not_wait_behind_another_maps_landmarks() {
+    let s = TestServer::new().await;
+    let side = 1024u32;
+    let costs: Vec<u8> = (0..side * side)
+        .map(|i| u8::from(!(i % side == side / 2 && i / side % 64 != 0)))
+        .collect();
+    let big = json!({"width": side, "height": side, "costs": costs});
+    assert_eq!(s.put_json("big", &big).await.status(), 201);
+    let (costs, w, h) = walls();
+    let small = json!({"width": w, "height": h, "costs": costs});
+    assert_eq!(s.put_json("small", &small).await.status(), 201);
+    let entry = |name: &str| s.state.registry().get(name).unwrap();
+    wait_until("the small map's table", || {
+        entry("small").jump.get().is_some()
+    })
+    .await;
+    assert!(
+        entry("big").jump.landmarks().is_none(),
+        "the small map's table waited for the big map's landmarks"
+    );
+    // Both get their landmarks in the end.
+    wait_until("the landmarks", || {
+        entry("big").jump.landmarks().is_some() && entry("small").jump.landmarks().is_some()
+    })
+    .await;
+}
