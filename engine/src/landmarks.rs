@@ -24,13 +24,29 @@
 //!
 //! # Patches
 //!
-//! A patch that only blocks cells can only lengthen distances, and distances that were
-//! measured on the map before it still satisfy `|d_old(L, n) - d_old(L, g)| <=
-//! d_old(n, g) <= d_new(n, g)`: the old landmarks stay admissible and consistent for the new
-//! version ([`Landmarks::carry_over`]). A patch that opens a cell can shorten them, so the
-//! next version needs new ones.
+//! The argument above needs less than exact distances: any values `D(n)` with
+//! `|D(a) - D(b)| <= c(a, b)` across every move `a -> b` of the map (a *potential*) give an
+//! admissible and consistent heuristic `|D(n) - D(g)|`, by the same sum along a path.
+//! Exact distances are one such potential, and two cheaper ones follow a patch:
+//!
+//! - A patch that only blocks cells only removes moves, so the old values stay a potential
+//!   for the new version ([`Landmarks::carry_over`]: nothing to do).
+//! - Any other patch ([`Landmarks::update`]): every move the new version has and the old one
+//!   had still satisfies the bound, and every new move touches a cell within one step of a
+//!   changed cell (an opened cell, or the side cell that makes a diagonal legal). A Dijkstra
+//!   that starts from those cells with their old values, and only ever lowers a value,
+//!   ends with the bound on every move: a popped cell relaxes all its moves with its final
+//!   value, and a cell never pushed kept its old value and was not lowered by any popped
+//!   neighbour. Its work is the region whose values drop, not the map. After openings alone
+//!   it yields the new exact distances (distances only fall, and every fall starts at such a
+//!   cell); after blocks it keeps some old, shorter ones, which stay admissible. It runs in
+//!   `f64` from the stored values and rounds once when storing, so the precision argument
+//!   above holds for its output too.
 
-use crate::grid::{Grid, Movement, Point};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::grid::{Grid, Movement, Point, UNIFORM_STEPS, moves_by};
 use crate::query::Limits;
 use crate::search::{Estimate, GridExpander, Heuristic, Run, Scratch, Zero, best_first};
 
@@ -116,35 +132,22 @@ impl Landmarks {
         if grid.movement() != Movement::Octile || !grid.is_uniform() || k == 0 {
             return None;
         }
-        let len = grid.padded_len();
         let first = grid.pidx(largest_component(grid)?);
         let mut scratch = Scratch::default();
         let seed = distances(grid, &mut scratch, first);
         let mut next = farthest(&seed, |n| seed[n]);
-        let stride = stride(k);
-        // 15 spare floats, so that a 64-byte boundary lies within the first 16.
-        let mut dist = vec![f32::INFINITY; len * stride + 15];
-        let offset = dist.as_ptr().align_offset(64).min(15);
-        let mut nearest = vec![f32::INFINITY; len];
-        let mut points = Vec::with_capacity(k);
+        let mut l = Landmarks::empty(grid, k);
+        let mut nearest = vec![f32::INFINITY; grid.padded_len()];
         for i in 0..k {
             let d = distances(grid, &mut scratch, next);
-            for (n, &v) in d.iter().enumerate() {
-                dist[offset + n * stride + i] = v;
-                nearest[n] = nearest[n].min(v);
+            l.store(i, &d);
+            for (near, &v) in nearest.iter_mut().zip(&d) {
+                *near = near.min(v);
             }
-            points.push(grid.ppoint(next));
+            l.points.push(grid.ppoint(next));
             next = farthest(&d, |n| nearest[n]);
         }
-        Some(Landmarks {
-            width: grid.width(),
-            height: grid.height(),
-            k,
-            stride,
-            offset,
-            dist,
-            points,
-        })
+        Some(l)
     }
 
     /// Whether these landmarks can serve `grid`: same size, uniform octile. That they were
@@ -174,6 +177,170 @@ impl Landmarks {
     /// ```
     pub fn carry_over(&self, grid: &Grid, changed: &[Point]) -> bool {
         self.fits(grid) && changed.iter().all(|&p| !grid.is_passable(p))
+    }
+
+    /// The landmarks of `grid`, a later version of the map these were measured for (or
+    /// updated to), whose cells differ from it at most at `changed`: the values a patch can
+    /// lower are lowered (module docs, "Patches"), the others kept; the landmark cells stay
+    /// (a landmark that is now blocked still bounds distances through its old values).
+    /// `None` when the map no longer fits (resized, weighted or cardinal).
+    ///
+    /// ```
+    /// use pathd_engine::{Grid, Landmarks, Movement, Patch, Point, Rect};
+    /// // A wall across the middle row with one gap at x = 1; then a second gap at x = 6.
+    /// let mut costs = vec![1; 64];
+    /// (0..8).filter(|&x| x != 1).for_each(|x| costs[4 * 8 + x] = 0);
+    /// let grid = Grid::from_costs(8, 8, costs, Movement::Octile).unwrap();
+    /// let l = Landmarks::at(&grid, &[Point::new(7, 0)]).unwrap();
+    /// let gap = Patch { cells: vec![(Point::new(6, 4), 1)], rects: vec![] };
+    /// let (next, changed) = grid.apply_patch(&gap).unwrap().unwrap();
+    /// let updated = l.update(&next, &changed).unwrap();
+    /// let fresh = Landmarks::at(&next, &[Point::new(7, 0)]).unwrap();
+    /// // (7, 7): round by the first gap 4 + 6 sqrt 2 ... now straight through the new one.
+    /// assert_eq!(updated.distance(0, Point::new(7, 7)), fresh.distance(0, Point::new(7, 7)));
+    /// assert!(updated.distance(0, Point::new(7, 7)) < l.distance(0, Point::new(7, 7)));
+    /// ```
+    pub fn update(&self, grid: &Grid, changed: &[Point]) -> Option<Landmarks> {
+        if !self.fits(grid) {
+            return None;
+        }
+        let mut next = self.realigned();
+        let len = grid.padded_len();
+        let pw = grid.padded_width();
+        let cells = grid.cells();
+        // Every open cell within one step of a changed cell.
+        let mut seeds: Vec<usize> = changed
+            .iter()
+            .flat_map(|&p| {
+                let c = grid.pidx(p);
+                (0..3).flat_map(move |dy| (0..3).map(move |dx| c + dy * pw + dx - pw - 1))
+            })
+            .filter(|&n| cells[n] != 0)
+            .collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        let offsets = crate::grid::DIRS.map(|(dx, dy)| dy as isize * pw as isize + dx as isize);
+        let mut value = vec![0.0f64; len];
+        let mut heap = BinaryHeap::new();
+        for i in 0..self.k {
+            // The stored values in f64; only the lowered ones are written back.
+            for (n, v) in value.iter_mut().enumerate() {
+                *v = next.dist[next.offset + n * next.stride + i] as f64;
+            }
+            heap.clear();
+            heap.extend(
+                seeds
+                    .iter()
+                    .filter(|&&s| value[s].is_finite())
+                    .map(|&s| Reverse((value[s].to_bits(), s))),
+            );
+            let mut moves = [(0u32, 0.0f64); 8];
+            while let Some(Reverse((bits, n))) = heap.pop() {
+                let g = f64::from_bits(bits);
+                if g > value[n] {
+                    continue;
+                }
+                let k = moves_by(
+                    &offsets,
+                    true,
+                    n,
+                    g,
+                    |m| cells[m],
+                    |d, _| UNIFORM_STEPS[d],
+                    &mut moves,
+                );
+                for &(m, v) in &moves[..k] {
+                    let m = m as usize;
+                    if v < value[m] {
+                        value[m] = v;
+                        next.dist[next.offset + m * next.stride + i] = v as f32;
+                        heap.push(Reverse((v.to_bits(), m)));
+                    }
+                }
+            }
+        }
+        Some(next)
+    }
+
+    /// Measures the distances from the given cells (at most [`MAX_LANDMARKS`], each open)
+    /// instead of picking them: for comparisons, e.g. of an [`Landmarks::update`] with a fresh
+    /// measurement from the same cells. `None` if one is blocked or off the map, or the map
+    /// is not uniform octile.
+    pub fn at(grid: &Grid, points: &[Point]) -> Option<Landmarks> {
+        if grid.movement() != Movement::Octile
+            || !grid.is_uniform()
+            || points.is_empty()
+            || points.len() > MAX_LANDMARKS
+            || !points.iter().all(|&p| grid.is_passable(p))
+        {
+            return None;
+        }
+        let mut l = Landmarks::empty(grid, points.len());
+        let mut scratch = Scratch::default();
+        for (i, &p) in points.iter().enumerate() {
+            let d = distances(grid, &mut scratch, grid.pidx(p));
+            l.store(i, &d);
+            l.points.push(p);
+        }
+        Some(l)
+    }
+
+    /// The stored distance from landmark `i` to cell `p` (infinity where unreachable).
+    pub fn distance(&self, i: usize, p: Point) -> f32 {
+        let pw = (self.width + 2) as usize;
+        self.row((p.y as usize + 1) * pw + p.x as usize + 1)[i]
+    }
+
+    /// A table for `k` landmarks of `grid`, every distance infinite, no points yet.
+    fn empty(grid: &Grid, k: usize) -> Landmarks {
+        let stride = stride(k);
+        // 15 spare floats, so that a 64-byte boundary lies within the first 16.
+        let dist = vec![f32::INFINITY; grid.padded_len() * stride + 15];
+        let offset = dist.as_ptr().align_offset(64).min(15);
+        Landmarks {
+            width: grid.width(),
+            height: grid.height(),
+            k,
+            stride,
+            offset,
+            dist,
+            points: Vec::with_capacity(k),
+        }
+    }
+
+    /// Stores `d` (by padded cell) as landmark `i`'s distances.
+    fn store(&mut self, i: usize, d: &[f32]) {
+        for (n, &v) in d.iter().enumerate() {
+            self.dist[self.offset + n * self.stride + i] = v;
+        }
+    }
+
+    /// A copy whose rows are aligned in its own allocation (a plain clone keeps the old
+    /// offset, which only lines up by chance).
+    fn realigned(&self) -> Landmarks {
+        let mut copy = Landmarks {
+            points: self.points.clone(),
+            ..Landmarks::empty_like(self)
+        };
+        let n = self.dist.len() - 15;
+        copy.dist[copy.offset..copy.offset + n]
+            .copy_from_slice(&self.dist[self.offset..self.offset + n]);
+        copy
+    }
+
+    /// [`Landmarks::empty`] for the same map and count as `self`.
+    fn empty_like(&self) -> Landmarks {
+        let dist = vec![f32::INFINITY; self.dist.len()];
+        let offset = dist.as_ptr().align_offset(64).min(15);
+        Landmarks {
+            width: self.width,
+            height: self.height,
+            k: self.k,
+            stride: self.stride,
+            offset,
+            dist,
+            points: Vec::new(),
+        }
     }
 
     /// The landmark cells, in the order they were picked.

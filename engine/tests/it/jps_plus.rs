@@ -1,7 +1,8 @@
 //! JPS+ and its jump table: a table updated through random patch sequences equals a fresh
 //! build bit for bit, and JPS+ answers the reference Dijkstra's costs (random maps) and the
 //! benchmarks' optimal lengths (Moving AI maps, sampled rows, also after patches), with and
-//! without landmarks (also landmarks carried over patches that only block cells).
+//! without landmarks (also landmarks carried over patches that only block cells, and
+//! updated after the others).
 
 use crate::common::{
     check_path, load_map, load_scen, maps_with_scen, matches_optimal, random_grid, random_passable,
@@ -127,13 +128,13 @@ fn updated_tables_equal_fresh_tables_and_answer_like_dijkstra() {
                 first_difference(&next, &updated, &fresh),
                 show(&next, changed[0], changed[0], &[])
             );
-            // Landmarks as the server keeps them: carried over walls, measured anew otherwise.
-            if !landmarks
-                .as_ref()
-                .is_some_and(|l| l.carry_over(&next, &changed))
-            {
-                landmarks = Landmarks::build(&next, 4);
-            }
+            // Landmarks as the server keeps them: carried over walls, updated otherwise
+            // (measured when there were none: a map without an open cell has none).
+            landmarks = match landmarks {
+                Some(l) if l.carry_over(&next, &changed) => Some(l),
+                Some(l) => l.update(&next, &changed),
+                None => Landmarks::build(&next, 4),
+            };
             (grid, table) = (next, updated);
             let what = format!("seed {seed} step {step}");
             check_queries(&mut rng, &grid, &table, None, 4, &what);
@@ -297,7 +298,7 @@ fn moving_ai_maps_before_and_after_patches() {
                 first_difference(&next, &updated, &fresh)
             );
             if !landmarks.carry_over(&next, &changed) {
-                landmarks = Landmarks::build(&next, 8).unwrap();
+                landmarks = landmarks.update(&next, &changed).unwrap();
             }
             (grid, table) = (next, updated);
             let derived = Derived {
@@ -433,4 +434,46 @@ fn landmarks_are_placed_in_the_largest_component() {
         30,
         "room and pocket",
     );
+}
+
+/// After patches that only open cells, updated landmarks hold the new distances: equal to a
+/// fresh measurement from the same cells (up to the last bits of an `f32`: the update starts
+/// from rounded values).
+#[test]
+fn landmarks_updated_after_openings_equal_fresh_ones() {
+    for seed in 0..40u64 {
+        let mut rng = StdRng::seed_from_u64(2000 + seed);
+        let (w, h) = (rng.random_range(3..=60), rng.random_range(3..=40));
+        let density = rng.random_range(0.1..0.45);
+        let mut grid = random_grid(&mut rng, w, h, density, false, Movement::Octile);
+        let Some(mut landmarks) = Landmarks::build(&grid, rng.random_range(1..=8)) else {
+            continue;
+        };
+        for step in 0..6 {
+            let mut patch = random_patch(&mut rng, w, h);
+            patch.cells.iter_mut().for_each(|c| c.1 = 1);
+            patch.rects.iter_mut().for_each(|r| r.cost = 1);
+            let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+                continue;
+            };
+            landmarks = landmarks.update(&next, &changed).unwrap();
+            let fresh = Landmarks::at(&next, landmarks.points()).unwrap();
+            for y in 0..h {
+                for x in 0..w {
+                    let p = Point::new(x, y);
+                    for i in 0..landmarks.points().len() {
+                        let (a, b) = (landmarks.distance(i, p), fresh.distance(i, p));
+                        assert!(
+                            a == b || (a - b).abs() <= 4.0 * f32::EPSILON * b,
+                            "seed {seed} step {step} landmark {i} at {p}: updated {a}, fresh {b}"
+                        );
+                    }
+                }
+            }
+            grid = next;
+            let table = JumpTable::build(&grid).unwrap();
+            let what = format!("seed {seed} step {step}, updated landmarks");
+            check_queries(&mut rng, &grid, &table, Some(&landmarks), 6, &what);
+        }
+    }
 }
