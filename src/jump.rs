@@ -19,10 +19,13 @@
 //! sharpen JPS+'s heuristic. A thread of their own measures them once the table is there
 //! (JPS+ runs without them meanwhile; they take seconds on big maps, and no table waits
 //! behind them). A patch that only blocks cells keeps them (distances can only have grown,
-//! so they stay admissible: [`Landmarks::carry_over`]); after one that opens a cell the new
-//! version gets its own, and JPS+ runs without them until they are measured.
+//! so they stay admissible: [`Landmarks::carry_over`]); after one that opens a cell that
+//! thread derives the new version's from the previous version's ([`Landmarks::update`]:
+//! only the distances the patch shortened are lowered), and JPS+ runs with none until then.
+//! When patches come faster than that, the pending update takes the newer patches' cells
+//! too, and versions replaced meanwhile are skipped.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 use std::time::Instant;
 
@@ -83,11 +86,22 @@ pub struct JumpSlot {
     landmarks: OnceLock<Arc<Landmarks>>,
     /// True once the landmarks were queued or carried over.
     landmarks_started: AtomicBool,
-    /// Microseconds their measurement took (0 when carried over).
+    /// Microseconds their measurement or update took (0 when carried over).
     landmarks_took_us: AtomicU64,
-    /// True when they were carried over from the previous version.
-    landmarks_carried: AtomicBool,
+    /// How they were made: [`BUILD`], [`CARRIED`] or [`UPDATE`].
+    landmarks_made_by: AtomicU8,
+    /// What to derive them from instead of measuring: an earlier version's landmarks and
+    /// the cells changed since (set by a patch that did not only block cells; cleared once
+    /// they are made).
+    landmarks_base: Mutex<Option<(Arc<Landmarks>, Vec<Point>)>>,
 }
+
+/// `landmarks_made_by`: measured on this version.
+const BUILD: u8 = 0;
+/// Shared with the previous version (the patch only blocked cells).
+const CARRIED: u8 = 1;
+/// Derived from an earlier version's ([`Landmarks::update`]).
+const UPDATE: u8 = 2;
 
 /// The `jps_plus` object of a map summary.
 #[derive(Clone, Debug, Serialize)]
@@ -112,15 +126,17 @@ pub struct JumpInfo {
 pub struct LandmarkInfo {
     /// `building` or `ready`.
     pub status: &'static str,
-    /// `build` (measured on this version) or `carried` (from an earlier version, which this
-    /// one differs from only by blocked cells).
+    /// `build` (measured on this version), `carried` (from an earlier version, which this
+    /// one differs from only by blocked cells) or `update` (derived from an earlier
+    /// version's by lowering the distances the patches shortened).
     pub made_by: &'static str,
     /// Number of landmarks (0 while building).
     pub count: usize,
     /// Heap bytes they hold (shared with the versions they were carried to; 0 while
     /// building).
     pub memory_bytes: usize,
-    /// How long measuring them took, in microseconds (0 while building or when carried).
+    /// How long measuring or updating them took, in microseconds (0 while building or when
+    /// carried).
     pub took_us: u64,
 }
 
@@ -139,10 +155,10 @@ impl JumpSlot {
         if !self.landmarks_started.load(Ordering::Acquire) {
             return None;
         }
-        let made_by = if self.landmarks_carried.load(Ordering::Relaxed) {
-            "carried"
-        } else {
-            "build"
+        let made_by = match self.landmarks_made_by.load(Ordering::Relaxed) {
+            CARRIED => "carried",
+            UPDATE => "update",
+            _ => "build",
         };
         Some(match self.landmarks.get() {
             Some(l) => LandmarkInfo {
@@ -222,19 +238,37 @@ impl JumpSlot {
         self.derived.store(true, Ordering::Relaxed);
         self.started.store(true, Ordering::Release);
         let _ = self.ready.set(Arc::new(next));
-        // Landmarks outlive a patch that only blocks cells; otherwise the builder measures
-        // new ones once the entry is installed (`JumpBuilder::ensure`).
-        if let Some(l) = previous
-            .landmarks
-            .get()
-            .filter(|l| l.carry_over(grid, changed))
-        {
-            if settings.landmarks(grid) > 0 {
-                self.landmarks_carried.store(true, Ordering::Relaxed);
+        if settings.landmarks(grid) == 0 {
+            return;
+        }
+        // Landmarks outlive a patch that only blocks cells. Otherwise the landmark thread
+        // updates the previous version's (or, while those are still being made, their base
+        // with this patch's cells added) once the entry is installed (`JumpBuilder::ensure`).
+        match previous.landmarks.get() {
+            Some(l) if l.carry_over(grid, changed) => {
+                self.landmarks_made_by.store(CARRIED, Ordering::Relaxed);
                 self.landmarks_started.store(true, Ordering::Release);
                 let _ = self.landmarks.set(Arc::clone(l));
             }
+            Some(l) => {
+                self.landmarks_made_by.store(UPDATE, Ordering::Relaxed);
+                *self.base() = Some((Arc::clone(l), changed.to_vec()));
+            }
+            None => {
+                let pending = previous.base().clone();
+                if pending.is_some() {
+                    self.landmarks_made_by.store(UPDATE, Ordering::Relaxed);
+                }
+                *self.base() = pending.map(|(l, mut since)| {
+                    since.extend_from_slice(changed);
+                    (l, since)
+                });
+            }
         }
+    }
+
+    fn base(&self) -> std::sync::MutexGuard<'_, Option<(Arc<Landmarks>, Vec<Point>)>> {
+        self.landmarks_base.lock().expect("landmark base lock")
     }
 }
 
@@ -329,13 +363,20 @@ fn measure(entry: &MapEntry, settings: JumpSettings) {
         return;
     }
     let started = Instant::now();
-    let Some(landmarks) = Landmarks::build(&entry.grid, k) else {
+    let base = entry.jump.base().clone();
+    let updated = base.and_then(|(l, since)| l.update(&entry.grid, &since));
+    let made_by = if updated.is_some() { UPDATE } else { BUILD };
+    let Some(landmarks) = updated.or_else(|| Landmarks::build(&entry.grid, k)) else {
         // No open cell: nothing to measure, nothing to report.
         entry.jump.landmarks_started.store(false, Ordering::Release);
         return;
     };
     let took = started.elapsed();
-    metrics::histogram!("pathd_landmarks_build_seconds").record(took);
+    if made_by == UPDATE {
+        metrics::histogram!("pathd_landmarks_update_seconds").record(took);
+    } else {
+        metrics::histogram!("pathd_landmarks_build_seconds").record(took);
+    }
     entry.report_unless_retired(|| {
         metrics::gauge!("pathd_landmarks_memory_bytes", "map" => entry.name.clone())
             .set(landmarks.memory_bytes() as f64);
@@ -345,13 +386,20 @@ fn measure(entry: &MapEntry, settings: JumpSettings) {
         version = entry.version,
         landmarks = k,
         build_us = took.as_micros() as u64,
+        updated = made_by == UPDATE,
         "landmarks ready"
     );
     entry
         .jump
         .landmarks_took_us
         .store(took.as_micros() as u64, Ordering::Relaxed);
+    entry
+        .jump
+        .landmarks_made_by
+        .store(made_by, Ordering::Relaxed);
     let _ = entry.jump.landmarks.set(Arc::new(landmarks));
+    // A patch derived meanwhile saw either these or the base; the base is not needed now.
+    *entry.jump.base() = None;
 }
 
 fn build(entry: &MapEntry) {

@@ -146,6 +146,11 @@ fn describe() {
         Unit::Seconds,
         "Time to measure a map's landmarks (JPS+'s heuristic)"
     );
+    describe_histogram!(
+        "pathd_landmarks_update_seconds",
+        Unit::Seconds,
+        "Time to update a map's landmarks after a patch that opened cells"
+    );
     describe_gauge!(
         "pathd_landmarks_memory_bytes",
         Unit::Bytes,

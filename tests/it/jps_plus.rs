@@ -1,7 +1,7 @@
 //! JPS+ over HTTP: the jump table is built in the background for uniform octile maps,
 //! serves `"algorithm": "jps_plus"` and `auto`, is derived on patches (answers equal A*'s
 //! and carry the new version), and shows in the map summary and `/metrics`; so do its
-//! landmarks (measured after the table, carried over walls, measured again after openings).
+//! landmarks (measured after the table, carried over walls, updated after openings).
 
 use crate::common::{Dirs, TestServer, expect_error, json, wait_until};
 use pathd_engine::{Grid, Movement, Point, Query};
@@ -207,7 +207,7 @@ async fn landmark_info(s: &TestServer, name: &str) -> Value {
 }
 
 #[tokio::test]
-async fn landmarks_are_measured_carried_over_walls_and_measured_again_after_openings() {
+async fn landmarks_are_measured_carried_over_walls_and_updated_after_openings() {
     let s = TestServer::new().await;
     let (costs, w, h) = walls();
     let body = json!({"width": w, "height": h, "costs": costs});
@@ -256,8 +256,13 @@ async fn landmarks_are_measured_carried_over_walls_and_measured_again_after_open
     );
     let grid = (*entry().grid).clone();
     agree_with_astar(&s, "m", &grid, 2).await;
+    let before = entry().jump.landmarks().unwrap().clone();
 
-    // An opening: measured anew for version 3 (JPS+ answers meanwhile, without them).
+    // An opening: version 3's are updated from version 2's (JPS+ answers meanwhile,
+    // without them). Version 2's were carried over the closed gap, so some are shorter than
+    // its distances; the update keeps those (still lower bounds) and lowers the ones the
+    // new opening shortens: never above a fresh measurement from the same cells, and below
+    // version 2's somewhere.
     let body = json!({"rects": [{"x": 29, "y": 5, "width": 3, "height": 2, "cost": 1}]});
     let p = patch(&s, "m", &body).await;
     assert_eq!(p["version"], 3, "{p}");
@@ -267,15 +272,35 @@ async fn landmarks_are_measured_carried_over_walls_and_measured_again_after_open
     let info = landmark_info(&s, "m").await;
     assert_eq!(
         (info["status"].as_str(), info["made_by"].as_str()),
-        (Some("ready"), Some("build")),
+        (Some("ready"), Some("update")),
         "{info}"
     );
+    let updated = entry().jump.landmarks().unwrap().clone();
+    let fresh = pathd_engine::Landmarks::at(&grid, updated.points()).unwrap();
+    let mut lowered = 0;
+    for (x, y) in (0..w).flat_map(|x| (0..h).map(move |y| (x, y))) {
+        let p = Point::new(x, y);
+        for i in 0..updated.points().len() {
+            let (a, b, old) = (
+                updated.distance(i, p),
+                fresh.distance(i, p),
+                before.distance(i, p),
+            );
+            assert!(
+                a <= b * (1.0 + 1e-5) && a <= old,
+                "{p} landmark {i}: {a}, fresh {b}"
+            );
+            lowered += usize::from(a < old);
+        }
+    }
+    assert!(lowered > 0, "the opening lowered no distance");
     agree_with_astar(&s, "m", &grid, 3).await;
 
     has_metrics(
         &s,
         &[
             "pathd_landmarks_build_seconds",
+            "pathd_landmarks_update_seconds",
             "pathd_landmarks_memory_bytes{map=\"m\"}",
         ],
     )
