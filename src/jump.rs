@@ -426,3 +426,61 @@ fn build(entry: &MapEntry) {
         .store(took.as_micros() as u64, Ordering::Relaxed);
     let _ = entry.jump.ready.set(Arc::new(table));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pathd_engine::Patch;
+
+    /// `grid` with `cells` opened.
+    fn open(grid: &Grid, cells: &[(u32, u32)]) -> (Grid, Vec<Point>) {
+        let patch = Patch {
+            cells: cells.iter().map(|&(x, y)| (Point::new(x, y), 1)).collect(),
+            rects: vec![],
+        };
+        grid.apply_patch(&patch).unwrap().unwrap()
+    }
+
+    /// A patch on a version whose landmarks are still being updated extends that update's
+    /// base (the same earlier landmarks, both patches' cells), rather than leaving the new
+    /// version to a measurement from scratch; the extended update is right.
+    #[test]
+    fn a_patch_during_a_pending_update_extends_its_base() {
+        // A wall across row 4 of a 12x9 map with one gap at x = 0.
+        let costs = (0..12 * 9)
+            .map(|i| u8::from(i / 12 != 4 || i % 12 == 0))
+            .collect();
+        let g0 = Grid::from_costs(12, 9, costs, Movement::Octile).unwrap();
+        let settings = JumpSettings::default();
+        let v0 = JumpSlot::default();
+        let _ = v0.ready.set(Arc::new(JumpTable::build(&g0).unwrap()));
+        let l0 = Arc::new(Landmarks::build(&g0, 4).unwrap());
+        let _ = v0.landmarks.set(Arc::clone(&l0));
+
+        let (g1, c1) = open(&g0, &[(5, 4)]);
+        let v1 = JumpSlot::default();
+        v1.derive("m", &v0, &settings, &g1, &c1);
+        assert!(v1.landmarks().is_none(), "an opening is not carried over");
+        let (base, since) = v1.base().clone().expect("an update from v0's");
+        assert!(Arc::ptr_eq(&base, &l0) && since == c1);
+
+        // v1's update has not run: v2 takes the same base and both patches' cells.
+        let (g2, c2) = open(&g1, &[(11, 4)]);
+        let v2 = JumpSlot::default();
+        v2.derive("m", &v1, &settings, &g2, &c2);
+        let (base, since) = v2.base().clone().expect("v1's pending update, extended");
+        assert!(Arc::ptr_eq(&base, &l0));
+        assert_eq!(since, [c1, c2].concat());
+        let updated = base.update(&g2, &since).unwrap();
+        let fresh = Landmarks::at(&g2, updated.points()).unwrap();
+        for y in 0..9 {
+            for x in 0..12 {
+                let p = Point::new(x, y);
+                for i in 0..updated.points().len() {
+                    let (a, b) = (updated.distance(i, p), fresh.distance(i, p));
+                    assert!(a == b || (a - b).abs() <= 1e-5 * b, "{p} {i}: {a} vs {b}");
+                }
+            }
+        }
+    }
+}
