@@ -293,13 +293,20 @@ impl Landmarks {
 
     /// A table for `k` landmarks of `grid`, every distance infinite, no points yet.
     fn empty(grid: &Grid, k: usize) -> Landmarks {
+        Landmarks::blank(grid.width(), grid.height(), k)
+    }
+
+    /// A table for `k` landmarks of a `width x height` map, every distance infinite, no
+    /// points yet, its rows aligned to 64-byte lines.
+    fn blank(width: u32, height: u32, k: usize) -> Landmarks {
         let stride = stride(k);
+        let cells = (width as usize + 2) * (height as usize + 2);
         // 15 spare floats, so that a 64-byte boundary lies within the first 16.
-        let dist = vec![f32::INFINITY; grid.padded_len() * stride + 15];
+        let dist = vec![f32::INFINITY; cells * stride + 15];
         let offset = dist.as_ptr().align_offset(64).min(15);
         Landmarks {
-            width: grid.width(),
-            height: grid.height(),
+            width,
+            height,
             k,
             stride,
             offset,
@@ -318,29 +325,12 @@ impl Landmarks {
     /// A copy whose rows are aligned in its own allocation (a plain clone keeps the old
     /// offset, which only lines up by chance).
     fn realigned(&self) -> Landmarks {
-        let mut copy = Landmarks {
-            points: self.points.clone(),
-            ..Landmarks::empty_like(self)
-        };
+        let mut copy = Landmarks::blank(self.width, self.height, self.k);
+        copy.points.clone_from(&self.points);
         let n = self.dist.len() - 15;
         copy.dist[copy.offset..copy.offset + n]
             .copy_from_slice(&self.dist[self.offset..self.offset + n]);
         copy
-    }
-
-    /// [`Landmarks::empty`] for the same map and count as `self`.
-    fn empty_like(&self) -> Landmarks {
-        let dist = vec![f32::INFINITY; self.dist.len()];
-        let offset = dist.as_ptr().align_offset(64).min(15);
-        Landmarks {
-            width: self.width,
-            height: self.height,
-            k: self.k,
-            stride: self.stride,
-            offset,
-            dist,
-            points: Vec::new(),
-        }
     }
 
     /// The landmark cells, in the order they were picked.
