@@ -264,8 +264,9 @@ pub struct Derived<'a> {
     pub hpa: Option<&'a Abstraction>,
     /// The JPS+ jump table.
     pub jump_table: Option<&'a JumpTable>,
-    /// Landmark distances, which sharpen JPS+'s heuristic (measured on this version, or on an
-    /// earlier one it only differs from by blocked cells: [`Landmarks::carry_over`]).
+    /// Landmark distances, which sharpen JPS+'s heuristic: measured on this version, carried
+    /// over from an earlier one it only differs from by blocked cells
+    /// ([`Landmarks::carry_over`]), or updated from an earlier one ([`Landmarks::update`]).
     pub landmarks: Option<&'a Landmarks>,
     /// For a sized query: the map eroded for its agent size, and that map's HPA*
     /// abstraction when it has one. JPS and HPA* answer a sized query on it (see
