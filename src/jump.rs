@@ -84,7 +84,7 @@ pub struct JumpSlot {
     derived: AtomicBool,
     /// The landmarks, once measured or carried over.
     landmarks: OnceLock<Arc<Landmarks>>,
-    /// True once the landmarks were queued or carried over.
+    /// True once the landmarks were carried over or their measurement (or update) began.
     landmarks_started: AtomicBool,
     /// Microseconds their measurement or update took (0 when carried over).
     landmarks_took_us: AtomicU64,
@@ -244,6 +244,9 @@ impl JumpSlot {
         // Landmarks outlive a patch that only blocks cells. Otherwise the landmark thread
         // updates the previous version's (or, while those are still being made, their base
         // with this patch's cells added) once the entry is installed (`JumpBuilder::ensure`).
+        // Read under the previous version's base lock: `measure` sets the landmarks before it
+        // clears the base under that lock, so one of the two is always seen.
+        let previous_base = previous.base();
         match previous.landmarks.get() {
             Some(l) if l.carry_over(grid, changed) => {
                 self.landmarks_made_by.store(CARRIED, Ordering::Relaxed);
@@ -255,7 +258,7 @@ impl JumpSlot {
                 *self.base() = Some((Arc::clone(l), changed.to_vec()));
             }
             None => {
-                let pending = previous.base().clone();
+                let pending = previous_base.clone();
                 if pending.is_some() {
                     self.landmarks_made_by.store(UPDATE, Ordering::Relaxed);
                 }

@@ -52,6 +52,15 @@ fn random_patch(rng: &mut StdRng, w: u32, h: u32) -> Patch {
     Patch { cells, rects }
 }
 
+/// [`random_patch`] with every cell and rectangle set to `cost` (0: walls only, 1: openings
+/// only).
+fn random_patch_of(rng: &mut StdRng, w: u32, h: u32, cost: u8) -> Patch {
+    let mut patch = random_patch(rng, w, h);
+    patch.cells.iter_mut().for_each(|c| c.1 = cost);
+    patch.rects.iter_mut().for_each(|r| r.cost = cost);
+    patch
+}
+
 /// JPS+ on `grid` with `table` (and `landmarks`) against the reference, `n` random queries;
 /// panics with the seed, the map and both paths on a difference.
 fn check_queries(
@@ -345,9 +354,7 @@ fn landmarks_carried_over_walls_answer_like_dijkstra() {
             continue;
         };
         for step in 0..8 {
-            let mut patch = random_patch(&mut rng, w, h);
-            patch.cells.iter_mut().for_each(|c| c.1 = 0);
-            patch.rects.iter_mut().for_each(|r| r.cost = 0);
+            let patch = random_patch_of(&mut rng, w, h, 0);
             let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
                 continue;
             };
@@ -450,9 +457,7 @@ fn landmarks_updated_after_openings_equal_fresh_ones() {
             continue;
         };
         for step in 0..6 {
-            let mut patch = random_patch(&mut rng, w, h);
-            patch.cells.iter_mut().for_each(|c| c.1 = 1);
-            patch.rects.iter_mut().for_each(|r| r.cost = 1);
+            let patch = random_patch_of(&mut rng, w, h, 1);
             let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
                 continue;
             };
