@@ -103,19 +103,22 @@ async fn a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged() {
     patched_map(&s, 20).await; // versions 2..=21 in the log
     s.stop().await.unwrap();
 
-    // Flip one bit inside record 3 (version 4): header line, then 33 bytes per record.
+    // Flip one bit inside record 3 (version 4): the header, then 33 bytes per record.
     let log = dirs.data.join("m.plog");
     let mut bytes = std::fs::read(&log).unwrap();
     let len_before = bytes.len();
-    bytes[13 + 2 * 33 + 20] ^= 1;
+    let at = log_header(&bytes) + 2 * 33 + 20;
+    bytes[at] ^= 1;
     std::fs::write(&log, &bytes).unwrap();
 
     let s = TestServer::start(dirs.share(), config.clone()).await;
     let d = assert_damaged(&s, "m").await;
     assert_eq!(d["last_good_version"], 3, "{d}");
+    // Version 4's record is the bad one: it is dropped too, though its bytes cannot say
+    // so (versions are consecutive, so it can only be 4).
     assert_eq!(
         d["dropped_versions"],
-        json!((5..=21).collect::<Vec<u64>>()),
+        json!((4..=21).collect::<Vec<u64>>()),
         "{d}"
     );
     s.stop().await.unwrap();
@@ -134,7 +137,7 @@ async fn a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged() {
         out.contains("version 3") && out.contains("version 22"),
         "{out}"
     );
-    assert!(out.contains("[5, 6, 7"), "says which versions go: {out}");
+    assert!(out.contains("[4, 5, 6"), "says which versions go: {out}");
     let (code, out) = pathd_data(&dirs.data, &["check"]);
     assert_eq!(code, 0, "{out}");
 
@@ -226,6 +229,87 @@ async fn a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle() {
     let (status, v) = json(r).await;
     assert_eq!(status, 201, "{v}");
     assert!(v["version"].as_u64().unwrap() > 3, "{v}");
+}
+
+/// The length of a patch log's header: the line `PATHD-PLOG 1`, or the line `PATHD-PLOG 2`
+/// and its two 16-byte slots of the highest version handed out.
+fn log_header(bytes: &[u8]) -> usize {
+    if bytes.starts_with(b"PATHD-PLOG 2\n") {
+        13 + 32
+    } else {
+        13
+    }
+}
+
+/// How the tail of a log is lost.
+#[derive(Clone, Copy, Debug)]
+enum Cut {
+    /// The last few bytes (a torn last record).
+    Bytes(usize),
+    /// The whole last record (nothing left to say it was there).
+    Record,
+}
+
+/// Defect 11 of issue 22: after a cut log tail the version sequence went back. On the code
+/// before, v20 was served (with a warning only, or none for a whole record) and the next
+/// PATCH was answered `version 21` with other cells than the acknowledged v21.
+async fn a_cut_log_tail_never_brings_a_version_back(cut: Cut) {
+    let dirs = Dirs::new();
+    let config = dirs.config();
+    let s = TestServer::start(dirs.share(), config.clone()).await;
+    patched_map(&s, 20).await; // versions 2..=21 acknowledged
+    s.stop().await.unwrap();
+    let log = dirs.data.join("m.plog");
+    let bytes = std::fs::read(&log).unwrap();
+    let keep = match cut {
+        Cut::Bytes(n) => bytes.len() - n,
+        Cut::Record => bytes.len() - 33,
+    };
+    std::fs::write(&log, &bytes[..keep]).unwrap();
+
+    // The operator's check says what is missing before anything is served.
+    let (code, out) = pathd_data(&dirs.data, &["check"]);
+    assert_eq!(code, 0, "a cut tail is served, not damaged: {out}");
+    assert!(
+        out.contains("version 21") && out.contains("lost"),
+        "{cut:?}: the check names the lost version: {out}"
+    );
+
+    let s = TestServer::start(dirs.share(), config.clone()).await;
+    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+    // Version 20's cells (19 walls), under a version past every acknowledged one.
+    assert_eq!(
+        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
+        (Some(22), Some(19)),
+        "{cut:?}: {m}"
+    );
+    assert_eq!(
+        m["recovery"],
+        json!({"lost_versions": [21, 21], "served_as": 22}),
+        "{cut:?}: the summary reports the cut: {m}"
+    );
+    let (_, ready) = json(s.client.get(s.at("/readyz")).send().await.unwrap()).await;
+    assert_eq!(ready["cut_logs"], json!(["m"]), "{cut:?}: {ready}");
+    let (status, v) = json(patch(&s, "m", 40).await).await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["version"], 23, "{cut:?}: never 21 again: {v}");
+    s.stop().await.unwrap();
+
+    // Durable and served state agree after another restart: 20 walls, version 23.
+    let s = TestServer::start(dirs.share(), config).await;
+    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+    assert_eq!(
+        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
+        (Some(23), Some(20)),
+        "{cut:?}: {m}"
+    );
+    s.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_cut_log_tail_is_reported_and_versions_move_on() {
+    a_cut_log_tail_never_brings_a_version_back(Cut::Bytes(5)).await;
+    a_cut_log_tail_never_brings_a_version_back(Cut::Record).await;
 }
 
 /// One test, so the process-wide metrics (`pathd_maps_damaged`) belong to one server at a

@@ -345,7 +345,7 @@ async fn connections_beyond_the_cap_get_503() {
     }
     let mut extra = TcpStream::connect(&addr).await.unwrap();
     extra
-        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .write_all(b"GET /v1/maps HTTP/1.1\r\nhost: x\r\n\r\n")
         .await
         .unwrap();
     let answer = String::from_utf8(read_until_closed(&mut extra).await).unwrap();
@@ -373,6 +373,41 @@ async fn connections_beyond_the_cap_get_503() {
         assert!(tries < 600, "no slot freed: {resp:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Defect 13 of issue 22: idle sockets filling the cap made `/healthz` answer `503
+/// too_many_connections` for the whole idle timeout, so a liveness probe would kill a
+/// healthy server. Probes past the cap are answered (in the room kept for `503` answers).
+#[tokio::test]
+async fn probes_past_the_cap_are_answered() {
+    let s = server_with(|c| c.connections.max_connections = 2).await;
+    let addr = s.url.trim_start_matches("http://").to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        // Idle sockets that never send a byte: they hold their slots until the idle
+        // timeout (60 s by default).
+        idle.push(TcpStream::connect(&addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for probe in ["/healthz", "/readyz"] {
+        let mut c = TcpStream::connect(&addr).await.unwrap();
+        c.write_all(format!("GET {probe} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let answer = String::from_utf8(read_until_closed(&mut c).await).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{probe}: {answer}");
+        let body = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert!(v["status"] == "ok" || v["status"] == "ready", "{v}");
+    }
+    // Anything else past the cap still gets the 503.
+    let mut c = TcpStream::connect(&addr).await.unwrap();
+    c.write_all(b"GET /v1/maps HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = String::from_utf8(read_until_closed(&mut c).await).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    drop(idle);
 }
 
 #[test]

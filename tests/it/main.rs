@@ -31,6 +31,7 @@ mod paths;
 mod pool;
 #[cfg(feature = "nats")]
 mod replicas;
+mod same_answer;
 mod shutdown;
 mod sizes;
 mod ui;

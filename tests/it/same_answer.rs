@@ -1,0 +1,139 @@
+//! One query service (issue 22, defect 5): `/path` and `/posthoc` give the same status,
+//! error code, algorithm and cost for the same body, for every algorithm and option
+//! combination, agent sizes, `min_version`, and HPA* while its abstraction is building.
+//! On the code before, `/posthoc` had no `min_version`, no sized view and no readiness
+//! checks: `{"algorithm":"jps","size":2}` answered 400 naming `Derived::sized` where
+//! `/path` answered 200, and HPA* while building answered 400 instead of 503.
+
+use serde_json::{Value, json};
+
+use crate::common::{Dirs, TestServer, json as read_json, wait_until};
+
+/// A seeded 64x64 map with about 20% walls, as the JSON upload.
+fn seeded_map(seed: u64) -> Value {
+    let mut state = seed;
+    let costs: Vec<u8> = (0..64 * 64)
+        .map(|i| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Keep the corners open: the queries start and end there.
+            let corner = [0, 63, 64 * 63, 64 * 64 - 1, 65, 64 * 62 - 2].contains(&i);
+            if !corner && (state >> 33) % 5 == 0 {
+                0
+            } else {
+                1
+            }
+        })
+        .collect();
+    json!({"width": 64, "height": 64, "costs": costs, "movement": "octile"})
+}
+
+/// What both routes must agree on: the status code, then either the error code or the
+/// search's algorithm, status and cost.
+fn verdict(status: u16, body: &Value, posthoc: bool) -> Value {
+    if status != 200 {
+        return json!({"http": status, "code": body["error"]["code"]});
+    }
+    let answer = if posthoc { &body["pathd"] } else { body };
+    json!({
+        "http": status,
+        "algorithm": answer["algorithm"],
+        "status": answer["status"],
+        "cost": answer["cost"],
+        "map_version": answer["map_version"],
+    })
+}
+
+async fn both(s: &TestServer, map: &str, body: &Value) -> (Value, Value) {
+    let (ps, p) = read_json(s.path(map, body).await).await;
+    let r = s
+        .client
+        .post(s.at(&format!("/v1/maps/{map}/posthoc")))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let (hs, h) = read_json(r).await;
+    (verdict(ps, &p, false), verdict(hs, &h, true))
+}
+
+#[tokio::test]
+async fn path_and_posthoc_answer_alike() {
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.hpa_min_cells = 64 * 64;
+    config.replication.max_wait_ms = 50;
+    let s = TestServer::start(dirs, config).await;
+    assert_eq!(s.put_json("t", &seeded_map(7)).await.status(), 201);
+    // Wait for the derived structures, so that both routes see the same readiness.
+    let mut ready = false;
+    for _ in 0..400 {
+        let (_, m) = read_json(s.client.get(s.at("/v1/maps/t")).send().await.unwrap()).await;
+        if m["hpa"]["status"] == "ready" && m["jps_plus"]["status"] == "ready" {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(ready, "the map's abstractions were never built");
+
+    let algorithms = [
+        "astar",
+        "dijkstra",
+        "weighted_astar",
+        "jps",
+        "jps_plus",
+        "theta",
+        "hpa",
+        "auto",
+        "nope",
+    ];
+    let mut checked = 0;
+    for algorithm in algorithms {
+        for size in [None, Some(2), Some(3)] {
+            for smooth in [false, true] {
+                for min_version in [None, Some(1), Some(9)] {
+                    for (start, goal) in [([0, 0], [63, 63]), ([63, 0], [0, 63])] {
+                        let mut body = json!({
+                            "start": start, "goal": goal, "algorithm": algorithm,
+                            "smooth": smooth,
+                        });
+                        if let Some(k) = size {
+                            body["size"] = json!(k);
+                        }
+                        if let Some(v) = min_version {
+                            body["min_version"] = json!(v);
+                        }
+                        let (path, posthoc) = both(&s, "t", &body).await;
+                        assert_eq!(path, posthoc, "{body}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 9 * 3 * 2 * 3 * 2);
+
+    // HPA* while building: a 1024x1024 map takes a while; whenever the summary still says
+    // `building` after an answer, that answer was given while building.
+    let big = json!({"width": 1024, "height": 1024, "costs": vec![1; 1024 * 1024]});
+    assert_eq!(s.put_json("big", &big).await.status(), 201);
+    let body = json!({"start": [0, 0], "goal": [1023, 1023], "algorithm": "hpa"});
+    let (path, posthoc) = both(&s, "big", &body).await;
+    let (_, m) = read_json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
+    if m["hpa"]["status"] == "building" {
+        assert_eq!(path["code"], "abstraction_building", "{path}");
+        assert_eq!(posthoc["code"], "abstraction_building", "{posthoc}");
+    }
+    wait_until("big's abstraction", || {
+        s.state
+            .registry()
+            .get("big")
+            .is_some_and(|e| e.hpa.get().is_some())
+    })
+    .await;
+    let (path, posthoc) = both(&s, "big", &body).await;
+    assert_eq!(path, posthoc);
+    assert_eq!(path["status"], "found", "{path}");
+}
