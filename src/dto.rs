@@ -50,6 +50,28 @@ pub struct MapSummary {
     /// its HPA* abstraction (absent while there is none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sized: Vec<crate::hpa::SizedInfo>,
+    /// What recovery at start found wrong but could serve (a cut patch log), until the
+    /// process ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
+}
+
+/// `recovery` of a map summary: the patch log's tail was found cut at start.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Recovery {
+    /// The first and last versions lost (handed out, no longer in the log).
+    pub lost_versions: [u64; 2],
+    /// The version the map was served as after recovery.
+    pub served_as: u64,
+}
+
+impl From<crate::store::LostTail> for Recovery {
+    fn from(l: crate::store::LostTail) -> Self {
+        Recovery {
+            lost_versions: [l.from, l.to],
+            served_as: l.served_as,
+        }
+    }
 }
 
 /// `subscriptions` of a map summary.
@@ -462,6 +484,9 @@ pub struct Health {
     pub maps: usize,
     /// Maps not served because their durable data is damaged (`pathd data check`).
     pub damaged_maps: Vec<String>,
+    /// Maps served after recovery found their patch log cut (versions lost; see the map
+    /// summary's `recovery`).
+    pub cut_logs: Vec<String>,
     /// The replicated store's connection and lag (`--store nats://...` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<StoreHealth>,

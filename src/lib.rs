@@ -26,6 +26,7 @@ pub mod load;
 pub mod maps;
 pub mod memory;
 pub mod metrics;
+pub mod query;
 pub mod routes;
 pub mod scen;
 pub mod serve;

@@ -37,7 +37,9 @@
 //! `Connection: close`) by a minimal HTTP/1 exchange bounded to a second, then closed, so
 //! load balancers and clients get a clear answer instead of a hang in the accept backlog.
 //! At most [`MAX_REJECTING`] such answers are in progress at once; beyond that a connection
-//! is closed at once. The cap is lowered to fit the open-file limit (see [`effective_cap`]).
+//! is closed at once. Health probes (`GET /healthz`, `GET /readyz`) are the exception: in
+//! that same bounded room they are answered by the router, so a cap filled by idle sockets
+//! never fails a liveness probe. The cap is lowered to fit the open-file limit (see [`effective_cap`]).
 //!
 //! Metrics: `pathd_connections_open` (gauge), `pathd_connections_rejected_total`,
 //! `pathd_connections_timed_out_total{phase="idle"|"header"}`, `pathd_accept_errors_total`.
@@ -160,7 +162,7 @@ pub async fn serve(
                     shutdown.clone(),
                 ));
             }
-            Err(_) => reject(stream, &rejecting),
+            Err(_) => reject(stream, &rejecting, &router),
         }
     }
     drop(listener);
@@ -249,18 +251,33 @@ async fn accept(listener: &TcpListener, backoff: &mut Duration) -> TcpStream {
     }
 }
 
-/// Answers a connection past the cap with `503 too_many_connections` and closes it.
-fn reject(stream: TcpStream, rejecting: &Arc<Semaphore>) {
+/// True for the health probes, which are answered even past the connection cap.
+fn is_probe(req: &Request<Incoming>) -> bool {
+    req.method() == axum::http::Method::GET && matches!(req.uri().path(), "/healthz" | "/readyz")
+}
+
+/// Answers a connection past the cap with `503 too_many_connections` and closes it; a
+/// health probe (`GET /healthz`, `/readyz`) is answered by the router instead, so that idle
+/// sockets filling the cap never make a liveness probe kill a healthy server.
+fn reject(stream: TcpStream, rejecting: &Arc<Semaphore>, router: &Router) {
     metrics::counter!("pathd_connections_rejected_total").increment(1);
     let Ok(permit) = Arc::clone(rejecting).try_acquire_owned() else {
         return; // too many already: close at once
     };
+    let router = router.clone();
     tokio::spawn(async move {
         let _permit = permit;
         let mut http1 = hyper::server::conn::http1::Builder::new();
         http1.keep_alive(false);
-        let answer = hyper::service::service_fn(|_: Request<Incoming>| async {
-            Ok::<_, Infallible>(ApiError::too_many_connections().into_response())
+        let answer = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let router = router.clone();
+            async move {
+                if is_probe(&req) {
+                    let resp = router.oneshot(req.map(Body::new)).await;
+                    return Ok::<_, Infallible>(resp.unwrap_or_else(|e| match e {}));
+                }
+                Ok(ApiError::too_many_connections().into_response())
+            }
         });
         let conn = http1.serve_connection(TokioIo::new(stream), answer);
         let _ = tokio::time::timeout(REJECT_WITHIN, conn).await;

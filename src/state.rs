@@ -137,6 +137,7 @@ impl MapEntry {
             subscriptions: None,
             jps_plus: self.jump.info(),
             sized: self.sized.info(),
+            recovery: None,
         }
     }
 }

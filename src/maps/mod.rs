@@ -34,7 +34,7 @@ use crate::compute::Compute;
 use crate::live::Hub;
 use crate::state::{MapEntry, MapSource, Registry};
 use crate::store::{
-    Change, Damage, MapStore, Mutation, Recovered, Replicated, StoreError, StoreStatus,
+    Change, Damage, LostTail, MapStore, Mutation, Recovered, Replicated, StoreError, StoreStatus,
 };
 
 /// True for 1-64 characters of `[A-Za-z0-9_.-]` not starting with a dot.
@@ -65,6 +65,9 @@ struct Inner {
     writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Maps whose durable data cannot be trusted: not served, not written.
     damaged: RwLock<BTreeMap<String, Damage>>,
+    /// Maps whose patch log was found cut at start (served, under a version past the lost
+    /// ones): reported until the process ends.
+    cut: RwLock<BTreeMap<String, LostTail>>,
     /// Every write task, so shutdown can wait for them.
     writes: TaskTracker,
     /// True once recovery is done: writes wait for it, so a write is never overtaken by
@@ -137,6 +140,7 @@ impl Maps {
                 live,
                 writers: Mutex::default(),
                 damaged: RwLock::default(),
+                cut: RwLock::default(),
                 writes: TaskTracker::new(),
                 loaded: watch::Sender::new(false),
                 max_maps,
@@ -179,6 +183,22 @@ impl Maps {
             .read()
             .expect("damaged lock")
             .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The versions `name`'s cut patch log lost at start, if it was cut.
+    pub fn lost_tail(&self, name: &str) -> Option<LostTail> {
+        self.inner.cut.read().expect("cut lock").get(name).copied()
+    }
+
+    /// The maps whose patch log was found cut at start, by name.
+    pub fn cut_logs(&self) -> Vec<String> {
+        self.inner
+            .cut
+            .read()
+            .expect("cut lock")
+            .keys()
             .cloned()
             .collect()
     }
@@ -782,8 +802,13 @@ impl Maps {
                     name,
                     version,
                     grid,
+                    lost,
                 } => {
                     seen.insert(name.clone());
+                    if let Some(l) = lost {
+                        let mut cut = self.inner.cut.write().expect("cut lock");
+                        cut.insert(name.clone(), l);
+                    }
                     // O(1): the grid keeps its own statistics.
                     let entry = MapEntry::new(name, version, *grid, MapSource::Uploaded);
                     registry.insert(Arc::new(entry));

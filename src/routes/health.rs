@@ -28,6 +28,7 @@ async fn healthz(State(state): State<AppState>) -> Json<Health> {
         status: "ok",
         maps: state.registry().len(),
         damaged_maps: damaged_names(&state),
+        cut_logs: state.maps().cut_logs(),
         store: state.maps().store_status().map(Into::into),
     })
 }
@@ -40,6 +41,7 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
             status: "ready",
             maps: state.registry().len(),
             damaged_maps: damaged_names(&state),
+            cut_logs: state.maps().cut_logs(),
             store: state.maps().store_status().map(Into::into),
         }))
     } else {

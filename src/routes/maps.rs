@@ -34,8 +34,10 @@ pub fn lookup(state: &AppState, name: &str) -> Result<Arc<MapEntry>, ApiError> {
     Ok(state.maps().get(name)?)
 }
 
-/// `summary` with the map's subscription count and memory, when it has subscriptions.
+/// `summary` with the map's subscription count and memory, when it has subscriptions, and
+/// what recovery found cut in its log.
 fn with_usage(state: &AppState, mut summary: crate::dto::MapSummary) -> crate::dto::MapSummary {
+    summary.recovery = state.maps().lost_tail(&summary.name).map(Into::into);
     let (count, memory_bytes) = state.live().usage(&summary.name);
     summary.subscriptions = (count > 0).then_some(crate::dto::SubscriptionUsage {
         count,

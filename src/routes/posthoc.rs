@@ -20,20 +20,19 @@
 //! among the search events; `end` is the answer's last cell.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::post;
 use pathd_engine::trace::{HpaTrace, TraceEvent, TraceKind};
-use pathd_engine::{LimitKind, Point, Status};
+use pathd_engine::{Point, Status};
 use serde_json::{Value, json};
 
 use crate::auth::QueryAuth;
+use crate::body::BlockingJson;
 use crate::dto::PathRequest;
 use crate::error::{ApiError, Json};
-use crate::metrics::record_query;
-use crate::routes::maps::lookup;
+use crate::query::{self, Tracing};
 use crate::routes::trace::HpaTraceWire;
 use crate::state::AppState;
 
@@ -45,45 +44,30 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/v1/maps/{name}/posthoc", post(posthoc))
 }
 
-/// `POST /v1/maps/{name}/posthoc` (operationId `findPathPosthoc`): runs the query with a
-/// trace (capped by `--max-debug-cells` expansions, like `"trace": true`) and answers the
+/// `POST /v1/maps/{name}/posthoc` (operationId `findPathPosthoc`): runs the query through
+/// the query service like `/path` (same waits, checks, sized views and answers), with a
+/// trace (capped by `--max-debug-cells` expansions, like `"trace": true`), and answers the
 /// Posthoc document.
 async fn posthoc(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(name): Path<String>,
-    Json(req): Json<PathRequest>,
+    BlockingJson(req): BlockingJson<PathRequest>,
 ) -> Result<Json<Value>, ApiError> {
-    let entry = lookup(&state, &name)?;
-    let (mut query, timeout) = req.to_query(state.config())?;
-    let cap = state.config().max_debug_cells.max(1);
+    let prepared = query::prepare(&state, &name, &req, Tracing::Always).await?;
     let compute = state.compute().clone();
-    let snapshot = Arc::clone(&entry);
     let doc = state
         .compute()
         .run(move |cancel| {
-            query.limits.deadline = Instant::now().checked_add(timeout);
-            query.limits.cancel = Some(Arc::clone(cancel));
-            let (r, t) = compute.searcher().find_path_traced(
-                &snapshot.grid,
-                snapshot.derived(),
-                &query,
-                cap,
-            )?;
-            if r.limit == Some(LimitKind::Cancelled) {
-                compute.note_cancelled();
-            }
-            record_query(
-                r.algorithm.as_str(),
-                r.status.as_str(),
-                r.stats.expanded,
-                r.stats.elapsed.as_secs_f64(),
-            );
+            let (start, goal) = (prepared.query.start, prepared.query.goal);
+            let snapshot = Arc::clone(&prepared.entry);
+            let (r, t) = prepared.run(cancel, &compute)?;
+            let t = t.expect("a posthoc query is always traced");
             let found = r.status == Status::Found;
             Ok::<_, ApiError>(document(
                 snapshot.grid.width(),
-                query.start,
-                query.goal,
+                start,
+                goal,
                 &t.events,
                 found,
                 t.hpa.as_ref(),

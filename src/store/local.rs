@@ -7,7 +7,11 @@
 //! and removes the log; a delete writes the tombstone and removes both.
 //!
 //! Recovery is strict, as Redis treats its append-only file: a torn last record is cut off
-//! with a warning; a bad snapshot, a bad log header, a bad record with data after it, a
+//! with a warning. A log that ends before the highest version its high-water slots record
+//! (its tail was cut: see [`super::log`]) is served as it ends, under a new version past
+//! the lost ones, rewritten as a snapshot at once so that durable and served state agree,
+//! and reported ([`LostTail`]: the map summary, `/readyz`, `pathd data check`). A bad
+//! snapshot, a bad log header, a bad record with data after it, a
 //! version gap, or a record that does not fit its map makes the map
 //! [`Recovered::Damaged`], reported and never served as an older version (the bundled map
 //! of that name included). [`check`] and [`repair`] are the operator's tools (`pathd data`).
@@ -23,7 +27,7 @@ use rand::Rng;
 
 use super::log::{self, Tail};
 use super::snapshot::{self, Storage};
-use super::{Damage, LogRecord, MapStore, Mutation, Recovered, StoreError};
+use super::{Damage, LogRecord, LostTail, MapStore, Mutation, Recovered, StoreError};
 
 /// The data directory as a [`MapStore`].
 pub struct LocalStore {
@@ -240,6 +244,16 @@ pub struct Inspected {
     pub log_len: u64,
 }
 
+impl Inspected {
+    /// The versions a cut tail lost, if any.
+    pub fn lost(&self) -> Option<LostTail> {
+        match self.outcome {
+            Recovered::Live { lost, .. } => lost,
+            _ => None,
+        }
+    }
+}
+
 /// Reads every map of `dir` as recovery does; cuts torn tails only when `fix_torn`.
 pub fn inspect(dir: &Path, fix_torn: bool) -> io::Result<Vec<Inspected>> {
     let files = if fix_torn {
@@ -372,6 +386,7 @@ fn inspect_map(
                 name: name.to_owned(),
                 version,
                 grid: Box::new(grid),
+                lost: None,
             },
             replayed: 0,
             torn_bytes: 0,
@@ -382,7 +397,7 @@ fn inspect_map(
     let mut good_len = if scan.records.is_empty() && scan.tail == Tail::Clean {
         0
     } else {
-        log::MAGIC_LEN as u64
+        scan.header_len
     };
     for (i, r) in scan.records.iter().enumerate() {
         good_len = r.offset + r.len;
@@ -436,18 +451,44 @@ fn inspect_map(
             good_len = *at;
         }
         Tail::Corrupt { reason, later, .. } => {
+            // The bad record's own version is lost too: it can only be the next one, as
+            // versions are consecutive.
+            let last = later.iter().copied().max().unwrap_or(0).max(version + 1);
             return Ok(damaged(
                 format!("patch log: {reason}"),
                 Some(version),
-                later.clone(),
+                (version + 1..=last).collect(),
             ));
         }
+    }
+    let lost = scan
+        .high_water
+        .filter(|&hw| hw > version)
+        .map(|hw| LostTail {
+            from: version + 1,
+            to: hw,
+            served_as: hw + 1,
+        });
+    if let Some(l) = lost {
+        tracing::warn!(
+            map = %name, from = l.from, to = l.to, served_as = l.served_as,
+            "the patch log ends before versions it handed out (its tail was cut): serving \
+             what it holds under a new version past them"
+        );
+        if fix_torn {
+            // Durable before served: the snapshot at the new version replaces the log.
+            snapshot::Storage::at(dir).save(name, l.served_as, &grid)?;
+            log::remove(dir, name)?;
+            good_len = 0;
+        }
+        version = l.served_as;
     }
     Ok(Inspected {
         outcome: Recovered::Live {
             name: name.to_owned(),
             version,
             grid: Box::new(grid),
+            lost,
         },
         replayed,
         torn_bytes,
@@ -471,8 +512,21 @@ pub fn check(dir: &Path) -> io::Result<(Vec<String>, bool)> {
                 } else {
                     String::new()
                 };
+                let lost = match r.lost() {
+                    Some(l) => format!(
+                        "; its tail was cut: {} lost, served as version {}",
+                        if l.from == l.to {
+                            format!("version {}", l.from)
+                        } else {
+                            format!("versions {} to {}", l.from, l.to)
+                        },
+                        l.served_as
+                    ),
+                    None => String::new(),
+                };
+                let logged = r.lost().map_or(*version, |l| l.from - 1);
                 format!(
-                    "ok       {name} version {version} ({} logged patches{torn})",
+                    "ok       {name} version {logged} ({} logged patches{torn}{lost})",
                     r.replayed
                 )
             }

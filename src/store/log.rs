@@ -1,24 +1,37 @@
 //! The per-map patch log: how a patch is durable before it is acknowledged.
 //!
 //! File `<name>.plog` next to the map's snapshot `<name>.pmap` (see [`crate::store::snapshot`]):
-//! the line `PATHD-PLOG 1`, then one record per acknowledged patch,
+//! the line `PATHD-PLOG 2`, two *high-water slots*, then one record per acknowledged patch,
 //!
 //! ```text
-//! [payload length: u32 LE][FNV-1a 64 of the payload: u64 LE][payload]
+//! slot    = [version: u64 LE][FNV-1a 64 of those 8 bytes: u64 LE]
+//! record  = [payload length: u32 LE][FNV-1a 64 of the payload: u64 LE][payload]
 //! payload = [version: u64 LE][n: u32 LE] n x ([x: u32 LE][y: u32 LE][cost: u8])
 //! ```
 //!
-//! holding the map version the patch produced and the cells it *actually changed* with their
-//! new costs (so replay is exact and independent of how the request was phrased). A record
-//! is appended and the file fsynced before the patch is swapped in and answered.
+//! A record holds the map version the patch produced and the cells it *actually changed*
+//! with their new costs (so replay is exact and independent of how the request was
+//! phrased). An append writes the version into slot `version % 2`, then the record at the
+//! end, then fsyncs the file once, before the patch is swapped in and answered.
+//!
+//! Why the slots: the records alone cannot tell a log whose tail was cut (a lost write, a
+//! restored backup, a disk that dropped its last sectors) from one that simply ends, so a
+//! cut tail would hand out an acknowledged version again with other cells. The slots sit
+//! at the head of the file, away from the tail, and say the highest version ever handed
+//! out; two of them, alternating, so that a write torn inside one slot (a crash during an
+//! append that was never acknowledged) leaves the other one whole. Recovery serves what
+//! the records give under a version *past* the slots' (see [`crate::store::local`]).
+//! Logs of the first format (`PATHD-PLOG 1`, no slots) are still read, and appended to as
+//! they are until their next compaction.
 //!
 //! Replay at start takes the snapshot's version `v` and applies the records in order: a
 //! record with version `<= v` is older than the snapshot (left by a crash during compaction,
 //! or by a replacement) and skipped; the next record must have version `v + 1`. Only a last
 //! record cut short with nothing readable after it is a torn tail (the append of a patch
-//! that was never acknowledged): it is cut off with a warning. Any other bad record, a bad
-//! header, a version gap or a record that does not fit the map marks the map damaged
-//! ([`scan`], [`crate::store::LocalStore`]): it is not served as an older version.
+//! that was never acknowledged, unless the slots say otherwise): it is cut off with a
+//! warning. Any other bad record, a bad header, a version gap or a record that does not fit
+//! the map marks the map damaged ([`scan`], [`crate::store::LocalStore`]): it is not served
+//! as an older version.
 //!
 //! Compaction: when the log grows past the map's cell count in bytes (replaying it would
 //! cost more than reading a snapshot), the server rewrites the snapshot atomically at the
@@ -28,17 +41,37 @@
 //! Like [`crate::store::snapshot`], these functions block: run them on `spawn_blocking`.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use pathd_engine::Point;
 
-const MAGIC: &[u8] = b"PATHD-PLOG 1\n";
+/// The first format's header line (no high-water slots).
+const MAGIC_V1: &[u8] = b"PATHD-PLOG 1\n";
+/// The header line of the format written now.
+const MAGIC: &[u8] = b"PATHD-PLOG 2\n";
 const EXT: &str = "plog";
-/// Length of the header line.
-pub const MAGIC_LEN: usize = MAGIC.len();
+/// Bytes of one high-water slot.
+const SLOT: usize = 16;
+/// Length of the current format's header: the line and both slots.
+pub const HEADER_LEN: usize = MAGIC.len() + 2 * SLOT;
 /// Bytes before a record's payload.
 const FRAME: usize = 12;
+
+/// One high-water slot's bytes.
+fn encode_slot(version: u64) -> [u8; SLOT] {
+    let mut out = [0; SLOT];
+    out[..8].copy_from_slice(&version.to_le_bytes());
+    out[8..].copy_from_slice(&fnv1a(&version.to_le_bytes()).to_le_bytes());
+    out
+}
+
+/// The version a slot holds, if it is whole.
+fn decode_slot(b: &[u8]) -> Option<u64> {
+    let v: [u8; 8] = b.get(..8)?.try_into().ok()?;
+    let sum = u64::from_le_bytes(b.get(8..SLOT)?.try_into().ok()?);
+    (fnv1a(&v) == sum).then(|| u64::from_le_bytes(v))
+}
 
 /// The log file of map `name` in `dir`.
 pub fn path(dir: &Path, name: &str) -> PathBuf {
@@ -68,15 +101,37 @@ pub fn encode_record(version: u64, cells: &[(Point, u8)]) -> Vec<u8> {
     out
 }
 
-/// Durably appends the record of the patch that produced `version` (changed `cells`);
-/// returns the log's size afterwards.
+/// Durably appends the record of the patch that produced `version` (changed `cells`),
+/// raising the high-water slots to `version` first; returns the log's size afterwards.
 pub fn append(dir: &Path, name: &str, version: u64, cells: &[(Point, u8)]) -> io::Result<u64> {
     let p = path(dir, name);
-    let mut f = OpenOptions::new().create(true).append(true).open(&p)?;
-    let fresh = f.metadata()?.len() == 0;
-    let mut bytes = if fresh { MAGIC.to_vec() } else { Vec::new() };
-    bytes.extend_from_slice(&encode_record(version, cells));
-    f.write_all(&bytes)?;
+    // Not `append(true)`: on Linux a positioned write to an O_APPEND file lands at the end.
+    let mut f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&p)?;
+    let len = f.metadata()?.len();
+    let fresh = len == 0;
+    let record = encode_record(version, cells);
+    if fresh {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&encode_slot(version));
+        bytes.extend_from_slice(&encode_slot(version));
+        bytes.extend_from_slice(&record);
+        f.write_all(&bytes)?;
+    } else {
+        let mut head = vec![0; MAGIC.len()];
+        f.read_exact(&mut head)?;
+        if head == MAGIC {
+            let slot = MAGIC.len() + SLOT * (version % 2) as usize;
+            f.seek(SeekFrom::Start(slot as u64))?;
+            f.write_all(&encode_slot(version))?;
+        }
+        f.seek(SeekFrom::Start(len))?;
+        f.write_all(&record)?;
+    }
     f.sync_data()?;
     if fresh {
         // A new directory entry: make it durable too.
@@ -141,6 +196,11 @@ pub struct Scan {
     pub records: Vec<FileRecord>,
     /// What follows them.
     pub tail: Tail,
+    /// The highest version ever appended, from the high-water slots (`None` in a log of
+    /// the first format, or one whose header was cut short).
+    pub high_water: Option<u64>,
+    /// Where the first record starts (the header's length; 0 when there is no header).
+    pub header_len: u64,
 }
 
 /// Reads a log file's bytes. A record that fails to decode ends the good part; it is a
@@ -149,29 +209,57 @@ pub struct Scan {
 /// only the last record short). Anything else is corruption.
 pub fn scan(bytes: &[u8]) -> Scan {
     let mut records = Vec::new();
-    if !bytes.starts_with(MAGIC) {
-        if MAGIC.starts_with(bytes) {
-            // The first append was cut inside the header line: nothing was acknowledged.
-            let tail = if bytes.is_empty() {
-                Tail::Clean
-            } else {
-                Tail::Torn {
-                    at: 0,
-                    bytes: bytes.len() as u64,
-                }
-            };
-            return Scan { records, tail };
-        }
-        return Scan {
-            records,
-            tail: Tail::Corrupt {
+    let header = |tail: Tail| Scan {
+        records: Vec::new(),
+        tail,
+        high_water: None,
+        header_len: 0,
+    };
+    let (mut at, high_water) = if bytes.starts_with(MAGIC) {
+        if bytes.len() < HEADER_LEN {
+            // The first append was cut inside the slots: nothing was acknowledged.
+            return header(Tail::Torn {
                 at: 0,
-                reason: "the log does not start with its header line".into(),
-                later: later_versions(bytes, 0),
-            },
+                bytes: bytes.len() as u64,
+            });
+        }
+        let slots = &bytes[MAGIC.len()..HEADER_LEN];
+        let hw = decode_slot(&slots[..SLOT]).max(decode_slot(&slots[SLOT..]));
+        if hw.is_none() {
+            return header(Tail::Corrupt {
+                at: MAGIC.len() as u64,
+                reason: "both high-water slots of the log's header are unreadable".into(),
+                later: later_versions(bytes, HEADER_LEN),
+            });
+        }
+        (HEADER_LEN, hw)
+    } else if bytes.starts_with(MAGIC_V1) {
+        (MAGIC_V1.len(), None)
+    } else if MAGIC.starts_with(bytes) || MAGIC_V1.starts_with(bytes) {
+        // The first append was cut inside the header line: nothing was acknowledged.
+        let tail = if bytes.is_empty() {
+            Tail::Clean
+        } else {
+            Tail::Torn {
+                at: 0,
+                bytes: bytes.len() as u64,
+            }
         };
-    }
-    let mut at = MAGIC.len();
+        return header(tail);
+    } else {
+        return header(Tail::Corrupt {
+            at: 0,
+            reason: "the log does not start with its header line".into(),
+            later: later_versions(bytes, 0),
+        });
+    };
+    let header_len = at as u64;
+    let done = |records, tail| Scan {
+        records,
+        tail,
+        high_water,
+        header_len,
+    };
     while at < bytes.len() {
         match decode_record(&bytes[at..]) {
             Ok((version, cells, len)) => {
@@ -197,14 +285,11 @@ pub fn scan(bytes: &[u8]) -> Scan {
                         later,
                     }
                 };
-                return Scan { records, tail };
+                return done(records, tail);
             }
         }
     }
-    Scan {
-        records,
-        tail: Tail::Clean,
-    }
+    done(records, Tail::Clean)
 }
 
 /// Versions of well-formed records starting anywhere at or after `from` (brute force: a
@@ -234,9 +319,10 @@ pub fn read(dir: &Path, name: &str) -> io::Result<Option<Scan>> {
 }
 
 /// Durably cuts the log of `name` to `len` bytes (a torn tail, a failed append, or a
-/// repair); a length of 0 removes it.
+/// repair); a length of 0 removes it. (A log cut back to its header keeps its high-water
+/// slots.)
 pub fn truncate(dir: &Path, name: &str, len: u64) -> io::Result<()> {
-    if len <= MAGIC.len() as u64 {
+    if len == 0 {
         return remove(dir, name);
     }
     let f = OpenOptions::new().write(true).open(path(dir, name))?;
@@ -282,7 +368,7 @@ mod tests {
     use super::*;
 
     fn file(records: &[(u64, u8)]) -> Vec<u8> {
-        let mut b = MAGIC.to_vec();
+        let mut b = MAGIC_V1.to_vec();
         for &(v, c) in records {
             b.extend(encode_record(v, &[(Point::new(1, 2), c)]));
         }
@@ -315,6 +401,7 @@ mod tests {
         }
         // A header cut short is torn too; a wrong header is not.
         assert_eq!(scan(&MAGIC[..4]).tail, Tail::Torn { at: 0, bytes: 4 });
+        assert_eq!(scan(&MAGIC[..13]).tail, Tail::Torn { at: 0, bytes: 13 });
         assert!(matches!(
             scan(b"PATHD-XLOG 1\n").tail,
             Tail::Corrupt { at: 0, .. }
@@ -324,7 +411,7 @@ mod tests {
     #[test]
     fn a_flipped_bit_in_the_middle_is_corruption_naming_what_follows() {
         let mut b = file(&[(2, 1), (3, 0), (4, 9), (5, 7)]);
-        let second = MAGIC.len() + encode_record(2, &[(Point::new(1, 2), 1)]).len();
+        let second = MAGIC_V1.len() + encode_record(2, &[(Point::new(1, 2), 1)]).len();
         b[second + 14] ^= 1; // inside record 3's payload
         let s = scan(&b);
         assert_eq!(s.records.len(), 1);
@@ -343,5 +430,43 @@ mod tests {
         let mut b = file(&[(2, 1), (3, 0)]);
         b[second + 5] ^= 1;
         assert!(matches!(scan(&b).tail, Tail::Corrupt { .. }));
+    }
+
+    #[test]
+    fn appends_keep_the_highest_version_in_the_slots_whatever_the_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        for v in 2..=6 {
+            append(dir.path(), "m", v, &[(Point::new(v as u32, 0), 0)]).unwrap();
+        }
+        let bytes = fs::read(path(dir.path(), "m")).unwrap();
+        let s = scan(&bytes);
+        assert_eq!((s.high_water, s.header_len), (Some(6), HEADER_LEN as u64));
+        let v: Vec<_> = s.records.iter().map(|r| r.version).collect();
+        assert_eq!(v, [2, 3, 4, 5, 6]);
+        // The whole last record cut: the records end at 5, the slots still say 6.
+        let last = s.records[4].offset as usize;
+        let cut = scan(&bytes[..last]);
+        assert_eq!((cut.records.len(), cut.high_water), (4, Some(6)));
+        assert_eq!(cut.tail, Tail::Clean);
+        // One slot torn (a crash inside an unacknowledged append): the other one holds.
+        let mut torn = bytes.clone();
+        torn[MAGIC.len() + 3] ^= 0xff; // slot 0, written by version 6
+        assert_eq!(scan(&torn).high_water, Some(5));
+        // Both gone: not silently trusted.
+        torn[MAGIC.len() + SLOT + 3] ^= 0xff;
+        assert!(matches!(scan(&torn).tail, Tail::Corrupt { .. }));
+    }
+
+    #[test]
+    fn logs_of_the_first_format_are_still_read_and_appended_to() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(path(dir.path(), "m"), file(&[(2, 1), (3, 0)])).unwrap();
+        append(dir.path(), "m", 4, &[(Point::new(1, 2), 9)]).unwrap();
+        let s = read(dir.path(), "m").unwrap().unwrap();
+        let v: Vec<_> = s.records.iter().map(|r| r.version).collect();
+        assert_eq!(
+            (v, s.high_water, s.tail),
+            (vec![2, 3, 4], None, Tail::Clean)
+        );
     }
 }

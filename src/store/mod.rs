@@ -66,6 +66,9 @@ pub enum Recovered {
         version: u64,
         /// Its cells (boxed: a grid is much bigger than the other variants).
         grid: Box<Grid>,
+        /// Versions the log's tail lost, when it was cut (the map is then served under a
+        /// version past them).
+        lost: Option<LostTail>,
     },
     /// A deleted map: the name is free, its next version continues past `version`.
     Deleted {
@@ -76,6 +79,19 @@ pub enum Recovered {
     },
     /// Data that cannot be trusted: never served as an older version (see [`Damage`]).
     Damaged(Damage),
+}
+
+/// Versions that a cut patch log lost: handed out (the log's high-water slots say so) but
+/// no longer in the log. The map is served as the log leaves it, under `served_as`, a
+/// version past them, so that no version ever names two different maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostTail {
+    /// The first version lost.
+    pub from: u64,
+    /// The last version lost (the highest ever handed out).
+    pub to: u64,
+    /// The version the map is served as from now on.
+    pub served_as: u64,
 }
 
 /// Why a map's durable data cannot be served, and what repairing it would drop.

@@ -640,6 +640,7 @@ impl NatsStore {
                     name,
                     version,
                     grid,
+                    lost: None,
                 },
                 Fold::Deleted(version) => Recovered::Deleted { name, version },
                 Fold::Broken(version, reason) => Recovered::Damaged(Damage {

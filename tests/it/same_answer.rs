@@ -77,6 +77,16 @@ async fn path_and_posthoc_answer_alike() {
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
     assert!(ready, "the map's abstractions were never built");
+    // The sized views' abstractions are built on first use: ask until they are there.
+    for size in [2, 3] {
+        let body = json!({"start": [0, 0], "goal": [63, 63], "algorithm": "hpa", "size": size});
+        let mut tries = 0;
+        while s.path("t", &body).await.status() == 503 {
+            tries += 1;
+            assert!(tries < 400, "size {size}'s abstraction was never built");
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+    }
 
     let algorithms = [
         "astar",

@@ -1,0 +1,240 @@
+//! The one query service: every route that answers a path query (`/path`, each query of
+//! `/paths`, `/posthoc`) takes it through here, so the same request gets the same answer
+//! whichever route it came through: the same `min_version` wait, the same validation, the
+//! same readiness rules for derived structures (HPA*'s abstraction, the JPS+ table), the
+//! same sized views, limits and trace cap.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use pathd_engine::trace::Trace;
+use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult, SizedDerived};
+
+use crate::compute::{Cancel, Compute};
+use crate::dto::PathRequest;
+use crate::error::{ApiError, ErrorCode};
+use crate::metrics::record_query;
+use crate::routes::maps::lookup;
+use crate::state::{AppState, MapEntry};
+
+/// A query ready for the pool: its map snapshot, the engine query and its time limit.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The snapshot the query runs on.
+    pub entry: Arc<MapEntry>,
+    /// The validated query.
+    pub query: Query,
+    /// Its time limit, started when a worker picks it up.
+    pub timeout: Duration,
+    /// Expansions its trace may record (0: no trace).
+    pub trace_cap: usize,
+}
+
+impl Prepared {
+    /// Runs the query on the calling worker (see [`search`]).
+    pub fn run(
+        self,
+        cancel: &Cancel,
+        compute: &Compute,
+    ) -> Result<(SearchResult, Option<Trace>), QueryError> {
+        search(
+            &self.entry,
+            self.query,
+            self.timeout,
+            cancel,
+            compute,
+            self.trace_cap,
+        )
+    }
+}
+
+/// How much of a search a route records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracing {
+    /// As the request asks (`"trace": true`).
+    AsAsked,
+    /// Always (`/posthoc`).
+    Always,
+}
+
+/// Everything before the pool for one request on map `name`: waits for `min_version`,
+/// takes the current snapshot, validates the body, and checks that what the query needs is
+/// ready.
+pub async fn prepare(
+    state: &AppState,
+    name: &str,
+    req: &PathRequest,
+    tracing: Tracing,
+) -> Result<Prepared, ApiError> {
+    wait_version(state, name, req.min_version).await?;
+    let entry = lookup(state, name)?;
+    prepare_on(state, &entry, req, tracing)
+}
+
+/// [`prepare`] on a snapshot already taken (a batch's queries share one).
+pub fn prepare_on(
+    state: &AppState,
+    entry: &Arc<MapEntry>,
+    req: &PathRequest,
+    tracing: Tracing,
+) -> Result<Prepared, ApiError> {
+    let (query, timeout) = req.to_query(state.config())?;
+    check_hpa(state, entry, &query)?;
+    check_jump(state, entry, &query)?;
+    let traced = tracing == Tracing::Always || req.trace.unwrap_or(false);
+    Ok(Prepared {
+        entry: Arc::clone(entry),
+        query,
+        timeout,
+        trace_cap: if traced {
+            state.config().max_debug_cells.max(1)
+        } else {
+            0
+        },
+    })
+}
+
+/// Runs one search on the calling worker: starts its deadline, wires the cancellation flag,
+/// and counts it (here, because a cancelled request's handler no longer runs).
+/// With `trace_cap > 0` the search also records a trace of at most that many expansions.
+pub fn search(
+    entry: &MapEntry,
+    mut query: Query,
+    timeout: Duration,
+    cancel: &Cancel,
+    compute: &Compute,
+    trace_cap: usize,
+) -> Result<(SearchResult, Option<Trace>), QueryError> {
+    query.limits.deadline = Instant::now().checked_add(timeout); // None: too far to matter
+    query.limits.cancel = Some(Arc::clone(cancel));
+    // JPS and HPA* answer a sized query on the map eroded for its size (built here, on the
+    // pool, the first time a version is asked for it; HPA*'s abstraction of it is checked
+    // by `check_hpa`).
+    let view = (query.size > 1 && !query.smooth)
+        .then(|| match query.algorithm {
+            Algorithm::Jps => Some(entry.sized.get_or_build(&entry.grid, query.size)),
+            Algorithm::Hpa => entry.sized.get(query.size),
+            _ => None,
+        })
+        .flatten();
+    let mut derived = entry.derived();
+    derived.sized = view.as_deref().map(|v| SizedDerived {
+        eroded: &v.eroded,
+        hpa: v.hpa.get(),
+    });
+    let mut searcher = compute.searcher();
+    let (r, trace) = if trace_cap > 0 {
+        let (r, t) = searcher.find_path_traced(&entry.grid, derived, &query, trace_cap)?;
+        (r, Some(t))
+    } else {
+        let r = searcher.find_path_derived(&entry.grid, derived, &query)?;
+        (r, None)
+    };
+    if r.limit == Some(LimitKind::Cancelled) {
+        compute.note_cancelled();
+    }
+    record_query(
+        r.algorithm.as_str(),
+        r.status.as_str(),
+        r.stats.expanded,
+        r.stats.elapsed.as_secs_f64(),
+    );
+    Ok((r, trace))
+}
+
+/// `hpa` needs the map's abstraction: say why there is none (the map is too small to get
+/// one, so it never will: `400 not_applicable`; or it is being built: `503
+/// abstraction_building` with `Retry-After`).
+fn check_hpa(state: &AppState, entry: &Arc<MapEntry>, query: &Query) -> Result<(), ApiError> {
+    if query.algorithm != Algorithm::Hpa || query.size > 1 && query.smooth {
+        return Ok(()); // (a smoothed sized query gets the planner's `not_applicable`)
+    }
+    let ready = if query.size > 1 {
+        // The abstraction of the map eroded for this size, built on the first such query.
+        state.registry().ensure_sized_hpa(entry, query.size)
+    } else {
+        entry.hpa.get().is_some()
+    };
+    if ready {
+        return Ok(());
+    }
+    let settings = state.registry().hpa_settings();
+    if settings.wants(&entry.grid) {
+        return Err(ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::AbstractionBuilding,
+                "this map's HPA* abstraction is being built in the background; retry shortly, \
+                 or use astar, jps or auto meanwhile",
+            )
+        });
+    }
+    let cells = entry.grid.width() as u64 * entry.grid.height() as u64;
+    let why = if settings.min_cells == 0 {
+        "this server builds no HPA* abstractions (--hpa-min-cells 0)".to_owned()
+    } else {
+        format!(
+            "this map has {cells} cells, below --hpa-min-cells ({}), so it gets no HPA* \
+             abstraction (plain search is fast enough at this size)",
+            settings.min_cells
+        )
+    };
+    Err(ApiError::new(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::NotApplicable,
+        format!("{why}; use astar, jps or auto"),
+    ))
+}
+
+/// `jps_plus` needs the map's jump table: say why there is none (being built: `503
+/// abstraction_building` with `Retry-After`; too big or switched off: `400
+/// not_applicable`). Weighted and cardinal maps get the planner's `not_applicable`.
+fn check_jump(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), ApiError> {
+    let grid = &entry.grid;
+    if query.algorithm != Algorithm::JpsPlus
+        || query.size > 1
+        || entry.jump.get().is_some()
+        || !grid.is_uniform()
+        || grid.movement() != pathd_engine::Movement::Octile
+    {
+        return Ok(());
+    }
+    let settings = state.registry().jump_settings();
+    if settings.wants(grid) {
+        return Err(ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::AbstractionBuilding,
+                "this map's JPS+ jump table is being built in the background; retry shortly, \
+                 or use jps or auto meanwhile",
+            )
+        });
+    }
+    let cells = grid.width() as u64 * grid.height() as u64;
+    Err(ApiError::new(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::NotApplicable,
+        format!(
+            "this map has {cells} cells, above --jps-plus-max-cells ({}), so it gets no JPS+ \
+             jump table (16 bytes a cell); use jps or auto",
+            settings.max_cells
+        ),
+    ))
+}
+
+/// Waits until this replica has applied `min_version` of `name` (when given; bounded by
+/// `--max-wait-ms`), else `503 replica_behind`.
+pub async fn wait_version(
+    state: &AppState,
+    name: &str,
+    min_version: Option<u64>,
+) -> Result<(), ApiError> {
+    state
+        .maps()
+        .wait_version(name, min_version, state.config().max_wait())
+        .await
+        .map_err(Into::into)
+}
