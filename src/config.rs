@@ -64,6 +64,10 @@ pub struct Config {
     /// Most maps held at once (`409 too_many_maps` beyond).
     pub max_maps: usize,
 
+    /// Most writes (PUT, PATCH, DELETE) of one map admitted and not yet answered; past it a
+    /// write answers `503 overloaded` at once.
+    pub max_pending_writes: usize,
+
     /// Most queries in one batch request (`413 too_many_queries` beyond).
     pub max_batch: usize,
 
@@ -283,6 +287,7 @@ impl Config {
             max_body_bytes: 0,
             max_map_cells: 0,
             max_maps: 0,
+            max_pending_writes: 0,
             max_batch: 0,
             max_expansions: 0,
             max_timeout_ms: 0,

@@ -339,6 +339,22 @@ impl From<crate::maps::MapsError> for ApiError {
                     message,
                 )
             },
+            E::Overloaded(_) => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::Overloaded,
+                    message,
+                )
+            },
+            E::ShuttingDown => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::NotReady,
+                    message,
+                )
+            },
         }
     }
 }

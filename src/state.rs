@@ -322,6 +322,7 @@ impl AppState {
             live.clone(),
             Registry::new(config.hpa_settings(), config.jump_settings()),
             config.max_maps,
+            config.max_pending_writes,
         );
         Ok(AppState {
             inner: Arc::new(Inner {

@@ -183,6 +183,15 @@ pub static FLAGS: &[Flag] = &[
         set: val!(max_maps),
     },
     Flag {
+        long: "max-pending-writes",
+        env: "PATHD_MAX_PENDING_WRITES",
+        default: Some("64"),
+        help: "Most writes (PUT, PATCH, DELETE) of one map admitted and not yet answered \
+               (`503 overloaded` beyond).",
+        hidden: false,
+        set: val!(max_pending_writes),
+    },
+    Flag {
         long: "max-batch",
         env: "PATHD_MAX_BATCH",
         default: Some("256"),

@@ -32,6 +32,10 @@ pub enum MapsError {
     /// Another replica wrote the map first (a lost compare-and-set); the maps service
     /// catches up and retries, so callers only see it if that keeps failing.
     Conflicted,
+    /// The map already has this many writes admitted and not yet answered.
+    Overloaded(usize),
+    /// Shutdown began before startup recovery finished: the write was never admitted.
+    ShuttingDown,
     /// This replica has not applied the version asked for (or the store's newest
     /// mutations of the map) in time.
     ReplicaBehind(String),
@@ -68,6 +72,15 @@ impl fmt::Display for MapsError {
             MapsError::Internal(m) => write!(f, "{m}"),
             MapsError::Conflicted => write!(f, "another replica wrote the map first"),
             MapsError::ReplicaBehind(m) => write!(f, "this replica is behind: {m}"),
+            MapsError::Overloaded(n) => write!(
+                f,
+                "this map already has {n} writes waiting (--max-pending-writes); retry shortly"
+            ),
+            MapsError::ShuttingDown => write!(
+                f,
+                "the server is shutting down before its startup maps were loaded; the write \
+                 was not made"
+            ),
         }
     }
 }

@@ -61,8 +61,15 @@ struct Inner {
     compute: Compute,
     /// Consumes map events (patched, replaced, deleted).
     live: Hub,
-    /// One FIFO mutex per name: the write order of that map.
-    writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Per name: the write order of that map (a FIFO mutex) and how many of its writes
+    /// are admitted and not yet answered (at most `max_pending`). An entry lives only while
+    /// something uses it (see [`Maps::release`]), so names seen once cost nothing.
+    writers: Mutex<HashMap<String, WriteQueue>>,
+    /// Writes of one map admitted and not yet answered, at most (`--max-pending-writes`).
+    max_pending: usize,
+    /// Cancelled when shutdown begins: writes still waiting for startup recovery are
+    /// refused (never admitted, never acknowledged) instead of keeping the drain waiting.
+    closing: tokio_util::sync::CancellationToken,
     /// Maps whose durable data cannot be trusted: not served, not written.
     damaged: RwLock<BTreeMap<String, Damage>>,
     /// Maps whose patch log was found cut at start (served, under a version past the lost
@@ -79,6 +86,47 @@ struct Inner {
     follower: Mutex<Option<tokio::task::JoinHandle<()>>>,
     stop: tokio_util::sync::CancellationToken,
 }
+
+/// One map's write order and its admitted writes (see `Inner::writers`).
+#[derive(Default)]
+struct WriteQueue {
+    /// The write order: one write (or subscription registration) at a time, FIFO.
+    order: Arc<tokio::sync::Mutex<()>>,
+    /// Writes admitted and not yet answered.
+    pending: usize,
+}
+
+/// Holds a map's write order (see [`Maps::write_order`]); the entry is pruned on drop when
+/// nothing else uses it.
+pub struct WriteOrder {
+    guard: Option<OwnedMutexGuard<()>>,
+    maps: Maps,
+    name: String,
+}
+
+impl Drop for WriteOrder {
+    fn drop(&mut self) {
+        drop(self.guard.take());
+        self.maps.release(&self.name, false);
+    }
+}
+
+/// One admitted write of a map, counted until it has its answer.
+struct Admitted {
+    maps: Maps,
+    name: String,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.maps.release(&self.name, true);
+    }
+}
+
+/// How long shutdown waits for admitted writes to finish before it gives up on them (they
+/// go on until the process ends; a write is durable before it is acknowledged, so one cut
+/// short was never acknowledged).
+pub const DRAIN_WRITES_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Attempts of a write that keeps losing the compare-and-set to other replicas.
 const MAX_ATTEMPTS: usize = 8;
@@ -131,6 +179,7 @@ impl Maps {
         live: Hub,
         registry: Registry,
         max_maps: usize,
+        max_pending: usize,
     ) -> Self {
         Maps {
             inner: Arc::new(Inner {
@@ -139,6 +188,8 @@ impl Maps {
                 compute,
                 live,
                 writers: Mutex::default(),
+                max_pending: max_pending.max(1),
+                closing: tokio_util::sync::CancellationToken::new(),
                 damaged: RwLock::default(),
                 cut: RwLock::default(),
                 writes: TaskTracker::new(),
@@ -212,30 +263,85 @@ impl Maps {
 
     /// Holds `name`'s write order until the guard is dropped: no write of that map lands
     /// meanwhile (subscriptions take it between their first search and registration).
-    pub async fn write_order(&self, name: &str) -> OwnedMutexGuard<()> {
+    pub async fn write_order(&self, name: &str) -> WriteOrder {
         let m = Arc::clone(
-            self.inner
+            &self
+                .inner
                 .writers
                 .lock()
                 .expect("writers lock")
                 .entry(name.to_owned())
-                .or_default(),
+                .or_default()
+                .order,
         );
-        m.lock_owned().await
+        let mut order = WriteOrder {
+            guard: None,
+            maps: self.clone(),
+            name: name.to_owned(),
+        };
+        order.guard = Some(m.lock_owned().await);
+        order
     }
 
-    /// Runs a write on its own tracked task (see the module docs) and waits for its answer;
-    /// dropping the returned future does not stop the write.
-    async fn spawn_write<T, F, Fut>(&self, f: F) -> Result<T, MapsError>
+    /// Names with a write-queue entry (for tests: an entry lives only while in use).
+    pub fn write_queues(&self) -> usize {
+        self.inner.writers.lock().expect("writers lock").len()
+    }
+
+    /// Admits one write of `name`, or refuses it when the map already has `max_pending`.
+    fn admit(&self, name: &str) -> Result<Admitted, MapsError> {
+        let mut writers = self.inner.writers.lock().expect("writers lock");
+        let q = writers.entry(name.to_owned()).or_default();
+        if q.pending >= self.inner.max_pending {
+            metrics::counter!("pathd_writes_refused_total").increment(1);
+            return Err(MapsError::Overloaded(self.inner.max_pending));
+        }
+        q.pending += 1;
+        Ok(Admitted {
+            maps: self.clone(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// Ends one use of `name`'s entry (an admitted write when `write`); removes the entry
+    /// once no write is pending and nobody holds or waits for its order. (Every holder
+    /// clones the order's `Arc` under the `writers` lock, so the count cannot grow while
+    /// this looks at it.)
+    fn release(&self, name: &str, write: bool) {
+        let mut writers = self.inner.writers.lock().expect("writers lock");
+        if let Some(q) = writers.get_mut(name) {
+            if write {
+                q.pending -= 1;
+            }
+            if q.pending == 0 && Arc::strong_count(&q.order) == 1 {
+                writers.remove(name);
+            }
+        }
+    }
+
+    /// Runs a write of `name` on its own tracked task (see the module docs) and waits for
+    /// its answer; dropping the returned future does not stop the write. At most
+    /// `--max-pending-writes` writes of a map are admitted at once (`Overloaded` beyond);
+    /// one still waiting for startup recovery when shutdown begins is refused.
+    async fn spawn_write<T, F, Fut>(&self, name: &str, f: F) -> Result<T, MapsError>
     where
         T: Send + 'static,
         F: FnOnce(Maps) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T, MapsError>> + Send + 'static,
     {
+        let admitted = self.admit(name)?;
         let me = self.clone();
         let task = self.inner.writes.spawn(async move {
+            let _admitted = admitted;
             let mut loaded = me.inner.loaded.subscribe();
-            let _ = loaded.wait_for(|l| *l).await;
+            let ready = tokio::select! {
+                biased;
+                _ = loaded.wait_for(|l| *l) => true,
+                _ = me.inner.closing.cancelled() => false,
+            };
+            if !ready && !*me.inner.loaded.borrow() {
+                return Err(MapsError::ShuttingDown);
+            }
             f(me).await
         });
         task.await
@@ -287,7 +393,7 @@ impl Maps {
         if !valid_name(&name) {
             return Err(MapsError::InvalidName);
         }
-        self.spawn_write(move |me| async move {
+        self.spawn_write(&name.clone(), move |me| async move {
             let mut grid = grid;
             for _ in 0..MAX_ATTEMPTS {
                 match me.try_put(&name, grid).await? {
@@ -420,7 +526,7 @@ impl Maps {
         if_version: Option<u64>,
     ) -> Result<PatchOutcome, MapsError> {
         self.get_caught_up(&name).await?; // keeps unknown names away from the writer table
-        self.spawn_write(move |me| async move {
+        self.spawn_write(&name.clone(), move |me| async move {
             let mut caught_up = false;
             for _ in 0..MAX_ATTEMPTS {
                 let order = me.write_order(&name).await;
@@ -493,7 +599,7 @@ impl Maps {
     /// on their snapshot; its subscriptions end with `map_deleted`.
     pub async fn delete(&self, name: String) -> Result<u64, MapsError> {
         self.get_caught_up(&name).await?;
-        self.spawn_write(move |me| async move {
+        self.spawn_write(&name.clone(), move |me| async move {
             for _ in 0..MAX_ATTEMPTS {
                 let order = me.write_order(&name).await;
                 let entry = me.get(&name)?;
@@ -757,10 +863,22 @@ impl Maps {
     /// until the server stops accepting requests).
     pub async fn drain(&self) {
         // A startup recovery still waiting for the store stops waiting (writes queued
-        // behind it then fail fast, unacknowledged, like any write to an unreachable store).
+        // behind it then fail fast, unacknowledged, like any write to an unreachable store),
+        // and writes parked on a recovery that will not finish (the loader is stopped
+        // first) are refused.
         self.inner.store.close();
+        self.inner.closing.cancel();
         self.inner.writes.close();
-        self.inner.writes.wait().await;
+        if tokio::time::timeout(DRAIN_WRITES_WITHIN, self.inner.writes.wait())
+            .await
+            .is_err()
+        {
+            tracing::error!(
+                running = self.inner.writes.len(),
+                "writes still running after {DRAIN_WRITES_WITHIN:?}; stopping without them \
+                 (none of them was acknowledged)"
+            );
+        }
         self.inner.stop.cancel();
         let follower = self.inner.follower.lock().expect("follower lock").take();
         if let Some(task) = follower {

@@ -75,6 +75,7 @@ fn probes() -> Vec<Probe> {
         ("max-body-bytes", "1001", |c| s(c.max_body_bytes)),
         ("max-map-cells", "1002", |c| s(c.max_map_cells)),
         ("max-maps", "1003", |c| s(c.max_maps)),
+        ("max-pending-writes", "1032", |c| s(c.max_pending_writes)),
         ("max-batch", "1004", |c| s(c.max_batch)),
         ("max-expansions", "1005", |c| s(c.max_expansions)),
         ("max-timeout-ms", "1006", |c| s(c.max_timeout_ms)),

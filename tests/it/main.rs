@@ -35,4 +35,5 @@ mod same_answer;
 mod shutdown;
 mod sizes;
 mod ui;
+mod write_queue;
 mod write_safety;
