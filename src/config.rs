@@ -125,6 +125,11 @@ pub struct Config {
     /// production.
     pub test_store_delay_us: u64,
 
+    /// Test-only: the builds (not the updates) of every derived structure of the map of this
+    /// name panic while it is at version 1, so fault tests can watch the builder pool
+    /// recover. No flag sets it. Never set it in production.
+    pub test_fail_builds_of: Option<String>,
+
     /// Test-only: with `--store nats://...`, each mutation read from the stream waits this
     /// many milliseconds before it is applied, so tests can watch a replica lag. Never set
     /// it in production.
@@ -307,6 +312,7 @@ impl Config {
             test_store_delay_us: 0,
             test_apply_delay_ms: 0,
             test_feed_window: 0,
+            test_fail_builds_of: None,
             connections: Box::new(ConnectionLimits {
                 header_timeout_ms: 0,
                 body_timeout_ms: 0,

@@ -7,6 +7,7 @@ mod auth;
 mod cli;
 mod config;
 mod damage;
+mod derived;
 mod durability;
 mod flowfields;
 mod hardening;
