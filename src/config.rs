@@ -120,6 +120,11 @@ pub struct Config {
     /// How long shutdown waits for in-flight requests before closing them, in milliseconds.
     pub shutdown_grace_ms: u64,
 
+    /// Bytes of derived state (JPS+ tables and landmarks, HPA* abstractions) allowed across
+    /// all maps, in MiB; 0: a quarter of the machine's memory. Past it the least recently
+    /// used structure is evicted and rebuilt on demand.
+    pub derived_memory_mb: u64,
+
     /// Test-only: the store sleeps up to this many microseconds at each step of a durable
     /// write, so fault-injection tests can time out clients inside it. Never set it in
     /// production.
@@ -307,6 +312,7 @@ impl Config {
             hpa_min_cells: 0,
             jps_plus_max_cells: 0,
             landmark_memory_mb: 0,
+            derived_memory_mb: 0,
             hpa_cluster_size: 0,
             shutdown_grace_ms: 0,
             test_store_delay_us: 0,
@@ -367,6 +373,22 @@ impl Config {
             max_cells: self.jps_plus_max_cells,
             landmark_memory: self.landmark_memory_mb.saturating_mul(1 << 20),
         }
+    }
+
+    /// Bytes of derived state allowed across all maps: `--derived-memory-mb`, or with 0 a
+    /// quarter of the machine's memory (at least 256 MiB; 4 GiB when it cannot be read).
+    pub fn derived_memory(&self) -> u64 {
+        if self.derived_memory_mb > 0 {
+            return self.derived_memory_mb.saturating_mul(1 << 20);
+        }
+        let total = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .map(|kib| kib * 1024);
+        total.map_or(4 << 30, |t| (t / 4).max(256 << 20))
     }
 
     /// How long a `min_version` request waits at most.

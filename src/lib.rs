@@ -16,11 +16,10 @@ pub mod body;
 pub mod cli;
 pub mod compute;
 pub mod config;
+pub mod derived;
 pub mod dto;
 pub mod error;
 pub mod flowfields;
-pub mod hpa;
-pub mod jump;
 pub mod live;
 pub mod load;
 pub mod maps;
@@ -45,6 +44,7 @@ use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 
 pub use config::{Config, LogFormat};
+pub use derived::{hpa, jump};
 pub use error::ApiError;
 pub use load::load_maps;
 pub use maps::LoadReport;
@@ -126,6 +126,9 @@ async fn serve_until(
     signal.abort();
     // Writes whose clients went away may still be running: they finish, durably.
     state.maps().drain().await;
+    // The builder lanes: queued builds are skipped, running ones finish, threads joined.
+    let builders = std::sync::Arc::clone(state.builders());
+    let _ = tokio::task::spawn_blocking(move || builders.shutdown()).await;
     tracing::info!("server stopped");
     result
 }

@@ -12,6 +12,7 @@ use pathd_engine::trace::Trace;
 use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult, SizedDerived};
 
 use crate::compute::{Cancel, Compute};
+use crate::derived::Status;
 use crate::dto::PathRequest;
 use crate::error::{ApiError, ErrorCode};
 use crate::metrics::record_query;
@@ -80,6 +81,8 @@ pub fn prepare_on(
     tracing: Tracing,
 ) -> Result<Prepared, ApiError> {
     let (query, timeout) = req.to_query(state.config())?;
+    // Structures evicted to keep derived memory within its budget come back on demand.
+    state.registry().revive(entry);
     check_hpa(state, entry, &query)?;
     check_jump(state, entry, &query)?;
     let traced = tracing == Tracing::Always || req.trace.unwrap_or(false);
@@ -118,10 +121,12 @@ pub fn search(
             _ => None,
         })
         .flatten();
-    let mut derived = entry.derived();
+    let held = entry.derived();
+    let sized_hpa = view.as_ref().and_then(|v| v.hpa.get());
+    let mut derived = held.view();
     derived.sized = view.as_deref().map(|v| SizedDerived {
         eroded: &v.eroded,
-        hpa: v.hpa.get(),
+        hpa: sized_hpa.as_deref(),
     });
     let mut searcher = compute.searcher();
     let (r, trace) = if trace_cap > 0 {
@@ -150,14 +155,18 @@ fn check_hpa(state: &AppState, entry: &Arc<MapEntry>, query: &Query) -> Result<(
     if query.algorithm != Algorithm::Hpa || query.size > 1 && query.smooth {
         return Ok(()); // (a smoothed sized query gets the planner's `not_applicable`)
     }
-    let ready = if query.size > 1 {
+    let (ready, status) = if query.size > 1 {
         // The abstraction of the map eroded for this size, built on the first such query.
-        state.registry().ensure_sized_hpa(entry, query.size)
+        let ready = state.registry().ensure_sized_hpa(entry, query.size);
+        (ready, entry.sized.hpa_status(query.size))
     } else {
-        entry.hpa.get().is_some()
+        (entry.hpa.get().is_some(), entry.hpa.status())
     };
     if ready {
         return Ok(());
+    }
+    if status == Status::Failed {
+        return Err(failed("HPA* abstraction", "astar, jps or auto"));
     }
     let settings = state.registry().hpa_settings();
     if settings.wants(&entry.grid) {
@@ -201,6 +210,9 @@ fn check_jump(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), A
     {
         return Ok(());
     }
+    if entry.jump.table_slot().status() == Status::Failed {
+        return Err(failed("JPS+ jump table", "jps or auto"));
+    }
     let settings = state.registry().jump_settings();
     if settings.wants(grid) {
         return Err(ApiError {
@@ -223,6 +235,19 @@ fn check_jump(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), A
             settings.max_cells
         ),
     ))
+}
+
+/// `503 derivation_failed`: this version's `what` failed to build (the map summary says
+/// why); the next version builds it again.
+fn failed(what: &str, instead: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::DerivationFailed,
+        format!(
+            "this map version's {what} failed to build (its map summary says why); the \
+             map's next version builds it again; use {instead} meanwhile"
+        ),
+    )
 }
 
 /// Waits until this replica has applied `min_version` of `name` (when given; bounded by

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
+use crate::derived::{Budget, Builders, Status};
 use crate::dto::MapSummary;
 use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot, SizedViews};
 use crate::jump::{JumpBuilder, JumpSettings, JumpSlot};
@@ -102,15 +103,26 @@ impl MapEntry {
         then();
     }
 
-    /// What the planner may use beside the grid: the HPA* abstraction and the JPS+ table,
-    /// those of them that are ready.
-    pub fn derived(&self) -> Derived<'_> {
-        Derived {
+    /// What the planner may use beside the grid: the HPA* abstraction, the JPS+ table and
+    /// its landmarks, those of them that are ready (held for the query's duration, so an
+    /// eviction meanwhile does not pull them away).
+    pub fn derived(&self) -> DerivedNow {
+        DerivedNow {
             hpa: self.hpa.get(),
             jump_table: self.jump.get(),
             landmarks: self.jump.landmarks(),
-            sized: None,
         }
+    }
+
+    /// True when one of this version's structures was evicted (a query then asks for its
+    /// rebuild).
+    pub fn has_evicted(&self) -> bool {
+        [
+            self.hpa.status(),
+            self.jump.table_slot().status(),
+            self.jump.landmark_slot().status(),
+        ]
+        .contains(&Status::Evicted)
     }
 
     /// The summary the API reports.
@@ -142,6 +154,29 @@ impl MapEntry {
     }
 }
 
+/// The derived structures a query holds while it runs (see [`MapEntry::derived`]).
+#[derive(Debug, Default)]
+pub struct DerivedNow {
+    /// The HPA* abstraction.
+    pub hpa: Option<Arc<pathd_engine::Abstraction>>,
+    /// The JPS+ jump table.
+    pub jump_table: Option<Arc<pathd_engine::JumpTable>>,
+    /// The JPS+ landmarks.
+    pub landmarks: Option<Arc<pathd_engine::Landmarks>>,
+}
+
+impl DerivedNow {
+    /// The planner's view of them.
+    pub fn view(&self) -> Derived<'_> {
+        Derived {
+            hpa: self.hpa.as_deref(),
+            jump_table: self.jump_table.as_deref(),
+            landmarks: self.landmarks.as_deref(),
+            sized: None,
+        }
+    }
+}
+
 /// Named maps. The std locks here guard only `HashMap` operations (clone or swap an `Arc`)
 /// and are never held across an `.await`.
 pub struct Registry {
@@ -155,18 +190,41 @@ pub struct Registry {
     hpa: HpaBuilder,
     /// Builds JPS+ jump tables of inserted uniform octile maps in the background.
     jump: JumpBuilder,
+    /// Bounds derived memory across all maps.
+    budget: Arc<Budget>,
 }
 
 impl Registry {
     /// An empty registry whose big maps get HPA* abstractions per `hpa`, and whose uniform
     /// octile maps get JPS+ jump tables per `jump`.
-    pub fn new(hpa: HpaSettings, jump: JumpSettings) -> Self {
+    /// Builds run on `builders`' lanes; derived memory is bounded by `budget`.
+    pub fn new(
+        hpa: HpaSettings,
+        jump: JumpSettings,
+        builders: &Builders,
+        budget: Arc<Budget>,
+    ) -> Self {
         Registry {
             maps: RwLock::default(),
             tombstones: Mutex::default(),
             changes: watch::Sender::new(0),
-            hpa: HpaBuilder::new(hpa),
-            jump: JumpBuilder::new(jump),
+            hpa: HpaBuilder::new(hpa, builders, Arc::clone(&budget)),
+            jump: JumpBuilder::new(jump, builders, Arc::clone(&budget)),
+            budget,
+        }
+    }
+
+    /// The derived-memory budget.
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    /// Queues the rebuild of whatever of `entry`'s structures was evicted (a query wants
+    /// them back; it takes the fallback meanwhile).
+    pub fn revive(&self, entry: &Arc<MapEntry>) {
+        if entry.has_evicted() {
+            self.hpa.ensure(entry);
+            self.jump.ensure(entry);
         }
     }
 
@@ -231,6 +289,7 @@ impl Registry {
         // A patched entry already derived its abstraction and table; others queue builds.
         self.hpa.ensure(&entry);
         self.jump.ensure(&entry);
+        self.budget.admit(&entry);
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
         old
@@ -299,6 +358,8 @@ struct Inner {
     shutdown: CancellationToken,
     /// Live subscriptions and their repairs.
     live: Hub,
+    /// The supervised builder pool of derived state (joined by [`crate::run`]).
+    builders: Arc<Builders>,
 }
 
 impl AppState {
@@ -316,11 +377,17 @@ impl AppState {
         let compute = Compute::new(config.worker_threads(), config.queue_depth);
         let shutdown = CancellationToken::new();
         let live = Hub::new(&config, compute.clone(), shutdown.clone());
+        let builders = Builders::new(config.test_fail_builds_of.clone());
         let maps = Maps::new(
             store,
             compute.clone(),
             live.clone(),
-            Registry::new(config.hpa_settings(), config.jump_settings()),
+            Registry::new(
+                config.hpa_settings(),
+                config.jump_settings(),
+                &builders,
+                Arc::new(Budget::new(config.derived_memory())),
+            ),
             config.max_maps,
             config.max_pending_writes,
         );
@@ -330,6 +397,7 @@ impl AppState {
                 compute,
                 metrics,
                 ready: AtomicBool::new(false),
+                builders,
                 shutdown,
                 live,
                 config,
@@ -340,6 +408,11 @@ impl AppState {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    /// The supervised builder pool of derived state.
+    pub fn builders(&self) -> &Arc<Builders> {
+        &self.inner.builders
     }
 
     /// The maps service (every map write goes through it).

@@ -347,6 +347,16 @@ pub static FLAGS: &[Flag] = &[
         set: val!(landmark_memory_mb),
     },
     Flag {
+        long: "derived-memory-mb",
+        env: "PATHD_DERIVED_MEMORY_MB",
+        default: Some("0"),
+        help: "MiB of derived state (JPS+ tables and landmarks, HPA* abstractions) across all \
+               maps; 0: a quarter of the machine's memory. Past it the least recently used \
+               structure is evicted (queries fall back) and rebuilt on demand.",
+        hidden: false,
+        set: val!(derived_memory_mb),
+    },
+    Flag {
         long: "shutdown-grace-ms",
         env: "PATHD_SHUTDOWN_GRACE_MS",
         default: Some("10000"),

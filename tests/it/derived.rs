@@ -12,9 +12,15 @@ fn open_map(n: u32) -> Value {
 }
 
 async fn summary(s: &TestServer, name: &str) -> Value {
-    read_json(s.client.get(s.at(&format!("/v1/maps/{name}"))).send().await.unwrap())
-        .await
-        .1
+    read_json(
+        s.client
+            .get(s.at(&format!("/v1/maps/{name}")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+    .1
 }
 
 /// Polls `name`'s summary until `done` holds (a hang guard of 60 s, not a timing claim).
@@ -85,7 +91,10 @@ async fn a_panicking_build_is_reported_and_the_next_version_builds_again() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    until(&s, "bad", "rebuilt at version 2", |m| m["version"] == 2 && ready(m)).await;
+    until(&s, "bad", "rebuilt at version 2", |m| {
+        m["version"] == 2 && ready(m)
+    })
+    .await;
     let (_, astar) = cost(&s, "bad", "astar").await;
     for algorithm in ["hpa", "jps_plus"] {
         let (status, v) = cost(&s, "bad", algorithm).await;

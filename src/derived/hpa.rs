@@ -7,19 +7,24 @@
 //!
 //! Who fills it: a patch derives the next version's abstraction from the previous one
 //! ([`Abstraction::update`] rebuilds only the clusters the patch touched, a few ms), so a
-//! patched map never loses HPA*; a new or replaced map gets a from-scratch build from the
-//! single background builder thread ([`HpaBuilder`]), which works through its queue one map
-//! at a time and skips entries that were replaced or deleted meanwhile. One thread, because
-//! a build is seconds of CPU at most and must not starve the search pool.
+//! patched map never loses HPA*; a new or replaced map gets a from-scratch build on the
+//! `hpa` lane of the supervised builder pool ([`super::Builders`]), which works through its
+//! queue one map at a time and skips entries that were replaced or deleted meanwhile. One
+//! lane, because a build is seconds of CPU at most and must not starve the search pool. A
+//! build that panics leaves the slot `failed` with its message; the next version builds
+//! again from scratch.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use pathd_engine::{Abstraction, Eroded, Grid, HpaConfig, Point};
 use serde::Serialize;
 
+use super::budget::Budget;
+use super::pool::{Builders, Lane};
+use super::slot::{Slot, Status};
 use crate::state::MapEntry;
 
 /// When and how abstractions are built.
@@ -58,10 +63,8 @@ impl HpaSettings {
 /// The abstraction of one map version, once built.
 #[derive(Debug, Default)]
 pub struct HpaSlot {
-    /// Set exactly once.
-    ready: OnceLock<Arc<Abstraction>>,
-    /// True once a build was queued or derived, so it happens once per entry.
-    started: AtomicBool,
+    /// The abstraction and where it is in its life.
+    slot: Slot<Abstraction>,
     /// Cluster side of the queued build (reported while building).
     cluster_size: AtomicU32,
 }
@@ -69,8 +72,11 @@ pub struct HpaSlot {
 /// The `hpa` object of a map summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct HpaInfo {
-    /// `building` or `ready`.
+    /// `building`, `ready`, `failed` or `evicted`.
     pub status: &'static str,
+    /// Why the build failed (`failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// Cluster side in cells.
     pub cluster_size: u32,
     /// Abstract nodes (entrance transitions); 0 while building.
@@ -84,21 +90,30 @@ pub struct HpaInfo {
 }
 
 impl HpaSlot {
-    /// The abstraction, when ready.
-    pub fn get(&self) -> Option<&Abstraction> {
-        self.ready.get().map(|a| a.as_ref())
+    /// The abstraction, when ready (a use, for eviction).
+    pub fn get(&self) -> Option<Arc<Abstraction>> {
+        self.slot.get()
+    }
+
+    /// Where the abstraction is.
+    pub fn status(&self) -> Status {
+        self.slot.status()
+    }
+
+    /// The slot itself (the budget evicts through it).
+    pub fn slot(&self) -> &Slot<Abstraction> {
+        &self.slot
     }
 
     /// What the map summary reports (`None` for maps too small to get one).
     pub fn info(&self) -> Option<HpaInfo> {
-        if !self.started.load(Ordering::Acquire) {
-            return None;
-        }
-        Some(match self.ready.get() {
+        let status = self.slot.status().as_str()?;
+        Some(match self.slot.peek() {
             Some(a) => {
                 let s = a.summary();
                 HpaInfo {
-                    status: "ready",
+                    status,
+                    error: None,
                     cluster_size: s.cluster_size,
                     nodes: s.nodes,
                     edges: s.edges,
@@ -107,7 +122,8 @@ impl HpaSlot {
                 }
             }
             None => HpaInfo {
-                status: "building",
+                status,
+                error: self.slot.error(),
                 cluster_size: self.cluster_size.load(Ordering::Relaxed),
                 nodes: 0,
                 edges: 0,
@@ -135,51 +151,35 @@ impl HpaSlot {
         changed: &[Point],
         report: impl FnOnce(&Abstraction),
     ) {
-        if let Some(prev) = previous.ready.get().filter(|p| p.fits(grid)) {
+        if let Some(prev) = previous.slot.peek().filter(|p| p.fits(grid)) {
             let started = Instant::now();
             let next = prev.update(grid, changed);
-            metrics::histogram!("pathd_hpa_update_seconds").record(started.elapsed());
+            let took = started.elapsed();
+            metrics::histogram!("pathd_hpa_update_seconds").record(took);
             report(&next);
             self.cluster_size
                 .store(next.config().cluster_size, Ordering::Relaxed);
-            self.started.store(true, Ordering::Release);
-            let _ = self.ready.set(Arc::new(next));
+            self.slot.set(Arc::new(next), "update", took);
         }
     }
 }
 
-/// A build the builder thread runs: a map version's abstraction, or the one of its map
-/// eroded for an agent size. Weak, so a replaced or deleted entry is dropped, not built.
-type Job = (Weak<MapEntry>, u32);
-
-/// The background builder: one thread, a queue of entries waiting for a build.
+/// The background builder: the pool's `hpa` lane, a queue of entries waiting for a build.
 pub struct HpaBuilder {
     settings: HpaSettings,
     /// Builds to run.
-    tx: Mutex<mpsc::Sender<Job>>,
+    lane: Lane,
+    /// Where a built abstraction is accounted.
+    budget: Arc<Budget>,
 }
 
 impl HpaBuilder {
-    /// Starts the builder thread (it ends when the builder is dropped).
-    pub fn new(settings: HpaSettings) -> Self {
-        let (tx, rx) = mpsc::channel::<Job>();
-        let spawned = std::thread::Builder::new()
-            .name("pathd-hpa".into())
-            .spawn(move || {
-                while let Ok((weak, size)) = rx.recv() {
-                    match weak.upgrade() {
-                        Some(entry) if size > 1 => build_sized(&entry, size, settings),
-                        Some(entry) => build(&entry, settings),
-                        None => {}
-                    }
-                }
-            });
-        if let Err(e) = spawned {
-            tracing::error!(error = %e, "could not start the HPA* builder; HPA* is off");
-        }
+    /// Takes its lane of `builders`.
+    pub fn new(settings: HpaSettings, builders: &Builders, budget: Arc<Budget>) -> Self {
         HpaBuilder {
             settings,
-            tx: Mutex::new(tx),
+            lane: builders.lane("hpa"),
+            budget,
         }
     }
 
@@ -188,20 +188,25 @@ impl HpaBuilder {
         &self.settings
     }
 
-    /// Queues a build for `entry` if its map wants one and none was started.
+    /// Queues a build for `entry` if its map wants one and none was started (or the last
+    /// one was evicted).
     pub fn ensure(&self, entry: &Arc<MapEntry>) {
-        if !self.settings.wants(&entry.grid) || entry.hpa.started.load(Ordering::Acquire) {
+        if !self.settings.wants(&entry.grid) || !entry.hpa.slot.start() {
             return;
         }
         entry
             .hpa
             .cluster_size
             .store(self.settings.cluster_size, Ordering::Relaxed);
-        if entry.hpa.started.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let tx = self.tx.lock().expect("hpa queue lock");
-        let _ = tx.send((Arc::downgrade(entry), 1));
+        let (settings, budget) = (self.settings, Arc::clone(&self.budget));
+        self.lane.send(
+            entry,
+            move |e| {
+                build(e, settings);
+                budget.admit(e);
+            },
+            |e, why| e.hpa.slot.fail(why),
+        );
     }
 
     /// Queues a build of the abstraction of `entry`'s map eroded for `size` (> 1), if its
@@ -211,13 +216,31 @@ impl HpaBuilder {
             if view.hpa.get().is_some() {
                 return true;
             }
+            if view.hpa.status() == Status::Evicted {
+                if view.hpa.slot.start() {
+                    self.queue_sized(entry, size);
+                }
+                return false;
+            }
         }
         if !self.settings.wants(&entry.grid) || !entry.sized.start_hpa(size) {
             return false;
         }
-        let tx = self.tx.lock().expect("hpa queue lock");
-        let _ = tx.send((Arc::downgrade(entry), size));
+        self.queue_sized(entry, size);
         false
+    }
+
+    fn queue_sized(&self, entry: &Arc<MapEntry>, size: u32) {
+        let settings = self.settings;
+        self.lane.send(
+            entry,
+            move |e| build_sized(e, size, settings),
+            move |e, why| {
+                if let Some(view) = e.sized.get(size) {
+                    view.hpa.slot.fail(why);
+                }
+            },
+        );
     }
 }
 
@@ -327,13 +350,20 @@ impl SizedViews {
     }
 }
 
+impl SizedViews {
+    /// Where the abstraction of the view for `size` is.
+    pub fn hpa_status(&self, size: u32) -> Status {
+        self.get(size).map_or(Status::Idle, |v| v.hpa.status())
+    }
+}
+
 /// Builds the abstraction of `entry`'s map eroded for `size`.
 fn build_sized(entry: &MapEntry, size: u32, settings: HpaSettings) {
     let view = entry.sized.get_or_build(&entry.grid, size);
     view.hpa
         .cluster_size
         .store(settings.cluster_size, Ordering::Relaxed);
-    view.hpa.started.store(true, Ordering::Release);
+    view.hpa.slot.start();
     let config = settings.config();
     let abs = Abstraction::build_with(view.eroded.grid(), config);
     metrics::histogram!("pathd_hpa_build_seconds").record(abs.build_time());
@@ -345,7 +375,8 @@ fn build_sized(entry: &MapEntry, size: u32, settings: HpaSettings) {
         memory_bytes = abs.memory_bytes(),
         "HPA* abstraction of the map eroded for a sized agent ready"
     );
-    let _ = view.hpa.ready.set(Arc::new(abs));
+    let took = abs.build_time();
+    view.hpa.slot.set(Arc::new(abs), "build", took);
 }
 
 fn build(entry: &MapEntry, settings: HpaSettings) {
@@ -364,5 +395,5 @@ fn build(entry: &MapEntry, settings: HpaSettings) {
         memory_bytes = abs.memory_bytes(),
         "HPA* abstraction ready"
     );
-    let _ = entry.hpa.ready.set(Arc::new(abs));
+    entry.hpa.slot.set(Arc::new(abs), "build", took);
 }

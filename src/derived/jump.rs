@@ -6,9 +6,11 @@
 //! once. Who fills it: a patch derives the next version's table from the previous one
 //! ([`JumpTable::update`] recomputes only the entries the patch can change, and shares the
 //! untouched chunks), so a patched map keeps JPS+ without a rebuild; a new or replaced map
-//! gets a from-scratch build from one background builder thread ([`JumpBuilder`]), which
-//! skips entries that were replaced or deleted meanwhile. Its own thread, not HPA*'s: a
-//! table takes tens of milliseconds, and should not wait behind an abstraction's seconds.
+//! gets a from-scratch build on the `jps-plus` lane of the supervised builder pool
+//! ([`super::Builders`]), which skips entries that were replaced or deleted meanwhile. Its
+//! own lane, not HPA*'s: a table takes tens of milliseconds, and should not wait behind an
+//! abstraction's seconds. A build that panics leaves the slot `failed` (`jps_plus` then
+//! answers `503 derivation_failed`, `auto` runs JPS); the next version builds again.
 //!
 //! Only uniform octile maps get one (JPS+ needs every passable cell to cost 1, and the
 //! table knows octile moves only), up to `--jps-plus-max-cells` cells: a table costs 16
@@ -25,13 +27,15 @@
 //! When patches come faster than that, the pending update takes the newer patches' cells
 //! too, and versions replaced meanwhile are skipped.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use pathd_engine::{Grid, JumpTable, Landmarks, Movement, Point};
 use serde::Serialize;
 
+use super::budget::Budget;
+use super::pool::{Builders, Lane};
+use super::slot::{Slot, Status};
 use crate::state::MapEntry;
 
 /// Which maps get a table.
@@ -71,43 +75,27 @@ impl JumpSettings {
     }
 }
 
-/// The jump table of one map version, once built.
+/// The jump table of one map version, once built, and its landmarks.
 #[derive(Debug, Default)]
 pub struct JumpSlot {
-    /// Set exactly once.
-    ready: OnceLock<Arc<JumpTable>>,
-    /// True once a build was queued or derived, so it happens once per entry.
-    started: AtomicBool,
-    /// Microseconds the build (or the update from the previous version) took.
-    took_us: AtomicU64,
-    /// True when the table was derived from the previous version's.
-    derived: AtomicBool,
-    /// The landmarks, once measured or carried over.
-    landmarks: OnceLock<Arc<Landmarks>>,
-    /// True once the landmarks were carried over or their measurement (or update) began.
-    landmarks_started: AtomicBool,
-    /// Microseconds their measurement or update took (0 when carried over).
-    landmarks_took_us: AtomicU64,
-    /// How they were made: [`BUILD`], [`CARRIED`] or [`UPDATE`].
-    landmarks_made_by: AtomicU8,
+    /// The table (`made_by` `build` or `update`).
+    table: Slot<JumpTable>,
+    /// The landmarks (`made_by` `build`, `carried` or `update`).
+    landmarks: Slot<Landmarks>,
     /// What to derive them from instead of measuring: an earlier version's landmarks and
     /// the cells changed since (set by a patch that did not only block cells; cleared once
     /// they are made).
     landmarks_base: Mutex<Option<(Arc<Landmarks>, Vec<Point>)>>,
 }
 
-/// `landmarks_made_by`: measured on this version.
-const BUILD: u8 = 0;
-/// Shared with the previous version (the patch only blocked cells).
-const CARRIED: u8 = 1;
-/// Derived from an earlier version's ([`Landmarks::update`]).
-const UPDATE: u8 = 2;
-
 /// The `jps_plus` object of a map summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct JumpInfo {
-    /// `building` or `ready`.
+    /// `building`, `ready`, `failed` or `evicted`.
     pub status: &'static str,
+    /// Why the build failed (`failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// `build` (from scratch) or `update` (derived from the previous version's table by
     /// recomputing what the patch changed).
     pub made_by: &'static str,
@@ -124,8 +112,11 @@ pub struct JumpInfo {
 /// The `landmarks` object of a map summary's `jps_plus`.
 #[derive(Clone, Debug, Serialize)]
 pub struct LandmarkInfo {
-    /// `building` or `ready`.
+    /// `building`, `ready`, `failed` or `evicted`.
     pub status: &'static str,
+    /// Why the measurement failed (`failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// `build` (measured on this version), `carried` (from an earlier version, which this
     /// one differs from only by blocked cells) or `update` (derived from an earlier
     /// version's by lowering the distances the patches shortened).
@@ -141,35 +132,47 @@ pub struct LandmarkInfo {
 }
 
 impl JumpSlot {
-    /// The table, when ready.
-    pub fn get(&self) -> Option<&JumpTable> {
-        self.ready.get().map(|t| t.as_ref())
+    /// The table, when ready (a use, for eviction).
+    pub fn get(&self) -> Option<Arc<JumpTable>> {
+        self.table.get()
     }
 
-    /// The landmarks, when ready.
-    pub fn landmarks(&self) -> Option<&Landmarks> {
-        self.landmarks.get().map(|l| l.as_ref())
+    /// The landmarks, when ready (a use, for eviction).
+    pub fn landmarks(&self) -> Option<Arc<Landmarks>> {
+        self.landmarks.get()
+    }
+
+    /// The table's slot (readiness checks and the budget go through it).
+    pub fn table_slot(&self) -> &Slot<JumpTable> {
+        &self.table
+    }
+
+    /// The landmarks' slot.
+    pub fn landmark_slot(&self) -> &Slot<Landmarks> {
+        &self.landmarks
     }
 
     fn landmark_info(&self) -> Option<LandmarkInfo> {
-        if !self.landmarks_started.load(Ordering::Acquire) {
-            return None;
-        }
-        let made_by = match self.landmarks_made_by.load(Ordering::Relaxed) {
-            CARRIED => "carried",
-            UPDATE => "update",
-            _ => "build",
+        let status = self.landmarks.status();
+        let wire = status.as_str()?;
+        // While being made from an earlier version's, they are an update already.
+        let made_by = if status == Status::Building && self.base().is_some() {
+            "update"
+        } else {
+            self.landmarks.made_by()
         };
-        Some(match self.landmarks.get() {
+        Some(match self.landmarks.peek() {
             Some(l) => LandmarkInfo {
-                status: "ready",
+                status: wire,
+                error: None,
                 made_by,
                 count: l.points().len(),
                 memory_bytes: l.memory_bytes(),
-                took_us: self.landmarks_took_us.load(Ordering::Relaxed),
+                took_us: self.landmarks.took_us(),
             },
             None => LandmarkInfo {
-                status: "building",
+                status: wire,
+                error: self.landmarks.error(),
                 made_by,
                 count: 0,
                 memory_bytes: 0,
@@ -180,24 +183,20 @@ impl JumpSlot {
 
     /// What the map summary reports (`None` for maps that get no table).
     pub fn info(&self) -> Option<JumpInfo> {
-        if !self.started.load(Ordering::Acquire) {
-            return None;
-        }
-        let made_by = if self.derived.load(Ordering::Relaxed) {
-            "update"
-        } else {
-            "build"
-        };
-        Some(match self.ready.get() {
+        let status = self.table.status().as_str()?;
+        let made_by = self.table.made_by();
+        Some(match self.table.peek() {
             Some(t) => JumpInfo {
-                status: "ready",
+                status,
+                error: None,
                 made_by,
                 memory_bytes: t.memory_bytes(),
-                took_us: self.took_us.load(Ordering::Relaxed),
+                took_us: self.table.took_us(),
                 landmarks: self.landmark_info(),
             },
             None => JumpInfo {
-                status: "building",
+                status,
+                error: self.table.error(),
                 made_by,
                 memory_bytes: 0,
                 took_us: 0,
@@ -208,7 +207,7 @@ impl JumpSlot {
 
     /// True when a build was queued or the table derived.
     pub fn started(&self) -> bool {
-        self.started.load(Ordering::Acquire)
+        self.table.status() != Status::Idle
     }
 
     /// Derives this version's table from the previous version's, if that one is ready and
@@ -221,7 +220,7 @@ impl JumpSlot {
         grid: &Grid,
         changed: &[Point],
     ) {
-        let Some(prev) = previous.ready.get().filter(|t| t.fits(grid)) else {
+        let Some(prev) = previous.table.peek().filter(|t| t.fits(grid)) else {
             return;
         };
         if !settings.wants(grid) {
@@ -233,36 +232,25 @@ impl JumpSlot {
         metrics::histogram!("pathd_jps_plus_update_seconds").record(took);
         metrics::gauge!("pathd_jps_plus_memory_bytes", "map" => name.to_owned())
             .set(next.memory_bytes() as f64);
-        self.took_us
-            .store(took.as_micros() as u64, Ordering::Relaxed);
-        self.derived.store(true, Ordering::Relaxed);
-        self.started.store(true, Ordering::Release);
-        let _ = self.ready.set(Arc::new(next));
+        self.table.set(Arc::new(next), "update", took);
         if settings.landmarks(grid) == 0 {
             return;
         }
-        // Landmarks outlive a patch that only blocks cells. Otherwise the landmark thread
+        // Landmarks outlive a patch that only blocks cells. Otherwise the landmark lane
         // updates the previous version's (or, while those are still being made, their base
         // with this patch's cells added) once the entry is installed (`JumpBuilder::ensure`).
         // Read under the previous version's base lock: `measure` sets the landmarks before it
         // clears the base under that lock, so one of the two is always seen.
         let previous_base = previous.base();
-        match previous.landmarks.get() {
+        match previous.landmarks.peek() {
             Some(l) if l.carry_over(grid, changed) => {
-                self.landmarks_made_by.store(CARRIED, Ordering::Relaxed);
-                self.landmarks_started.store(true, Ordering::Release);
-                let _ = self.landmarks.set(Arc::clone(l));
+                self.landmarks.set(l, "carried", Duration::ZERO);
             }
             Some(l) => {
-                self.landmarks_made_by.store(UPDATE, Ordering::Relaxed);
-                *self.base() = Some((Arc::clone(l), changed.to_vec()));
+                *self.base() = Some((l, changed.to_vec()));
             }
             None => {
-                let pending = previous_base.clone();
-                if pending.is_some() {
-                    self.landmarks_made_by.store(UPDATE, Ordering::Relaxed);
-                }
-                *self.base() = pending.map(|(l, mut since)| {
+                *self.base() = previous_base.clone().map(|(l, mut since)| {
                     since.extend_from_slice(changed);
                     (l, since)
                 });
@@ -275,59 +263,28 @@ impl JumpSlot {
     }
 }
 
-/// The background builders: one thread for jump tables and one for landmarks, each with a
-/// queue of entries. Landmarks have their own thread because they take much longer (16 on
-/// a 1024x1024 map: about 1.7 s, against 70 ms for its table), and a map's table should not
-/// wait behind another map's landmarks.
+/// The background builders: the pool's `jps-plus` lane for jump tables and its
+/// `landmarks` lane for landmarks. Landmarks have their own lane because they take much
+/// longer (16 on a 1024x1024 map: about 1.7 s, against 70 ms for its table), and a map's
+/// table should not wait behind another map's landmarks.
 pub struct JumpBuilder {
     settings: JumpSettings,
-    /// Entries to build a table for; weak, so a replaced or deleted entry is dropped, not
-    /// built. A built table's entry goes on to `landmarks`.
-    tables: Mutex<mpsc::Sender<Weak<MapEntry>>>,
-    /// Entries to measure landmarks for (their tables derived by a patch that did not keep
-    /// the previous version's landmarks).
-    landmarks: Mutex<mpsc::Sender<Weak<MapEntry>>>,
-}
-
-/// Starts a thread named `name` that hands every entry still alive off its queue to `work`.
-fn worker(
-    name: &str,
-    work: impl Fn(&Arc<MapEntry>) + Send + 'static,
-) -> mpsc::Sender<Weak<MapEntry>> {
-    let (tx, rx) = mpsc::channel::<Weak<MapEntry>>();
-    let spawned = std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            while let Ok(weak) = rx.recv() {
-                if let Some(entry) = weak.upgrade() {
-                    work(&entry);
-                }
-            }
-        });
-    if let Err(e) = spawned {
-        tracing::error!(error = %e, thread = name, "could not start a JPS+ builder; its work is off");
-    }
-    tx
+    /// Entries to build a table for. A built table's entry goes on to `landmarks`.
+    tables: Lane,
+    /// Entries to measure (or update) landmarks for.
+    landmarks: Arc<Lane>,
+    /// Where built tables and landmarks are accounted.
+    budget: Arc<Budget>,
 }
 
 impl JumpBuilder {
-    /// Starts the builder threads (they end when the builder is dropped).
-    pub fn new(settings: JumpSettings) -> Self {
-        let landmarks = worker("pathd-landmarks", move |entry| measure(entry, settings));
-        let next = Mutex::new(landmarks.clone());
-        let tables = worker("pathd-jps-plus", move |entry| {
-            build(entry);
-            if settings.landmarks(&entry.grid) > 0 {
-                let _ = next
-                    .lock()
-                    .expect("landmark queue lock")
-                    .send(Arc::downgrade(entry));
-            }
-        });
+    /// Takes its lanes of `builders`.
+    pub fn new(settings: JumpSettings, builders: &Builders, budget: Arc<Budget>) -> Self {
         JumpBuilder {
             settings,
-            tables: Mutex::new(tables),
-            landmarks: Mutex::new(landmarks),
+            tables: builders.lane("jps-plus"),
+            landmarks: Arc::new(builders.lane("landmarks")),
+            budget,
         }
     }
 
@@ -336,46 +293,70 @@ impl JumpBuilder {
         &self.settings
     }
 
-    /// Queues a build for `entry` if its map wants a table and none was started (the
-    /// landmarks follow it); or, for a table derived from the previous version's, the
-    /// landmarks if they were not carried over.
+    /// Queues a build for `entry` if its map wants a table and none was started (or it was
+    /// evicted; the landmarks follow it); or, for a ready table, the landmarks if they are
+    /// neither there nor being made.
     pub fn ensure(&self, entry: &Arc<MapEntry>) {
         if !self.settings.wants(&entry.grid) {
             return;
         }
-        let queue = if !entry.jump.started.swap(true, Ordering::AcqRel) {
-            &self.tables
+        let budget = Arc::clone(&self.budget);
+        if entry.jump.table.start() {
+            let (settings, landmarks) = (self.settings, Arc::clone(&self.landmarks));
+            self.tables.send(
+                entry,
+                move |e| {
+                    build(e);
+                    budget.admit(e);
+                    if settings.landmarks(&e.grid) > 0 && e.jump.landmarks.start() {
+                        queue_landmarks(&landmarks, e, settings, budget);
+                    }
+                },
+                |e, why| e.jump.table.fail(why),
+            );
         } else if self.settings.landmarks(&entry.grid) > 0
-            && !entry.jump.landmarks_started.load(Ordering::Acquire)
+            && entry.jump.table.status() == Status::Ready
+            && entry.jump.landmarks.start()
         {
-            &self.landmarks
-        } else {
-            return;
-        };
-        let _ = queue
-            .lock()
-            .expect("jps+ queue lock")
-            .send(Arc::downgrade(entry));
+            queue_landmarks(&self.landmarks, entry, self.settings, budget);
+        }
     }
 }
 
-/// Measures `entry`'s landmarks, unless it gets none or has them.
+fn queue_landmarks(
+    lane: &Lane,
+    entry: &Arc<MapEntry>,
+    settings: JumpSettings,
+    budget: Arc<Budget>,
+) {
+    lane.send(
+        entry,
+        move |e| {
+            measure(e, settings);
+            budget.admit(e);
+        },
+        |e, why| e.jump.landmarks.fail(why),
+    );
+}
+
+/// Measures `entry`'s landmarks (or updates an earlier version's), unless it gets none.
 fn measure(entry: &MapEntry, settings: JumpSettings) {
     let k = settings.landmarks(&entry.grid);
-    if k == 0 || entry.jump.landmarks_started.swap(true, Ordering::AcqRel) {
+    if k == 0 {
+        entry.jump.landmarks.reset();
         return;
     }
     let started = Instant::now();
     let base = entry.jump.base().clone();
     let updated = base.and_then(|(l, since)| l.update(&entry.grid, &since));
-    let made_by = if updated.is_some() { UPDATE } else { BUILD };
+    let made_by = if updated.is_some() { "update" } else { "build" };
     let Some(landmarks) = updated.or_else(|| Landmarks::build(&entry.grid, k)) else {
         // No open cell: nothing to measure, nothing to report.
-        entry.jump.landmarks_started.store(false, Ordering::Release);
+        entry.jump.landmarks.reset();
         return;
     };
     let took = started.elapsed();
-    if made_by == UPDATE {
+    if made_by == "update" {
         metrics::histogram!("pathd_landmarks_update_seconds").record(took);
     } else {
         metrics::histogram!("pathd_landmarks_build_seconds").record(took);
@@ -389,18 +370,10 @@ fn measure(entry: &MapEntry, settings: JumpSettings) {
         version = entry.version,
         landmarks = k,
         build_us = took.as_micros() as u64,
-        updated = made_by == UPDATE,
+        made_by,
         "landmarks ready"
     );
-    entry
-        .jump
-        .landmarks_took_us
-        .store(took.as_micros() as u64, Ordering::Relaxed);
-    entry
-        .jump
-        .landmarks_made_by
-        .store(made_by, Ordering::Relaxed);
-    let _ = entry.jump.landmarks.set(Arc::new(landmarks));
+    entry.jump.landmarks.set(Arc::new(landmarks), made_by, took);
     // A patch derived meanwhile saw either these or the base; the base is not needed now.
     *entry.jump.base() = None;
 }
@@ -408,6 +381,7 @@ fn measure(entry: &MapEntry, settings: JumpSettings) {
 fn build(entry: &MapEntry) {
     let started = Instant::now();
     let Some(table) = JumpTable::build(&entry.grid) else {
+        entry.jump.table.reset();
         return;
     };
     let took = started.elapsed();
@@ -423,11 +397,7 @@ fn build(entry: &MapEntry) {
         memory_bytes = table.memory_bytes(),
         "JPS+ jump table ready"
     );
-    entry
-        .jump
-        .took_us
-        .store(took.as_micros() as u64, Ordering::Relaxed);
-    let _ = entry.jump.ready.set(Arc::new(table));
+    entry.jump.table.set(Arc::new(table), "build", took);
 }
 
 #[cfg(test)]
@@ -456,9 +426,13 @@ mod tests {
         let g0 = Grid::from_costs(12, 9, costs, Movement::Octile).unwrap();
         let settings = JumpSettings::default();
         let v0 = JumpSlot::default();
-        let _ = v0.ready.set(Arc::new(JumpTable::build(&g0).unwrap()));
+        v0.table.set(
+            Arc::new(JumpTable::build(&g0).unwrap()),
+            "build",
+            Duration::ZERO,
+        );
         let l0 = Arc::new(Landmarks::build(&g0, 4).unwrap());
-        let _ = v0.landmarks.set(Arc::clone(&l0));
+        v0.landmarks.set(Arc::clone(&l0), "build", Duration::ZERO);
 
         let (g1, c1) = open(&g0, &[(5, 4)]);
         let v1 = JumpSlot::default();
