@@ -117,3 +117,132 @@ async fn a_panicking_build_is_reported_and_the_next_version_builds_again() {
         "failures are counted"
     );
 }
+
+/// A seeded `n` x `n` map with about 10% walls (its corners open).
+fn seeded_map(n: u32, seed: u64) -> Value {
+    let mut state = seed;
+    let costs: Vec<u8> = (0..n * n)
+        .map(|i| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let corner = i == 0 || i == n * n - 1;
+            if !corner && (state >> 33) % 10 == 0 {
+                0
+            } else {
+                1
+            }
+        })
+        .collect();
+    json!({"width": n, "height": n, "costs": costs})
+}
+
+/// Bytes of ready structures the summary reports (table, landmarks, abstraction).
+fn reported_bytes(m: &Value) -> u64 {
+    let ready = |v: &Value| v["status"] == "ready";
+    let mut b = 0;
+    if ready(&m["jps_plus"]) {
+        b += m["jps_plus"]["memory_bytes"].as_u64().unwrap();
+    }
+    if ready(&m["jps_plus"]["landmarks"]) {
+        b += m["jps_plus"]["landmarks"]["memory_bytes"].as_u64().unwrap();
+    }
+    if ready(&m["hpa"]) {
+        b += m["hpa"]["memory_bytes"].as_u64().unwrap();
+    }
+    b
+}
+
+fn settled(m: &Value) -> bool {
+    m["jps_plus"]["status"] != "building" && m["jps_plus"]["landmarks"]["status"] != "building"
+}
+
+/// One budget for derived state across maps: with room for two of five maps' tables and
+/// landmarks, the least recently used are evicted, resident memory stays within the
+/// budget, every answer stays exact (fallbacks meanwhile), and a structure comes back when
+/// its map is used again.
+#[tokio::test]
+async fn derived_memory_is_bounded_across_maps_and_comes_back_on_demand() {
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.hpa_min_cells = 0; // tables and landmarks only
+    config.derived_memory_mb = 45; // a 512x512 map: 4 MiB of table, 16 MiB of landmarks
+    let budget = 45 << 20;
+    let s = TestServer::start(dirs, config).await;
+    let names: Vec<String> = (0..5).map(|i| format!("m{i}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        assert_eq!(
+            s.put_json(name, &seeded_map(512, i as u64 + 1))
+                .await
+                .status(),
+            201
+        );
+    }
+    let mut summaries = Vec::new();
+    for name in &names {
+        summaries.push(until(&s, name, "settled", settled).await);
+    }
+    // Wait for every map's landmarks to have been made once (then some were evicted).
+    for name in &names {
+        until(&s, name, "given its landmarks once", |m| {
+            settled(m) && m["jps_plus"]["landmarks"]["count"] != 0
+                || m["jps_plus"]["landmarks"]["status"] == "evicted"
+        })
+        .await;
+    }
+    let resident = s.state.registry().budget().resident_bytes();
+    assert!(resident <= budget, "{resident} resident over the budget");
+    let mut reported = 0;
+    let mut evicted = 0;
+    for name in &names {
+        let m = summary(&s, name).await;
+        reported += reported_bytes(&m);
+        evicted += [&m["jps_plus"], &m["jps_plus"]["landmarks"]]
+            .iter()
+            .filter(|v| v["status"] == "evicted")
+            .count();
+    }
+    assert!(reported <= budget, "the summaries report {reported} bytes");
+    assert!(
+        evicted >= 3,
+        "five maps' structures cannot all fit: {evicted} evicted"
+    );
+
+    // Every map answers exactly, whatever is resident: auto at once (JPS without a table),
+    // jps_plus once its table is back (503 abstraction_building meanwhile).
+    let body =
+        |algorithm: &str| json!({"start": [0, 0], "goal": [511, 511], "algorithm": algorithm});
+    for name in &names {
+        let (_, astar) = read_json(s.path(name, &body("astar")).await).await;
+        assert_eq!(astar["status"], "found", "{astar}");
+        let (status, auto) = read_json(s.path(name, &body("auto")).await).await;
+        assert_eq!(
+            (status, &auto["cost"]),
+            (200, &astar["cost"]),
+            "{name}: {auto}"
+        );
+        let mut tries = 0;
+        loop {
+            let (status, v) = read_json(s.path(name, &body("jps_plus")).await).await;
+            if status == 200 {
+                assert_eq!(v["cost"], astar["cost"], "{name}: {v}");
+                break;
+            }
+            assert_eq!(v["error"]["code"], "abstraction_building", "{name}: {v}");
+            tries += 1;
+            assert!(tries < 2400, "{name}: the table never came back");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        // Used again, its table is back (and its landmarks follow).
+        let m = until(&s, name, "given its structures back", |m| {
+            m["jps_plus"]["status"] == "ready" && settled(m)
+        })
+        .await;
+        assert_eq!(m["jps_plus"]["status"], "ready", "{m}");
+    }
+    let resident = s.state.registry().budget().resident_bytes();
+    assert!(
+        resident <= budget,
+        "{resident} resident over the budget at the end"
+    );
+}
