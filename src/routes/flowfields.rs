@@ -175,7 +175,12 @@ async fn create(
         .map_err(flow_error)?;
     let flow = state.live().flows().register(&name, entry.version, field)?;
     drop(_order);
-    tracing::info!(map = %name, flowfield = %flow.id, "flow field created");
+    // Until the answer is ready, the field is removed again if this stops (the encoding
+    // refused by a full pool, or the client gone): nobody else could ever know its secret.
+    let unclaimed = Unclaimed {
+        hub: state.live().clone(),
+        id: Some(flow.id.clone()),
+    };
     let f = Arc::clone(&flow);
     let created = state
         .compute()
@@ -184,11 +189,36 @@ async fn create(
             ..body(&f)
         })
         .await?;
+    unclaimed.claim();
+    tracing::info!(map = %name, flowfield = %flow.id, "flow field created");
     let mut resp = (StatusCode::CREATED, Json(created)).into_response();
     if let Ok(loc) = HeaderValue::from_str(&format!("/v1/flowfields/{}", flow.id)) {
         resp.headers_mut().insert(header::LOCATION, loc);
     }
     Ok(resp)
+}
+
+/// A just-registered flow field whose creator has not been answered yet: removed when
+/// dropped unclaimed.
+struct Unclaimed {
+    hub: crate::live::Hub,
+    id: Option<String>,
+}
+
+impl Unclaimed {
+    /// The answer is on its way: keep the field.
+    fn claim(mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            tracing::info!(flowfield = %id, "flow field create interrupted; removed");
+            self.hub.flows().remove(&id, "abandoned");
+        }
+    }
 }
 
 /// `GET /v1/flowfields/{id}` (operationId `getFlowField`): the field, encoded on the

@@ -475,3 +475,47 @@ async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
     let (status, _) = get_field(&s, &id).await;
     assert_eq!(status, 404);
 }
+
+/// Defect 2 of issue 22: a flow field whose create was interrupted after it was registered
+/// (here the client leaves while the answer is being encoded, queued behind a busy pool)
+/// stayed registered with no one holding its id or secret, holding budget until its TTL.
+/// On the code before, one field was left.
+#[tokio::test]
+async fn an_interrupted_create_leaves_no_flow_field_behind() {
+    let dirs = crate::common::Dirs::new();
+    let mut config = dirs.config();
+    config.pool_threads = 1;
+    config.queue_depth = 8;
+    let s = TestServer::start(dirs, config).await;
+    let map = json!({"width": 32, "height": 32, "costs": vec![1; 32 * 32]});
+    assert_eq!(s.put_json("m", &map).await.status(), 201);
+    let compute = s.state.compute().clone();
+    let first = compute.hold(1).await.unwrap();
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let url = s.at("/v1/maps/m/flowfields");
+    let create = tokio::spawn(async move {
+        client
+            .post(url)
+            .json(&json!({"goal": [5, 5]}))
+            .send()
+            .await
+    });
+    crate::common::wait_until("the field's job queued", || compute.stats().queued == 1).await;
+    // Whatever comes next on the one worker holds it: the answer's encoding waits.
+    let c = compute.clone();
+    let second = tokio::spawn(async move { c.hold(1).await.unwrap() });
+    crate::common::wait_until("the hold queued", || compute.stats().queued == 2).await;
+    drop(first);
+    let second = second.await.unwrap();
+    crate::common::wait_until("the field registered", || !s.state.live().flows().is_empty())
+        .await;
+    assert!(create.await.unwrap().is_err(), "the client gave up");
+    drop(second);
+    crate::common::wait_until("the abandoned field removed", || {
+        s.state.live().flows().is_empty()
+    })
+    .await;
+}
