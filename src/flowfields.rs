@@ -331,14 +331,21 @@ impl Flows {
         Ok(())
     }
 
-    /// Registers `field`, computed on `version` of `map`. The caller holds the map's writer
-    /// lock, so no patch lands in between.
+    /// Registers `field`, computed on `version` of `map`, if that is still the map's
+    /// version (`current()`, read under the fields' lock); `Ok(None)` when a write landed
+    /// since (the caller computes again on the newer version).
+    ///
+    /// Why no write order is needed: a write installs its version before it hands its cells
+    /// to [`Self::on_patch`], which takes the same lock. So either `current()` already sees
+    /// the newer version (and this refuses), or the write's `on_patch` comes after this
+    /// registration and repairs the field like any other.
     pub fn register(
         &self,
         map: &str,
         version: u64,
         field: FlowField,
-    ) -> Result<Arc<Flow>, ApiError> {
+        current: impl FnOnce() -> Option<u64>,
+    ) -> Result<Option<Arc<Flow>>, ApiError> {
         self.start_tasks();
         let r = field.region();
         self.check_room(r.cells() as u64)?;
@@ -348,6 +355,9 @@ impl Flows {
             Point::new(r.x + r.width - 1 + k, r.y + r.height - 1 + k),
         );
         let mut flows = self.inner.flows.lock().expect("flows lock");
+        if current() != Some(version) {
+            return Ok(None);
+        }
         let mut id = random_hex128();
         while flows.contains_key(&id) {
             id = random_hex128();
@@ -372,7 +382,7 @@ impl Flows {
         });
         flows.insert(id, Arc::clone(&flow));
         metrics::gauge!("pathd_flowfields").set(flows.len() as f64);
-        Ok(flow)
+        Ok(Some(flow))
     }
 
     /// True when `map` has a field.

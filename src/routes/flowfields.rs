@@ -164,17 +164,7 @@ async fn create(
         .unwrap_or_else(|| Region::whole(&entry.grid))
         .cells() as u64;
     state.live().flows().check_room(cells)?;
-    // Under the writer lock no patch lands between the computation and registration.
-    let _order = state.maps().write_order(&name).await;
-    let entry = lookup(&state, &name)?;
-    let grid = Arc::clone(&entry.grid);
-    let field = state
-        .compute()
-        .run(move |_| FlowField::new(&grid, &spec))
-        .await?
-        .map_err(flow_error)?;
-    let flow = state.live().flows().register(&name, entry.version, field)?;
-    drop(_order);
+    let flow = compute_and_register(&state, &name, spec).await?;
     // Until the answer is ready, the field is removed again if this stops (the encoding
     // refused by a full pool, or the client gone): nobody else could ever know its secret.
     let unclaimed = Unclaimed {
@@ -197,6 +187,49 @@ async fn create(
     }
     Ok(resp)
 }
+
+/// Computes the field on the map's current version and registers it if no write landed
+/// meanwhile (read-only work never holds the map's write order); after
+/// [`OPTIMISTIC_TRIES`] lost races with writes it computes once under the write order, so
+/// a map written without pause still gets its field.
+async fn compute_and_register(
+    state: &AppState,
+    name: &str,
+    spec: FlowSpec,
+) -> Result<Arc<crate::flowfields::Flow>, ApiError> {
+    for attempt in 0..=OPTIMISTIC_TRIES {
+        let _order = if attempt == OPTIMISTIC_TRIES {
+            Some(state.maps().write_order(name).await)
+        } else {
+            None
+        };
+        let entry = lookup(state, name)?;
+        let grid = Arc::clone(&entry.grid);
+        let s = spec;
+        let field = state
+            .compute()
+            .run(move |_| FlowField::new(&grid, &s))
+            .await?
+            .map_err(flow_error)?;
+        let registry = state.registry();
+        let current = || registry.get(name).map(|e| e.version);
+        if let Some(flow) = state
+            .live()
+            .flows()
+            .register(name, entry.version, field, current)?
+        {
+            return Ok(flow);
+        }
+        metrics::counter!("pathd_flowfield_recomputed_total").increment(1);
+    }
+    Err(ApiError::internal(
+        "a flow field computed under its map's write order was refused as stale",
+    ))
+}
+
+/// Computations of a flow field that may lose the race with a write before one is done
+/// under the map's write order.
+const OPTIMISTIC_TRIES: usize = 3;
 
 /// A just-registered flow field whose creator has not been answered yet: removed when
 /// dropped unclaimed.
