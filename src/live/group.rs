@@ -38,10 +38,13 @@ pub(super) enum Item {
         version: u64,
         reply: oneshot::Sender<Result<(), QueryError>>,
     },
-    /// A new subscription at `start`: its first path, then it is a member.
+    /// A new subscription at `start`: its first path, then it is a member. Its `limits`
+    /// have no deadline yet: `timeout` starts when the group's job takes the item, as a
+    /// query's starts on its worker.
     Join {
         start: Point,
         limits: Limits,
+        timeout: std::time::Duration,
         grid: Arc<Grid>,
         version: u64,
         reply: oneshot::Sender<Result<Arc<Sub>, QueryError>>,
@@ -190,11 +193,13 @@ pub(super) fn drain(hub: &HubInner, group: &Arc<Group>, settle: bool) {
                 }
                 Item::Join {
                     start,
-                    limits,
+                    mut limits,
+                    timeout,
                     grid,
                     version,
                     reply,
                 } => {
+                    limits.deadline = Instant::now().checked_add(timeout);
                     if let Some((g, v, cells, low)) = pending.take() {
                         repair(hub, group, &mut tree, &g, v, cells, low);
                     }

@@ -426,8 +426,15 @@ impl Hub {
     /// Creates a subscription on `map` (now `grid` at `version`) for an agent of side
     /// `size` at `start` heading for `goal`: it joins the group of that goal and size (made
     /// on first use), and its first path is the group's answer, computed in order with the
-    /// group's patches. `limits` bound the first search. The caller holds the map's writer
-    /// lock, so no patch lands in between.
+    /// group's patches. `limits` bound the first search, and `timeout` starts when it does.
+    ///
+    /// No write order is held: `Ok(None)` when `version` is no longer the map's version in
+    /// the registry (`current()`, read under the hub's index lock) or in the hub (a write
+    /// installed but whose cells the hub has not taken in yet); the caller reads the map
+    /// again and retries. Why that is enough: a write installs its version in the registry
+    /// before it hands its cells to [`Self::on_patch`], which takes the same index lock and
+    /// queues them behind this join, so the group takes every change after the grid its
+    /// join saw, exactly once.
     #[allow(clippy::too_many_arguments)]
     pub async fn join(
         &self,
@@ -438,7 +445,10 @@ impl Hub {
         goal: Point,
         size: u32,
         limits: Limits,
-    ) -> Result<Arc<Sub>, ApiError> {
+        timeout: std::time::Duration,
+        current: impl FnOnce() -> Option<u64>,
+        under_order: bool,
+    ) -> Result<Option<Arc<Sub>>, ApiError> {
         self.start_tasks();
         self.check_room(map)?;
         // The same checks, in the same order, as a search of its own.
@@ -454,6 +464,18 @@ impl Hub {
         let key = GroupKey { goal, size };
         {
             let mut maps = self.inner.maps.lock().expect("index lock");
+            // `version` must be the map's version, here and in the registry: a write that
+            // landed since, or whose cells the hub has not taken in yet, would leave the
+            // group's search behind the grid of the join (see `Hub::join`'s docs).
+            let hub_version = maps.get(map).map(|ms| ms.version);
+            let behind = hub_version.is_some_and(|v| v != version);
+            match current() {
+                Some(v) if v == version && !behind => {}
+                // Under the write order (the caller's last resort) the registry's version
+                // is final, and the hub takes the join's grid, as before the optimism.
+                Some(v) if v == version && under_order => {}
+                _ => return Ok(None),
+            }
             let ms = maps.entry(map.to_owned()).or_insert_with(|| MapSubs {
                 grid: Arc::clone(&grid),
                 version,
@@ -477,6 +499,7 @@ impl Hub {
             w.queue.push_back(Item::Join {
                 start,
                 limits,
+                timeout,
                 grid,
                 version,
                 reply: tx,
@@ -514,7 +537,7 @@ impl Hub {
                 .insert(sub.id.clone(), Arc::clone(&sub));
         }
         self.gauge();
-        Ok(sub)
+        Ok(Some(sub))
     }
 
     /// Queues a patch of `map` (it was `old`, it is now `grid` at `version`; `changed`

@@ -10,7 +10,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
@@ -132,27 +132,7 @@ async fn create(
     crate::routes::paths::wait_version(&state, &name, req.min_version).await?;
     lookup(&state, &name)?;
     state.live().check_room(&name)?;
-    // Under the writer lock no patch lands between the first search and registration.
-    let _order = state.maps().write_order(&name).await;
-    let entry = lookup(&state, &name)?;
-    let limits = Limits {
-        max_expansions: query.limits.max_expansions,
-        deadline: Instant::now().checked_add(timeout),
-        cancel: None,
-    };
-    let sub = state
-        .live()
-        .join(
-            &name,
-            Arc::clone(&entry.grid),
-            entry.version,
-            query.start,
-            query.goal,
-            query.size,
-            limits,
-        )
-        .await?;
-    drop(_order);
+    let sub = join(&state, &name, &query, timeout).await?;
     tracing::info!(map = %name, subscription = %sub.id, "subscription created");
     let created = SubscriptionBody {
         secret: Some(sub.secret().to_owned()),
@@ -164,6 +144,59 @@ async fn create(
     }
     Ok(resp)
 }
+
+/// Joins the goal group on the map's current version without holding its write order
+/// (read-only work; see [`crate::live::Hub::join`]); after [`OPTIMISTIC_TRIES`] races lost
+/// to writes, once under the write order, so a map written without pause still gets its
+/// subscription.
+async fn join(
+    state: &AppState,
+    name: &str,
+    query: &pathd_engine::Query,
+    timeout: std::time::Duration,
+) -> Result<Arc<crate::live::Sub>, ApiError> {
+    for attempt in 0..=OPTIMISTIC_TRIES {
+        let _order = if attempt == OPTIMISTIC_TRIES {
+            Some(state.maps().write_order(name).await)
+        } else {
+            None
+        };
+        let entry = lookup(state, name)?;
+        let limits = Limits {
+            max_expansions: query.limits.max_expansions,
+            deadline: None,
+            cancel: None,
+        };
+        let registry = state.registry();
+        let joined = state
+            .live()
+            .join(
+                name,
+                Arc::clone(&entry.grid),
+                entry.version,
+                query.start,
+                query.goal,
+                query.size,
+                limits,
+                timeout,
+                || registry.get(name).map(|e| e.version),
+                _order.is_some(),
+            )
+            .await?;
+        if let Some(sub) = joined {
+            return Ok(sub);
+        }
+        metrics::counter!("pathd_subscription_join_retries_total").increment(1);
+        // The hub takes the write's cells in a moment.
+        tokio::task::yield_now().await;
+    }
+    Err(ApiError::internal(
+        "a subscription joined under its map's write order was refused as stale",
+    ))
+}
+
+/// Joins that may lose the race with a write before one is done under the write order.
+const OPTIMISTIC_TRIES: usize = 8;
 
 /// `GET /v1/subscriptions/{id}` (operationId `getSubscription`).
 async fn read(
