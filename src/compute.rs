@@ -65,6 +65,10 @@ struct Inner {
     shared: Arc<Shared>,
     /// `threads + queue_depth` permits, one per request (see module docs).
     admission: Arc<Semaphore>,
+    /// `threads` permits shared by every background driver (subscription and flow-field
+    /// repairs): together they hold at most `threads` of the admission permits, so the
+    /// `queue_depth` others stay for queries whatever the drivers do.
+    background: Arc<Semaphore>,
     threads: usize,
     /// The jobs' search memory (see module docs).
     searchers: Searchers,
@@ -259,6 +263,7 @@ impl Compute {
             inner: Arc::new(Inner {
                 shared,
                 admission: Arc::new(Semaphore::new(threads + queue_depth)),
+                background: Arc::new(Semaphore::new(threads)),
                 threads,
                 searchers: Searchers::default(),
             }),
@@ -312,6 +317,21 @@ impl Compute {
     {
         let permit = self.try_admit()?;
         self.run_admitted(permit, f).await
+    }
+
+    /// Background work (repairs): like [`Compute::run_waiting`], but first takes one of the
+    /// `threads` lanes that every background driver shares, so background work never holds
+    /// more than `threads` admission permits, however many drivers there are.
+    pub async fn run_background<T, F>(&self, f: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Cancel) -> T + Send + 'static,
+    {
+        let _lane = Arc::clone(&self.inner.background)
+            .acquire_owned()
+            .await
+            .map_err(ApiError::internal)?;
+        self.run_waiting(f).await
     }
 
     /// Like [`Compute::run`] but waits for room instead of refusing (startup loading).

@@ -493,7 +493,7 @@ async fn drive(inner: Arc<Inner>) {
             .for_each_concurrent(lanes, |flow| {
                 let compute = inner.compute.clone();
                 async move {
-                    if let Err(e) = compute.run_waiting(move |_| drain(&flow)).await {
+                    if let Err(e) = compute.run_background(move |_| drain(&flow)).await {
                         tracing::error!(error = %e.message, "flow field repair failed");
                     }
                 }

@@ -33,10 +33,11 @@
 //! answers (the tree takes the patch in, the members repair and publish), then every tree's
 //! settling, so no group's background work holds up another's events; each pass in jobs of
 //! at most [`JOB_SUBS`] groups, at most one job per worker thread at a time, each admitted with
-//! [`Compute::run_waiting`]: a repair *waits* for a worker instead of being dropped when the
-//! pool is saturated, while queries keep their own admission (repairs hold at most
-//! `threads` of the `threads + queue_depth` permits, so they never make a query get `503`
-//! on their own), and short jobs let queued queries interleave with a large fan-out.
+//! [`Compute::run_background`]: a repair *waits* for a worker instead of being dropped when
+//! the pool is saturated, while queries keep their own admission (repairs and flow-field
+//! repairs together hold at most `threads` of the `threads + queue_depth` permits, one lane
+//! budget for every background driver, so they never make a query get `503` on their own),
+//! and short jobs let queued queries interleave with a large fan-out.
 //!
 //! Calls on one tree see patches, moves and joins in order: they are queued per group
 //! (under the hub's index lock, which also orders them against other patches of the map),
@@ -843,7 +844,7 @@ async fn run_jobs(hub: &Arc<HubInner>, groups: &[Arc<Group>], settle: bool) {
             let hub = Arc::clone(hub);
             async move {
                 let h = Arc::clone(&hub);
-                let run = hub.compute.run_waiting(move |_| {
+                let run = hub.compute.run_background(move |_| {
                     for group in &job {
                         group::drain(&h, group, settle);
                     }

@@ -163,3 +163,44 @@ async fn a_client_that_disconnects_cancels_its_search() {
     .await;
     assert_eq!((st, v["status"].as_str()), (200, Some("found")));
 }
+
+/// Defect 7 of issue 22: the subscription and flow-field drivers each ran `threads` jobs
+/// admitted with `run_waiting`, so with `--queue-depth` below the thread count repairs
+/// alone took every permit and queries got `503`. Background work now shares one budget
+/// of `threads` lanes: however many background jobs wait, a query is still admitted.
+#[tokio::test]
+async fn background_work_never_takes_the_queries_room() {
+    let compute = pathd::compute::Compute::new(2, 1);
+    let (release, gate) = tokio::sync::watch::channel(false);
+    let mut background = Vec::new();
+    for _ in 0..6 {
+        let (c, mut gate) = (compute.clone(), gate.clone());
+        background.push(tokio::spawn(async move {
+            c.run_background(move |_| {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                rt.block_on(async { gate.wait_for(|open| *open).await.map(|_| ()) })
+                    .unwrap();
+            })
+            .await
+            .unwrap();
+        }));
+    }
+    wait_until("both workers busy with repairs", || {
+        compute.stats().running == 2
+    })
+    .await;
+    let c = compute.clone();
+    let query = tokio::spawn(async move { c.run(|_| 42).await });
+    wait_until("the query queued, not refused", || {
+        compute.stats().queued >= 1
+    })
+    .await;
+    assert_eq!(compute.stats().rejected, 0);
+    release.send(true).unwrap();
+    assert_eq!(query.await.unwrap().unwrap(), 42);
+    for b in background {
+        b.await.unwrap();
+    }
+}
