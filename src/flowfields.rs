@@ -254,10 +254,69 @@ struct Inner {
     ttl: Duration,
     ring: usize,
     shutdown: CancellationToken,
-    flows: Mutex<HashMap<String, Arc<Flow>>>,
+    /// Every field, by id and by map (so a patch looks only at its own map's fields).
+    flows: Mutex<Registered>,
     dirty: Mutex<VecDeque<Arc<Flow>>>,
     wake: tokio::sync::Notify,
     started: AtomicBool,
+}
+
+/// The fields, by id and by map.
+#[derive(Default)]
+struct Registered {
+    by_id: HashMap<String, Arc<Flow>>,
+    by_map: HashMap<String, HashMap<String, Arc<Flow>>>,
+}
+
+impl Registered {
+    fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    fn get(&self, id: &str) -> Option<&Arc<Flow>> {
+        self.by_id.get(id)
+    }
+
+    fn contains_key(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    fn insert(&mut self, flow: Arc<Flow>) {
+        let of_map = self.by_map.entry(flow.map.clone()).or_default();
+        of_map.insert(flow.id.clone(), Arc::clone(&flow));
+        self.by_id.insert(flow.id.clone(), flow);
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Arc<Flow>> {
+        let flow = self.by_id.remove(id)?;
+        if let Some(of_map) = self.by_map.get_mut(&flow.map) {
+            of_map.remove(id);
+            if of_map.is_empty() {
+                self.by_map.remove(&flow.map);
+            }
+        }
+        Some(flow)
+    }
+
+    /// The fields of `map`.
+    fn of_map(&self, map: &str) -> impl Iterator<Item = &Arc<Flow>> {
+        self.by_map.get(map).into_iter().flat_map(|m| m.values())
+    }
+
+    /// Removes every field of `map`.
+    fn remove_map(&mut self, map: &str) -> Vec<Arc<Flow>> {
+        let Some(of_map) = self.by_map.remove(map) else {
+            return Vec::new();
+        };
+        for id in of_map.keys() {
+            self.by_id.remove(id);
+        }
+        of_map.into_values().collect()
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Arc<Flow>> {
+        self.by_id.values()
+    }
 }
 
 impl Flows {
@@ -380,7 +439,7 @@ impl Flows {
             touched: Mutex::new(Instant::now()),
             streams: AtomicUsize::new(0),
         });
-        flows.insert(id, Arc::clone(&flow));
+        flows.insert(Arc::clone(&flow));
         metrics::gauge!("pathd_flowfields").set(flows.len() as f64);
         Ok(Some(flow))
     }
@@ -391,8 +450,9 @@ impl Flows {
             .flows
             .lock()
             .expect("flows lock")
-            .values()
-            .any(|f| f.map == map)
+            .of_map(map)
+            .next()
+            .is_some()
     }
 
     /// Queues a patch of `map` (now `grid` at `version`, `changed` cells) for every field
@@ -409,8 +469,8 @@ impl Flows {
         });
         let mut cells: Option<Arc<Vec<Point>>> = None;
         let mut to_schedule = Vec::new();
-        for flow in self.inner.flows.lock().expect("flows lock").values() {
-            if flow.map != map || !flow.concerns(lo, hi) {
+        for flow in self.inner.flows.lock().expect("flows lock").of_map(map) {
+            if !flow.concerns(lo, hi) {
                 continue;
             }
             let cells = cells.get_or_insert_with(|| Arc::new(changed.to_vec()));
@@ -452,12 +512,7 @@ impl Flows {
     pub fn end_map(&self, map: &str, reason: &'static str) -> usize {
         let ended: Vec<Arc<Flow>> = {
             let mut flows = self.inner.flows.lock().expect("flows lock");
-            let ids: Vec<String> = flows
-                .values()
-                .filter(|f| f.map == map)
-                .map(|f| f.id.clone())
-                .collect();
-            let out = ids.iter().filter_map(|id| flows.remove(id)).collect();
+            let out = flows.remove_map(map);
             metrics::gauge!("pathd_flowfields").set(flows.len() as f64);
             out
         };

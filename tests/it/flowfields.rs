@@ -592,3 +592,66 @@ async fn a_patch_does_not_wait_for_a_flow_field_being_computed() {
         "the repaired costs differ"
     );
 }
+
+/// Defect 8 of issue 22 (a patch looked at every field of every map under one lock): the
+/// fields are indexed by map; a patch or a delete of one map touches only its own fields,
+/// and the index stays whole through creates, patches, deletes and map deletes.
+#[tokio::test]
+async fn fields_are_kept_per_map() {
+    let s = TestServer::new().await;
+    let map = json!({"width": 16, "height": 16, "costs": vec![1; 256]});
+    for name in ["a", "b"] {
+        assert_eq!(s.put_json(name, &map).await.status(), 201);
+    }
+    let mut ids = Vec::new();
+    for (name, goal) in [("a", [1, 1]), ("a", [9, 9]), ("b", [2, 2]), ("b", [12, 3])] {
+        let r = s
+            .client
+            .post(s.at(&format!("/v1/maps/{name}/flowfields")))
+            .json(&json!({"goal": goal}))
+            .send()
+            .await
+            .unwrap();
+        let (status, f) = json(r).await;
+        assert_eq!(status, 201, "{f}");
+        ids.push((name, f["id"].as_str().unwrap().to_owned()));
+    }
+    let wall = json!({"cells": [{"x": 5, "y": 5, "cost": 0}]});
+    let r = s
+        .client
+        .patch(s.at("/v1/maps/a"))
+        .json(&wall)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let version = |id: String| {
+        let (client, url) = (s.client.clone(), s.at(&format!("/v1/flowfields/{id}")));
+        async move { json(client.get(url).send().await.unwrap()).await.1["map_version"].clone() }
+    };
+    for (name, id) in &ids {
+        let want = if *name == "a" { 2 } else { 1 };
+        let mut v = version(id.clone()).await;
+        for _ in 0..400 {
+            if v == want {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            v = version(id.clone()).await;
+        }
+        assert_eq!(v, want, "{name}'s field {id}");
+    }
+    let r = s.client.delete(s.at("/v1/maps/b")).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    for (name, id) in &ids {
+        let r = s
+            .client
+            .get(s.at(&format!("/v1/flowfields/{id}")))
+            .send()
+            .await
+            .unwrap();
+        let want = if *name == "a" { 200 } else { 404 };
+        assert_eq!(r.status(), want, "{name}'s field {id}");
+    }
+    assert_eq!(s.state.live().flows().len(), 2);
+}
