@@ -43,8 +43,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use pathd_engine::Searcher;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
-use crate::error::ApiError;
-
 /// The cancellation flag handed to every job.
 pub type Cancel = Arc<AtomicBool>;
 
@@ -230,6 +228,32 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// Why the pool did not run a job. The edge maps it to HTTP ([`crate::error`]): `Overloaded`
+/// is `503 overloaded` with `Retry-After`, the others `500 internal` (their detail logged).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PoolError {
+    /// Every worker is busy and the queue is full.
+    Overloaded,
+    /// The job panicked (the message); the worker carried on.
+    Panicked(String),
+    /// The pool stopped before the job answered.
+    Stopped(&'static str),
+}
+
+impl std::fmt::Display for PoolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PoolError::Overloaded => {
+                f.write_str("every search worker is busy and the queue is full; retry shortly")
+            }
+            PoolError::Panicked(m) => write!(f, "search job panicked: {m}"),
+            PoolError::Stopped(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {}
+
 /// Keeps workers occupied until dropped (see [`Compute::hold`]).
 pub struct Hold {
     _release: Vec<oneshot::Sender<()>>,
@@ -298,19 +322,19 @@ impl Compute {
         metrics::counter!("pathd_searches_cancelled_total").increment(1);
     }
 
-    fn try_admit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+    fn try_admit(&self) -> Result<OwnedSemaphorePermit, PoolError> {
         Arc::clone(&self.inner.admission)
             .try_acquire_owned()
             .map_err(|_| {
                 self.inner.shared.rejected.fetch_add(1, Ordering::Relaxed);
                 metrics::counter!("pathd_pool_rejected_total").increment(1);
-                ApiError::overloaded()
+                PoolError::Overloaded
             })
     }
 
     /// Runs `f` on a worker, or answers `503 overloaded` at once when the pool and its queue
     /// are full. `f` gets the cancellation flag (set if this future is dropped).
-    pub async fn run<T, F>(&self, f: F) -> Result<T, ApiError>
+    pub async fn run<T, F>(&self, f: F) -> Result<T, PoolError>
     where
         T: Send + 'static,
         F: FnOnce(&Cancel) -> T + Send + 'static,
@@ -322,7 +346,7 @@ impl Compute {
     /// Background work (repairs): like [`Compute::run_waiting`], but first takes one of the
     /// `threads` lanes that every background driver shares, so background work never holds
     /// more than `threads` admission permits, however many drivers there are.
-    pub async fn run_background<T, F>(&self, f: F) -> Result<T, ApiError>
+    pub async fn run_background<T, F>(&self, f: F) -> Result<T, PoolError>
     where
         T: Send + 'static,
         F: FnOnce(&Cancel) -> T + Send + 'static,
@@ -330,12 +354,12 @@ impl Compute {
         let _lane = Arc::clone(&self.inner.background)
             .acquire_owned()
             .await
-            .map_err(ApiError::internal)?;
+            .map_err(|_| PoolError::Stopped("the search pool stopped"))?;
         self.run_waiting(f).await
     }
 
     /// Like [`Compute::run`] but waits for room instead of refusing (startup loading).
-    pub async fn run_waiting<T, F>(&self, f: F) -> Result<T, ApiError>
+    pub async fn run_waiting<T, F>(&self, f: F) -> Result<T, PoolError>
     where
         T: Send + 'static,
         F: FnOnce(&Cancel) -> T + Send + 'static,
@@ -343,7 +367,7 @@ impl Compute {
         let permit = Arc::clone(&self.inner.admission)
             .acquire_owned()
             .await
-            .map_err(ApiError::internal)?;
+            .map_err(|_| PoolError::Stopped("the search pool stopped"))?;
         self.run_admitted(permit, f).await
     }
 
@@ -351,7 +375,7 @@ impl Compute {
     /// admission permit, else `503`): the workers interleave its jobs with other
     /// requests' (see module docs) and run them in parallel when nothing else waits.
     /// Answers in input order.
-    pub async fn run_batch<I, T, F>(&self, items: Vec<I>, f: F) -> Result<Vec<T>, ApiError>
+    pub async fn run_batch<I, T, F>(&self, items: Vec<I>, f: F) -> Result<Vec<T>, PoolError>
     where
         I: Send + 'static,
         T: Send + 'static,
@@ -389,7 +413,7 @@ impl Compute {
     /// Occupies `n` workers (and their admission permits) until the returned guard is
     /// dropped; returns once all `n` are running. For maintenance windows and for tests that
     /// need a saturated pool deterministically.
-    pub async fn hold(&self, n: usize) -> Result<Hold, ApiError> {
+    pub async fn hold(&self, n: usize) -> Result<Hold, PoolError> {
         let mut release = Vec::new();
         let mut started = Vec::new();
         for _ in 0..n {
@@ -407,12 +431,13 @@ impl Compute {
             started.push(go_rx);
         }
         for s in started {
-            s.await.map_err(ApiError::internal)?;
+            s.await
+                .map_err(|_| PoolError::Stopped("the search pool stopped"))?;
         }
         Ok(Hold { _release: release })
     }
 
-    async fn run_admitted<T, F>(&self, permit: OwnedSemaphorePermit, f: F) -> Result<T, ApiError>
+    async fn run_admitted<T, F>(&self, permit: OwnedSemaphorePermit, f: F) -> Result<T, PoolError>
     where
         T: Send + 'static,
         F: FnOnce(&Cancel) -> T + Send + 'static,
@@ -461,7 +486,7 @@ impl Compute {
         (job, rx)
     }
 
-    async fn receive<T>(rx: Answer<T>) -> Result<T, ApiError> {
+    async fn receive<T>(rx: Answer<T>) -> Result<T, PoolError> {
         match rx.await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(panic)) => {
@@ -470,9 +495,9 @@ impl Compute {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                Err(ApiError::internal(format!("search job panicked: {msg}")))
+                Err(PoolError::Panicked(msg))
             }
-            Err(_) => Err(ApiError::internal("search job dropped without an answer")),
+            Err(_) => Err(PoolError::Stopped("search job dropped without an answer")),
         }
     }
 }
@@ -493,7 +518,7 @@ mod tests {
         assert_eq!(c.run(|_| 2 + 2).await.unwrap(), 4);
         let hold = c.hold(1).await.unwrap();
         let e = c.run(|_| ()).await.unwrap_err();
-        assert_eq!((e.code.as_str(), e.retry_after), ("overloaded", Some(1)));
+        assert_eq!(e, PoolError::Overloaded);
         assert_eq!(c.stats().rejected, 1);
         drop(hold);
         // The held worker frees its permit as soon as it sees the release.
@@ -566,7 +591,7 @@ mod tests {
             })
             .await
             .unwrap_err();
-        assert_eq!(e.code, "internal");
+        assert_eq!(e, PoolError::Panicked("boom".into()), "the detail is kept");
         assert_eq!(idle(&c), 1, "the panicking job's searcher is dropped");
     }
 
@@ -579,7 +604,7 @@ mod tests {
             .unwrap();
         assert_eq!(out, (0..100).map(|i| i * 2).collect::<Vec<_>>());
         let e = c.run(|_| -> u32 { panic!("boom") }).await.unwrap_err();
-        assert_eq!(e.code, "internal");
+        assert_eq!(e, PoolError::Panicked("boom".into()));
         assert_eq!(
             c.run(|_| 7).await.unwrap(),
             7,

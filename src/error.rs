@@ -97,6 +97,15 @@ impl std::fmt::Display for ErrorCode {
     }
 }
 
+impl From<crate::compute::PoolError> for ApiError {
+    fn from(e: crate::compute::PoolError) -> Self {
+        match e {
+            crate::compute::PoolError::Overloaded => ApiError::overloaded(),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
 /// An error answer: HTTP status, stable code, human message.
 #[derive(Debug)]
 pub struct ApiError {

@@ -549,7 +549,7 @@ async fn drive(inner: Arc<Inner>) {
                 let compute = inner.compute.clone();
                 async move {
                     if let Err(e) = compute.run_background(move |_| drain(&flow)).await {
-                        tracing::error!(error = %e.message, "flow field repair failed");
+                        tracing::error!(error = %e, "flow field repair failed");
                     }
                 }
             })

@@ -850,7 +850,7 @@ async fn run_jobs(hub: &Arc<HubInner>, groups: &[Arc<Group>], settle: bool) {
                     }
                 });
                 if let Err(e) = run.await {
-                    tracing::error!(error = %e.message, "repair job failed");
+                    tracing::error!(error = %e, "repair job failed");
                 }
             }
         })

@@ -488,7 +488,7 @@ impl Maps {
                 }))
             })
             .await
-            .map_err(|e| MapsError::Internal(e.message))?
+            .map_err(|e| MapsError::Internal(format!("applying the patch failed: {e}")))?
             .map_err(|e| MapsError::PatchOutOfBounds(e.to_string()))
     }
 
@@ -969,7 +969,7 @@ impl Maps {
                     report.bundled += 1;
                 }
                 Ok(Err(reason)) => skip(&mut report, &path, &reason),
-                Err(e) => skip(&mut report, &path, &e.message),
+                Err(e) => skip(&mut report, &path, &e.to_string()),
             }
         }
         metrics::gauge!("pathd_maps_loaded").set(registry.len() as f64);
