@@ -156,6 +156,31 @@ fn describe() {
         Unit::Bytes,
         "Memory of a map's landmarks, by map"
     );
+    describe_gauge!(
+        "pathd_derived_resident_bytes",
+        Unit::Bytes,
+        "Derived state (JPS+ tables and landmarks, HPA* abstractions) resident across maps, within --derived-memory-mb"
+    );
+    describe_counter!(
+        "pathd_derived_evictions_total",
+        "Derived structures evicted to stay within --derived-memory-mb (rebuilt on demand), by kind"
+    );
+    describe_counter!(
+        "pathd_derived_failures_total",
+        "Derived structures whose build panicked (reported failed; the next version builds again), by kind"
+    );
+    describe_counter!(
+        "pathd_writes_refused_total",
+        "Writes refused with 503 overloaded: their map had --max-pending-writes writes waiting"
+    );
+    describe_counter!(
+        "pathd_flowfield_recomputed_total",
+        "Flow fields computed again because a write landed while they were computed"
+    );
+    describe_counter!(
+        "pathd_subscription_join_retries_total",
+        "Subscription joins tried again because a write landed while they were prepared"
+    );
     describe_gauge!("pathd_subscriptions", "Live subscriptions");
     describe_gauge!(
         "pathd_subscription_memory_bytes",

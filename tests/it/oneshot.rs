@@ -30,7 +30,7 @@ async fn readiness_follows_loading() {
         (st, body.as_str()),
         (
             StatusCode::OK,
-            r#"{"status":"ok","maps":0,"damaged_maps":[]}"#
+            r#"{"status":"ok","maps":0,"damaged_maps":[],"cut_logs":[]}"#
         )
     );
     let (st, body) = get(&state, "/readyz").await;
@@ -43,7 +43,7 @@ async fn readiness_follows_loading() {
         (st, body.as_str()),
         (
             StatusCode::OK,
-            r#"{"status":"ready","maps":0,"damaged_maps":[]}"#
+            r#"{"status":"ready","maps":0,"damaged_maps":[],"cut_logs":[]}"#
         )
     );
 }
