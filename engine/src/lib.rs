@@ -50,6 +50,7 @@
 
 mod algo;
 pub mod clearance;
+pub mod clock;
 mod components;
 mod eroded;
 pub mod grid;
@@ -77,4 +78,7 @@ pub use patch::{Patch, PatchError, Rect};
 pub use planner::{
     Derived, Searcher, SizedDerived, find_path, find_path_derived, find_path_with, resolve_auto,
 };
-pub use query::{Algorithm, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status};
+pub use query::{
+    Algorithm, HeuristicKind, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status,
+    TieBreak,
+};
