@@ -269,6 +269,16 @@
       return r;
     }
 
+    /**
+     * The flow field towards `goal` for a `size x size` agent (default 1): one direction
+     * byte per cell, row-major: 0..7 the move N, E, S, W, NE, SE, SW, NW that leads
+     * towards the goal, 8 at the goal, 255 where the goal cannot be reached.
+     */
+    flowField(goal, size = 1) {
+      check(need().pathd_flow_field(this.handle, goal[0], goal[1], size), 'flow field');
+      return outBytes().slice();
+    }
+
     /** Frees the grid's memory now (else it goes when the Grid is collected). */
     free() {
       if (this.handle && wasm) {
@@ -279,7 +289,10 @@
     }
   }
 
-  const api = { init, initSync, Grid, Trace, ALGORITHMS, HEURISTICS, TIE_BREAKS, EVENT_KINDS,
+  /** The moves of a flow field's direction bytes 0..7, as [dx, dy]. */
+  const DIRECTIONS = [[0, -1], [1, 0], [0, 1], [-1, 0], [1, -1], [1, 1], [-1, 1], [-1, -1]];
+
+  const api = { init, initSync, Grid, Trace, ALGORITHMS, HEURISTICS, TIE_BREAKS, EVENT_KINDS, DIRECTIONS,
     get ready() { return wasm !== null; } };
   return api;
 });

@@ -38,6 +38,11 @@ async fn page_and_assets_are_served_with_their_types() {
         ("/ui/app.js", "text/javascript"),
         ("/ui/app.css", "text/css"),
         ("/ui/favicon.svg", "image/svg+xml"),
+        ("/ui/pathd.js", "text/javascript"),
+        ("/ui/pathd-wasm.js", "text/javascript"),
+        ("/ui/lessons.js", "text/javascript"),
+        ("/app.js", "text/javascript"),
+        ("/pathd-wasm.js", "text/javascript"),
     ] {
         let r = s.client.get(s.at(path)).send().await.unwrap();
         assert_eq!(r.status(), 200, "{path}");
@@ -51,7 +56,7 @@ async fn page_and_assets_are_served_with_their_types() {
         assert!(!body.is_empty());
         if ct == "text/html" {
             assert!(body.contains("<canvas"), "the page draws on a canvas");
-            assert!(body.contains("/ui/app.js"));
+            assert!(body.contains("\"app.js\""));
             assert!(
                 !body.contains("http://") && !body.contains("https://"),
                 "no CDN"

@@ -330,6 +330,28 @@ pub extern "C" fn pathd_find_path(
     })
 }
 
+/// The flow field towards `(gx, gy)` for a `size x size` agent over the whole grid: one
+/// direction byte per cell in the output buffer (an index of the engine's moves N, E, S, W,
+/// NE, SE, SW, NW; [`pathd_engine::AT_GOAL`] at the goal; [`pathd_engine::UNREACHABLE`]);
+/// returns their count, or a negative error.
+#[unsafe(no_mangle)]
+pub extern "C" fn pathd_flow_field(handle: i32, gx: u32, gy: u32, size: u32) -> i32 {
+    with(|s| {
+        let Some(e) = entry(s, handle) else {
+            return fail(s, -2, "no such grid");
+        };
+        let mut spec = pathd_engine::FlowSpec::new(Point::new(gx, gy));
+        spec.size = size;
+        match pathd_engine::FlowField::new(&e.grid, &spec) {
+            Ok(f) => {
+                s.out = f.directions().to_vec();
+                s.out.len() as i32
+            }
+            Err(err) => fail(s, -3, &err.to_string()),
+        }
+    })
+}
+
 /// Appends `[x0,y0,x1,y1,...]` to `json`.
 fn points(json: &mut String, pts: &[Point]) {
     json.push('[');
