@@ -362,6 +362,7 @@ function runQuery(how = {}) {
   if ($('algo-b').value) algos.push($('algo-b').value);
   layoutPanes(algos);
   const opts = algos.map((a, i) => queryOptions(a, i));
+  S.lastOpts = opts;
   const remote = opts.map((o) => useServer(o.algorithm));
   if (how.drag && remote.some(Boolean)) return; // the server answers when the drag ends
   if (how.onlyLocal && remote.every(Boolean)) return;
@@ -392,10 +393,10 @@ function showOutcomes(algos, outcomes, how) {
     loadTrace(p, o.r, o.trace);
     showResult(k, o.r, null, p);
     const r = o.r;
-    const label = i === 1 && S.compare ? compareLabel() : r.algorithm;
+    const label = paneLabel(i, r.algorithm);
     const ok = r.status === 'found' || r.status === 'partial';
-    title.textContent = `${label} · ${r.status}${ok ? ` · cost ${fmt(r.cost)}` : ''} · ${r.expanded} expanded${r.source === 'server' ? ' · server' : ''}`;
-    title.className = 'pane-title' + (ok ? '' : ' bad');
+    title.textContent = `${label} · ${r.status}${ok ? ` · cost ${fmt(r.cost)}` : ''}${r.optimal === false ? ' (not optimal)' : ''} · ${r.expanded} expanded${r.source === 'server' ? ' · server' : ''}`;
+    title.className = 'pane-title' + (ok ? (r.optimal === false ? ' warn' : '') : ' bad');
   });
   const bad = outcomes.find((o) => o.err);
   const failed = outcomes.find((o) => o.r && o.r.status !== 'found');
@@ -418,10 +419,21 @@ function showOutcomes(algos, outcomes, how) {
   if ($('flow').checked) computeFlow();
 }
 
+// A pane's label: its algorithm, and the options in which the two panes differ or that
+// are not the defaults (a lesson's point).
+function paneLabel(i, algorithm) {
+  const o = S.lastOpts && S.lastOpts[i];
+  if (!o) return algorithm;
+  const all = S.lastOpts;
+  const anyH = all.some((x) => x.heuristic);
+  const anyT = all.some((x) => x.tieBreak && x.tieBreak !== 'high_g');
+  const own = movementRule() === 'cardinal' ? 'manhattan' : 'octile';
+  return [algorithm, anyH ? `h ${o.heuristic || own}` : '', anyT ? `ties ${o.tieBreak}` : '',
+    o.algorithm === 'weighted_astar' ? `w ${o.weight}` : ''].filter(Boolean).join(' · ');
+}
+
 function compareLabel() {
-  const c = S.compare;
-  return [c.algorithm || $('algo-b').value, c.heuristic, c.tieBreak && c.tieBreak !== 'high_g' ? `ties ${c.tieBreak}` : '',
-    c.algorithm === 'weighted_astar' ? `w ${c.weight}` : ''].filter(Boolean).join(' · ');
+  return paneLabel(1, (S.compare && S.compare.algorithm) || $('algo-b').value);
 }
 
 // Why an answer is not optimal, in words (the lessons' point).
@@ -480,7 +492,8 @@ function layoutPanes(algos) {
   const changed = $('pane-b').hidden !== (algos.length < 2);
   $('pane-b').hidden = algos.length < 2;
   $('res-a-head').textContent = algos[0];
-  $('res-b-head').textContent = algos.length > 1 && S.compare ? compareLabel() : (algos[1] || 'B');
+  $('res-a-head').textContent = paneLabel(0, algos[0]);
+  $('res-b-head').textContent = algos.length > 1 ? paneLabel(1, algos[1]) : 'B';
   if (algos.length < 2) clearPaneResult(S.panes[1]);
   if (changed) { resizeCanvases(); fit(); }
 }

@@ -130,7 +130,8 @@ function polyline(ctx, pts, colour, width, dash) {
 
 function marker(ctx, pt, colour) {
   if (!pt) return;
-  const r = Math.max(0.6, 6 / S.view.scale);
+  // 6 px when zoomed out (at least a third of a cell), 14 px at most when zoomed in.
+  const r = Math.max(6 / S.view.scale, Math.min(0.35, 14 / S.view.scale));
   ctx.beginPath();
   ctx.arc(pt[0] + 0.5, pt[1] + 0.5, r, 0, Math.PI * 2);
   ctx.fillStyle = colour;
@@ -253,6 +254,7 @@ function drawPane(p) {
   const alg = p.result && p.result.algorithm;
   if (p.events && ($('links').checked || alg === 'jps' || alg === 'jps_plus' || alg === 'theta')) drawLinks(ctx, p, scale);
   if (p.hpa) drawHpa(ctx, p, scale);
+  if (p.events && scale >= 44 && p.events.count <= 5000) drawValues(ctx, p, scale);
   const finished = !p.events || S.step >= paneSteps(p);
   if (p.result && p.result.path.length) {
     polyline(ctx, p.result.path, finished && !p.stale ? PATH : STALE_PATH, 3, p.stale ? [4, 4] : null);
@@ -268,9 +270,16 @@ function drawPane(p) {
   }
   const cur = currentNode(p, S.step);
   if (cur && !finished) {
-    ctx.fillStyle = '#ff7a1a';
-    const pad = Math.max(0, 3 / scale - 0.5);
-    ctx.fillRect(cur[0] - pad, cur[1] - pad, 1 + 2 * pad, 1 + 2 * pad);
+    if (scale >= 20) {
+      // Zoomed in: a frame, so the cell's values stay readable.
+      ctx.strokeStyle = '#ff7a1a';
+      ctx.lineWidth = 4 / scale;
+      ctx.strokeRect(cur[0] + 2 / scale, cur[1] + 2 / scale, 1 - 4 / scale, 1 - 4 / scale);
+    } else {
+      ctx.fillStyle = '#ff7a1a';
+      const pad = Math.max(0, 3 / scale - 0.5);
+      ctx.fillRect(cur[0] - pad, cur[1] - pad, 1 + 2 * pad, 1 + 2 * pad);
+    }
   }
   marker(ctx, S.start, '#4ec27a');
   marker(ctx, S.goal, '#e05a5a');
@@ -279,6 +288,33 @@ function drawPane(p) {
     ctx.lineWidth = 2 / scale;
     ctx.strokeRect(S.hover[0], S.hover[1], 1, 1);
   }
+}
+
+// Zoomed in on a small trace (the lessons): each reached cell shows its g, h and f as of
+// the step, f large, g and h above it.
+function drawValues(ctx, p, scale) {
+  const tr = p.events;
+  const last = new Map();
+  for (let i = 0; i < p.applied; i++) if (!(tr.phase && tr.phase[i] === 1)) last.set(tr.node[i], i);
+  const dpr = window.devicePixelRatio || 1;
+  const { ox, oy } = S.view;
+  ctx.save();
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0); // screen pixels: fonts in px
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'middle';
+  ctx.fillStyle = '#101418';
+  const small = `${Math.round(Math.min(22, scale * 0.15))}px system-ui, sans-serif`;
+  const big = `600 ${Math.round(Math.min(40, scale * 0.26))}px system-ui, sans-serif`;
+  for (const [n, i] of last) {
+    const x = n % S.W;
+    const y = (n - x) / S.W;
+    const cx = ox + (x + 0.5) * scale;
+    ctx.font = small;
+    ctx.fillText(`g ${fmt(tr.g[i])}   h ${fmt(tr.h[i])}`, cx, oy + (y + 0.2) * scale);
+    ctx.font = big;
+    ctx.fillText(`f ${fmt(tr.f[i])}`, cx, oy + (y + 0.8) * scale);
+  }
+  ctx.restore();
 }
 
 // HPA* layers: entrances, the abstract search (nodes and tree), the abstract path once

@@ -508,6 +508,9 @@ def main():
             ui.js("seek(2)")
             shown = ui.js("[...document.querySelectorAll('#lesson-table tbody tr.done')].length")
             assert shown >= 2
+            page.eval_on_selector("#lesson", "e => e.scrollIntoView()")
+            ui.hover_cell((1, 0))
+            time.sleep(0.2)
             page.screenshot(path=os.path.join(SHOTS, "lesson-3x3.png"))
 
         @test("lesson_manhattan_on_an_octile_map_is_flagged_and_longer")
@@ -521,6 +524,9 @@ def main():
             assert a["cost"] > b["cost"] + 1e-9, (a["cost"], b["cost"])
             assert "Manhattan overestimates a diagonal step" in ui.text("#lesson-note")
             assert "not optimal" in ui.text("#res-a-status")
+            page.click("#to-end")
+            page.eval_on_selector("#lesson", "e => e.scrollIntoView()")
+            time.sleep(0.2)
             page.screenshot(path=os.path.join(SHOTS, "lesson-manhattan.png"))
 
         @test("lesson_presets_each_show_their_point")
@@ -547,6 +553,8 @@ def main():
                 assert ok(a, b), (name, a["expanded"], b["expanded"], a["cost"], b["cost"])
                 assert ui.text("#lesson-note"), name
                 if name == "ties":
+                    page.click("#to-end")
+                    time.sleep(0.2)
                     page.screenshot(path=os.path.join(SHOTS, "lesson-ties.png"))
 
         @test("no_unexpected_console_errors")
