@@ -190,6 +190,34 @@ def main():
             assert frames > 10, f"played in {frames} frames: not animated"
             page.screenshot(path=os.path.join(SHOTS, "city-1024.png"))
 
+        @test("d2_berlin_0_1024_corner_to_corner_when_present")
+        def _():
+            # Optional: the benchmark map itself, when a checkout has it (tests/data/ or
+            # $PATHD_BERLIN_MAP); the generated city map above stands in for it otherwise.
+            found = os.environ.get("PATHD_BERLIN_MAP") or next(
+                (os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, "tests", "data"))
+                 for f in fs if f == "Berlin_0_1024.map"), None)
+            if not found or not os.path.exists(found):
+                print("     skipped: no Berlin_0_1024.map in tests/data/ (set PATHD_BERLIN_MAP)")
+                return
+            assert put_map("Berlin_0_1024", open(found).read()) in (200, 201)
+            open_map("Berlin_0_1024")
+            start, goal = ui.js("""(() => {
+                const near = (x0, y0, dx, dy) => { for (let k = 0; k < 1024; k++) for (let i = 0; i <= k; i++) {
+                    const x = x0 + dx * i, y = y0 + dy * (k - i);
+                    if (S.costs[y * S.W + x]) return [x, y]; } };
+                return [near(0, 0, 1, 1), near(1023, 1023, -1, -1)]; })()""")
+            _, direct = http("POST", "/v1/maps/Berlin_0_1024/path", {"start": start, "goal": goal})
+            query(start, goal)
+            total = int(ui.text("#step-counter").split("/")[1])
+            assert total == direct["expanded"], (total, direct["expanded"])
+            page.fill("#speed", "60")
+            page.dispatch_event("#speed", "input")
+            ui.js("seek(0); setPlaying(true)")
+            wait_for("played to the end", lambda: ui.js("S.step") == total, 120)
+            assert ui.js("countOverlay(S.panes[0], 'closed')") == direct["expanded"]
+            print(f"     Berlin_0_1024 {start} -> {goal}: {total} expansions animated")
+
         @test("d3_a_new_start_mid_animation_stops_the_old_trace")
         def _():
             open_map()
