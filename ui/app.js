@@ -138,7 +138,10 @@ function setMap({ W, H, costs, movement, version, source, summary }) {
   setVersion(version);
   renderMapImage();
   rebuildGrid();
-  if (resized) for (const p of S.panes) clearPaneResult(p);
+  if (resized) {
+    for (const p of S.panes) clearPaneResult(p);
+    fit(); // at once: a click on the new map must land where it is drawn
+  }
   updateAlgoOptions();
 }
 
@@ -211,7 +214,8 @@ function onMapChanged() {
   const ps = S.panes.filter((p) => p.result);
   if (!ps.length) { S.dirty = true; return; }
   if (ps.some((p) => p.result.source === 'local') && S.start && S.goal) {
-    runQuery({ keep: true, onlyLocal: true });
+    // Quietly: the message line keeps what the change said (a patch, a conflict).
+    runQuery({ keep: true, onlyLocal: true, quiet: true });
   }
   S.panes.forEach((p, i) => {
     if (p.result && p.result.source === 'server' && p.result.map_version !== S.version) {
@@ -362,6 +366,8 @@ function runQuery(how = {}) {
   if ($('algo-b').value) algos.push($('algo-b').value);
   layoutPanes(algos);
   const opts = algos.map((a, i) => queryOptions(a, i));
+  // While a marker is dragged, paths only (the trace comes with the drop).
+  if (how.drag) for (const o of opts) o.trace = false;
   S.lastOpts = opts;
   const remote = opts.map((o) => useServer(o.algorithm));
   if (how.drag && remote.some(Boolean)) return; // the server answers when the drag ends
@@ -400,7 +406,9 @@ function showOutcomes(algos, outcomes, how) {
   });
   const bad = outcomes.find((o) => o.err);
   const failed = outcomes.find((o) => o.r && o.r.status !== 'found');
-  if (bad) sayError('query failed', bad.err);
+  if (how.quiet && !bad) {
+    // a re-run after a map change: the table and panes say it
+  } else if (bad) sayError('query failed', bad.err);
   else {
     const text = outcomes.map((o) => `${o.r.algorithm}: ${o.r.status}${o.r.status === 'found' || o.r.status === 'partial' ? `, cost ${fmt(o.r.cost)}` : ''}${o.r.optimal === false ? ' (not optimal)' : ''}`).join(' · ');
     say(text, failed ? 'warn' : 'ok');

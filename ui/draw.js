@@ -259,6 +259,7 @@ function drawPane(p) {
   if (p.result && p.result.path.length) {
     polyline(ctx, p.result.path, finished && !p.stale ? PATH : STALE_PATH, 3, p.stale ? [4, 4] : null);
     if (p.result.waypoints) polyline(ctx, p.result.waypoints, '#1565c0', 2, [6, 4]);
+    drawFootprints(ctx, p.result.path, scale);
   }
   if (S.sub && S.sub.map === S.name) {
     // The cells the shown repair touched, light, then the repaired path over them.
@@ -288,6 +289,21 @@ function drawPane(p) {
     ctx.lineWidth = 2 / scale;
     ctx.strokeRect(S.hover[0], S.hover[1], 1, 1);
   }
+}
+
+// A sized agent (size > 1): its square footprint at the ends and along the path (its
+// anchor is the top-left cell, which the path follows).
+function drawFootprints(ctx, path, scale) {
+  const k = Math.max(1, Math.min(8, +$('size').value || 1));
+  if (k < 2 || !path.length) return;
+  ctx.strokeStyle = 'rgba(214,40,57,0.45)';
+  ctx.lineWidth = 1.5 / scale;
+  const every = Math.max(1, Math.round(k * 1.5));
+  for (let i = 0; i < path.length; i += every) ctx.strokeRect(path[i][0], path[i][1], k, k);
+  const end = path[path.length - 1];
+  ctx.strokeStyle = 'rgba(214,40,57,0.9)';
+  ctx.strokeRect(path[0][0], path[0][1], k, k);
+  ctx.strokeRect(end[0], end[1], k, k);
 }
 
 // Zoomed in on a small trace (the lessons): each reached cell shows its g, h and f as of
