@@ -54,14 +54,22 @@ async function initEngine() {
   rebuildGrid();
 }
 
-// The map's grid in the engine, under the chosen movement rule.
+// The map's grid in the engine, under the chosen movement rule: built when the page is
+// next idle (drawing a large map first), or at once when something needs it (ensureGrid).
 function rebuildGrid() {
   if (S.engine.grid) S.engine.grid.free();
   S.engine.grid = null;
   S.flow = null;
   if (!S.costs || !S.engine.ready) return;
+  const idle = window.requestIdleCallback || ((f) => setTimeout(f, 30));
+  idle(() => ensureGrid(), { timeout: 300 });
+}
+
+function ensureGrid() {
+  if (S.engine.grid || !S.costs || !S.engine.ready) return S.engine.grid;
   S.engine.grid = new PathdWasm.Grid(S.W, S.H, S.costs, { movement: movementRule() });
   if ($('flow').checked) computeFlow();
+  return S.engine.grid;
 }
 
 function movementRule() {
@@ -359,7 +367,7 @@ function runQuery(how = {}) {
     say(S.costs ? 'click a start and a goal cell' : 'pick a map, then click a start and a goal cell');
     return;
   }
-  if (!S.engine.grid) { say('the engine is still loading'); return; }
+  if (!ensureGrid()) { say('the engine is still loading'); return; }
   S.runs++;
   const token = ++S.queryToken;
   const algos = [$('algo-a').value];
@@ -516,7 +524,7 @@ function updatePoints() {
 // The flow field to the goal (for the agent size), from the engine in the tab.
 function computeFlow() {
   S.flow = null;
-  if (S.engine.grid && S.goal) {
+  if (S.goal && ensureGrid()) {
     try {
       S.flow = { dirs: S.engine.grid.flowField(S.goal, Math.max(1, Math.min(8, +$('size').value || 1))), canvas: null };
     } catch (e) {

@@ -51,7 +51,7 @@ async function finishStroke() {
 // Writes `cells` ({x, y, cost}) at version `base`: true when applied.
 async function writeCells(cells, base, verb) {
   if (S.source === 'local') {
-    S.engine.grid.patch(cells);
+    ensureGrid().patch(cells);
     for (const c of cells) {
       S.costs[c.y * S.W + c.x] = c.cost;
       previewCell(c.x, c.y, c.cost);
