@@ -111,7 +111,8 @@ def main():
         def open_map(name=MAP):
             page.goto("about:blank")
             page.goto(f"{BASE}/#{name}")
-            page.wait_for_function(f"S.name === {json.dumps(name)} && S.costs && !S.loading && !!S.engine.grid", timeout=10000)
+            page.wait_for_function(f"S.name === {json.dumps(name)} && S.costs && !S.loading"
+                                   " && (typeof PathdWasm === 'undefined' || !!S.engine.grid)", timeout=10000)
 
         def query(start, goal):
             ui.js(f"S.start = {list(start)}; S.goal = {list(goal)}; updatePoints(); runQuery()")
