@@ -534,6 +534,25 @@ function computeFlow() {
   S.dirty = true;
 }
 
+// Runs pane A's query on the server as well and says whether both agree (the same cost and
+// expansions: the same engine, two builds).
+async function verifyOnServer() {
+  const p = S.panes[0];
+  if (S.source !== 'server' || !p.result || p.result.source !== 'local') {
+    say('run a query on a server map first (in the tab, not on the server)');
+    return;
+  }
+  const mine = p.result;
+  const o = serverOutcome(queryOptions($('algo-a').value, 0));
+  const { r, err } = await o;
+  if (err) { sayError('the server refused the query', err); return; }
+  const same = r.status === mine.status && r.cost === mine.cost && r.expanded === mine.expanded;
+  say(same
+    ? `server agrees: ${r.status}, cost ${fmt(r.cost)}, ${r.expanded} expanded (version ${r.map_version})`
+    : `server differs: ${r.status}, cost ${fmt(r.cost)}, ${r.expanded} expanded against the tab's ${mine.status}, cost ${fmt(mine.cost)}, ${mine.expanded} expanded`,
+  same ? 'ok' : 'error');
+}
+
 // A parameter changed: re-run at once, continuing the animation from the same step.
 function onParamChange(e) {
   if (e && e.target && e.target.tagName === 'SELECT') e.target.blur(); // arrows step again
@@ -673,6 +692,7 @@ function init() {
   $('fit').addEventListener('click', fit);
   $('run').addEventListener('click', () => runQuery());
   $('posthoc').addEventListener('click', downloadPosthoc);
+  $('verify').addEventListener('click', () => verifyOnServer().catch((e) => sayError('check', e)));
   $('clear-points').addEventListener('click', () => { S.start = S.goal = null; S.flow = null; clearAll(); });
   for (const id of ['algo-a', 'algo-b', 'heuristic', 'tie-break', 'movement']) $(id).addEventListener('change', onParamChange);
   for (const id of ['smooth', 'partial', 'trace', 'debug', 'on-server']) $(id).addEventListener('change', onParamChange);

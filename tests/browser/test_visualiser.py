@@ -456,6 +456,18 @@ def main():
                     assert local["cost"] == direct["cost"], (algo, h, local["cost"], direct["cost"])
                     assert local["expanded"] == direct["expanded"], (algo, h, local["expanded"], direct["expanded"])
 
+        @test("check_on_the_server_says_both_agree")
+        def _():
+            open_map()
+            for algo in ["astar", "jps", "theta"]:
+                page.select_option("#algo-a", algo)
+                query((30, 100), (150, 150))
+                wait_for(algo, lambda: ui.js("S.panes[0].result.algorithm") == algo, 2)
+                page.click("#verify")
+                wait_for("verdict", lambda: "server" in ui.text("#message"), 5)
+                assert "server agrees" in ui.text("#message"), ui.text("#message")
+            page.select_option("#algo-a", "astar")
+
         def open_offline():
             page.goto("about:blank")
             page.goto("file://" + os.path.join(UI_ROOT, "ui", "index.html"))
