@@ -72,10 +72,16 @@ curl -fsS "$BASE/readyz" >/dev/null
 SHOTS="${SCREENSHOT_DIR:-$TMP/shots}"
 mkdir -p "$SHOTS"
 status=0
-PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 tests/browser/test_ui.py || status=$?
+# BROWSER_SUITES=visualiser runs only tests/browser/test_visualiser.py (the engine in the
+# tab, lessons, issue 25's defects); BROWSER_TESTS=name,... filters its tests.
+if [ "${BROWSER_SUITES:-ui,visualiser}" != visualiser ]; then
+    PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 tests/browser/test_ui.py || status=$?
+fi
+PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 tests/browser/test_visualiser.py || status=$?
 if [ "$status" = 0 ] && [ "${UPDATE_SCREENSHOTS:-0}" = 1 ]; then
     mkdir -p docs/ui
-    for shot in query trace-step compare subscription hpa repair; do
+    for shot in query trace-step compare subscription hpa repair \
+        offline lesson-3x3 lesson-ties lesson-manhattan city-1024; do
         cp "$SHOTS/$shot.png" "docs/ui/$shot.png"
     done
     echo "updated docs/ui/*.png"

@@ -7,7 +7,8 @@
 #   2. the README's curl session, executed against a fresh server (scripts/readme-test.sh);
 #   3. schemathesis against the running server and openapi.yaml;
 #   4. the visualiser in headless Chromium (scripts/browser-test.sh; PATHD_SKIP_BROWSER=1
-#      skips it);
+#      skips it), after the engine-in-the-tab checks (scripts/wasm-test.sh: the committed
+#      .wasm is what the source builds, and the npm package's `node --test`);
 #   5. the container: build the image with buildah, run it, query it.
 # Set PATHD_SKIP_CONTAINER=1 to skip step 5 on a machine without buildah.
 set -euo pipefail
@@ -24,6 +25,9 @@ case $target in /*) ;; *) target="$(pwd)/$target" ;; esac
 export PATHD_BIN="$target/debug/pathd"
 ./scripts/readme-test.sh
 ./scripts/schemathesis.sh
+# The engine in the tab: the committed .wasm is up to date with the source, and the npm
+# package's node tests (scripts/wasm-test.sh; installs the wasm target and node if missing).
+./scripts/wasm-test.sh
 if [ "${PATHD_SKIP_BROWSER:-0}" != 1 ]; then ./scripts/browser-test.sh; fi
 if [ "${PATHD_SKIP_CONTAINER:-0}" != 1 ]; then
   ./scripts/container-test.sh

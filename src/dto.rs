@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use pathd_engine::{Algorithm, LimitKind, Limits, Point, Query, SearchResult};
+use pathd_engine::{
+    Algorithm, HeuristicKind, LimitKind, Limits, Point, Query, SearchResult, TieBreak,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
@@ -172,6 +174,12 @@ pub struct PathRequest {
     /// Agent side in cells (default 1, at most 8): a `size x size` agent anchored at its
     /// top-left cell; the path is its anchor's.
     pub size: Option<u32>,
+    /// Lessons: a heuristic other than the map's own (`octile`, `manhattan`, `euclidean`,
+    /// `chebyshev`, `zero`); astar, dijkstra and weighted_astar only.
+    pub heuristic: Option<String>,
+    /// Lessons: how ties of equal `f` are broken (`none`, `high_g` the default,
+    /// `cross_product`, `epsilon`); astar, dijkstra and weighted_astar only.
+    pub tie_break: Option<String>,
 }
 
 /// Default weight of `weighted_astar`.
@@ -227,10 +235,46 @@ impl PathRequest {
             },
             smooth: self.smooth.unwrap_or(false),
             size: self.size.unwrap_or(1),
+            heuristic: lesson_option(
+                self.heuristic.as_deref(),
+                "heuristic",
+                HeuristicKind::parse,
+                |h| h.as_str(),
+                &HeuristicKind::ALL,
+            )?,
+            tie_break: lesson_option(
+                self.tie_break.as_deref(),
+                "tie_break",
+                TieBreak::parse,
+                |t| t.as_str(),
+                &TieBreak::ALL,
+            )?
+            .unwrap_or_default(),
         };
         pathd_engine::query::check_size(query.size)?;
         Ok((query, Duration::from_millis(timeout)))
     }
+}
+
+/// Parses a lesson option's wire name (`None` when absent).
+fn lesson_option<T: Copy>(
+    value: Option<&str>,
+    field: &str,
+    parse: fn(&str) -> Option<T>,
+    name: fn(T) -> &'static str,
+    all: &[T],
+) -> Result<Option<T>, ApiError> {
+    value
+        .map(|v| {
+            parse(v).ok_or_else(|| {
+                let names: Vec<_> = all.iter().map(|&t| name(t)).collect();
+                ApiError::invalid_request(format!(
+                    "unknown {field} {v:?}; expected one of {}",
+                    names.join(", ")
+                ))
+            })
+        })
+        .transpose()
 }
 
 /// The answer to a path query (`PathResult` in `openapi.yaml`).
@@ -272,6 +316,10 @@ pub struct PathResponse {
     /// The search's events, when `trace` was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::routes::trace::SearchTrace>,
+    /// `false` when a lesson option (`heuristic`, `tie_break`) gave up the algorithm's
+    /// guarantee (Manhattan on an octile map, the epsilon nudge); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub optimal: Option<bool>,
 }
 
 impl PathResponse {
@@ -297,6 +345,7 @@ impl PathResponse {
             waypoints: r.waypoints.map(|w| w.into_iter().map(pair).collect()),
             waypoints_cost: r.smoothed_length,
             trace: None,
+            optimal: (!r.keeps_guarantee).then_some(false),
         }
     }
 }

@@ -12,6 +12,12 @@
 //! - [`movingai`]: the Moving AI `.map` and `.scen` formats.
 //! - [`Searcher`] / [`find_path`]: one entry point for every algorithm, one [`SearchResult`]
 //!   (found, partial, no path, limit reached) with [`Stats`].
+//! - Lessons: [`Query::heuristic`] ([`HeuristicKind`]) and [`Query::tie_break`]
+//!   ([`TieBreak`]) make A*, Dijkstra and weighted A* show what a mismatched heuristic or
+//!   tie-breaking does; a choice that gives up optimality clears
+//!   [`SearchResult::keeps_guarantee`]. The default search never goes through them.
+//! - [`clock`]: `wasm32-unknown-unknown` has no clock; the engine builds and runs there
+//!   (the `wasm/` crate) with a stopped one.
 //!
 //! | algorithm | optimal | maps | notes |
 //! |---|---|---|---|
@@ -50,6 +56,7 @@
 
 mod algo;
 pub mod clearance;
+pub mod clock;
 mod components;
 mod eroded;
 pub mod grid;
@@ -77,4 +84,7 @@ pub use patch::{Patch, PatchError, Rect};
 pub use planner::{
     Derived, Searcher, SizedDerived, find_path, find_path_derived, find_path_with, resolve_auto,
 };
-pub use query::{Algorithm, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status};
+pub use query::{
+    Algorithm, HeuristicKind, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status,
+    TieBreak,
+};

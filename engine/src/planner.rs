@@ -168,6 +168,20 @@ impl Searcher {
                 r => r,
             },
         };
+        if query.has_lesson()
+            && (query.size > 1
+                || !matches!(
+                    algorithm,
+                    Algorithm::AStar | Algorithm::Dijkstra | Algorithm::WeightedAStar
+                ))
+        {
+            return Err(QueryError::NotApplicable {
+                algorithm,
+                reason: "heuristic and tie_break (the lessons' options) apply to astar, \
+                         dijkstra and weighted_astar for one-cell agents"
+                    .into(),
+            });
+        }
         if query.start == query.goal {
             return Ok(trivial(query.start, algorithm, query.smooth));
         }
@@ -182,6 +196,7 @@ impl Searcher {
                 expanded_cells: Vec::new(),
                 waypoints: None,
                 smoothed_length: None,
+                keeps_guarantee: true,
             });
         }
         let s = &mut self.scratch;
@@ -398,6 +413,7 @@ fn trivial(p: Point, algorithm: Algorithm, smooth: bool) -> SearchResult {
         expanded_cells: Vec::new(),
         waypoints: corners.then(|| vec![p]),
         smoothed_length: length.then_some(0.0),
+        keeps_guarantee: true,
     }
 }
 
@@ -478,6 +494,7 @@ pub(crate) fn finish_shaped(
         limit,
         waypoints: shaped.waypoints,
         smoothed_length: shaped.smoothed_length,
+        keeps_guarantee: query.keeps_guarantee(grid.movement()),
         expanded_cells: outcome
             .debug
             .iter()

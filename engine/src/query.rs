@@ -3,12 +3,13 @@
 //! "No path" and "limit reached" are [`Status`]es, not errors: [`QueryError`] is only for
 //! misuse (a start off the map, a weight below 1, an algorithm that does not apply).
 
+use crate::clock::Instant;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::grid::Point;
+use crate::grid::{Movement, Point};
 
 /// Largest accepted [`Query::weight`]. Beyond it weighted A* degenerates into greedy
 /// best-first search (and very large weights overflow `f`), so it is refused.
@@ -194,6 +195,12 @@ pub struct Query {
     /// anchored at its top-left cell. The path is the anchor's; it moves like a one-cell
     /// agent on the map eroded for its footprint, and pays the anchor cells' step costs.
     pub size: u32,
+    /// A heuristic other than the map's own (a lesson: see [`HeuristicKind`]); `None` is the
+    /// map's matched, admissible one. A*, Dijkstra and weighted A* only.
+    pub heuristic: Option<HeuristicKind>,
+    /// How ties between equal `f` are broken (a lesson: see [`TieBreak`]); the default,
+    /// [`TieBreak::HighG`], is what every search does. A*, Dijkstra and weighted A* only.
+    pub tie_break: TieBreak,
 }
 
 impl Query {
@@ -209,7 +216,35 @@ impl Query {
             debug_cap: 0,
             smooth: false,
             size: 1,
+            heuristic: None,
+            tie_break: TieBreak::HighG,
         }
+    }
+
+    /// True when the query asks for a lesson option ([`Query::heuristic`] or a
+    /// [`Query::tie_break`] other than the default).
+    pub fn has_lesson(&self) -> bool {
+        self.heuristic.is_some() || self.tie_break != TieBreak::HighG
+    }
+
+    /// False when a lesson option gives up the algorithm's guarantee under `movement`: a
+    /// heuristic that overestimates there ([`HeuristicKind::admissible`]) or the
+    /// [`TieBreak::Epsilon`] nudge (which inflates `h` by [`EPSILON`]). A weighted A* query
+    /// keeps its bound of `w` otherwise, the others their optimality.
+    ///
+    /// ```
+    /// use pathd_engine::{Movement, Point, Query};
+    /// use pathd_engine::query::{HeuristicKind, TieBreak};
+    /// let mut q = Query::new(Point::new(0, 0), Point::new(2, 2));
+    /// assert!(q.keeps_guarantee(Movement::Octile));
+    /// q.heuristic = Some(HeuristicKind::Manhattan);
+    /// assert!(!q.keeps_guarantee(Movement::Octile) && q.keeps_guarantee(Movement::Cardinal));
+    /// q.heuristic = None;
+    /// q.tie_break = TieBreak::Epsilon;
+    /// assert!(!q.keeps_guarantee(Movement::Cardinal));
+    /// ```
+    pub fn keeps_guarantee(&self, movement: Movement) -> bool {
+        self.heuristic.is_none_or(|h| h.admissible(movement)) && self.tie_break != TieBreak::Epsilon
     }
 
     /// The same query with another algorithm.
@@ -222,6 +257,111 @@ impl Query {
     pub fn with_smooth(mut self, smooth: bool) -> Self {
         self.smooth = smooth;
         self
+    }
+}
+
+/// The heuristics a lesson can pick ([`Query::heuristic`]), each scaled by the map's
+/// smallest cell cost like the default one. With `dx`, `dy` the distances to the goal:
+///
+/// | kind | h | octile map | cardinal map |
+/// |---|---|---|---|
+/// | `octile` | `max + (sqrt 2 - 1) min` | exact on open ground (the default) | admissible, weaker |
+/// | `manhattan` | `dx + dy` | **overestimates** a diagonal step (2 for sqrt 2): not optimal | exact (the default) |
+/// | `euclidean` | `sqrt(dx^2 + dy^2)` | admissible, weaker | admissible, much weaker: slow |
+/// | `chebyshev` | `max(dx, dy)` | admissible, weaker | admissible, weaker |
+/// | `zero` | 0 | Dijkstra | Dijkstra |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HeuristicKind {
+    /// Octile distance.
+    Octile,
+    /// Manhattan distance.
+    Manhattan,
+    /// Straight-line distance.
+    Euclidean,
+    /// The larger of the two distances.
+    Chebyshev,
+    /// No estimate at all.
+    Zero,
+}
+
+impl HeuristicKind {
+    /// Every kind, in wire order.
+    pub const ALL: [HeuristicKind; 5] = [
+        HeuristicKind::Octile,
+        HeuristicKind::Manhattan,
+        HeuristicKind::Euclidean,
+        HeuristicKind::Chebyshev,
+        HeuristicKind::Zero,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HeuristicKind::Octile => "octile",
+            HeuristicKind::Manhattan => "manhattan",
+            HeuristicKind::Euclidean => "euclidean",
+            HeuristicKind::Chebyshev => "chebyshev",
+            HeuristicKind::Zero => "zero",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|h| h.as_str() == s)
+    }
+
+    /// Whether it never overestimates the cost to the goal under `movement` (only
+    /// Manhattan on an octile map does: a diagonal step costs sqrt 2, Manhattan counts 2).
+    pub fn admissible(self, movement: Movement) -> bool {
+        !(self == HeuristicKind::Manhattan && movement == Movement::Octile)
+    }
+}
+
+/// How the open list orders nodes of equal `f` ([`Query::tie_break`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TieBreak {
+    /// None: equal `f` in node order (row-major), whatever their depth. On open ground A*
+    /// then expands the whole "fat diamond" of equal-`f` cells.
+    None,
+    /// Larger `g` first (the node deeper along its path: finishes straight runs first).
+    /// What every search does.
+    #[default]
+    HighG,
+    /// Among equal `f`, the node closest to the straight start-goal line first (smallest
+    /// `|cross product|` of node-goal and start-goal), then node order: paths hug the line.
+    /// A pure tie-break: optimality is kept.
+    CrossProduct,
+    /// Inflate `h` by `1 +` [`EPSILON`] (weight `w (1 + EPSILON)`): ties tip towards the
+    /// goal, at the price of a cost up to that factor above the optimum (`optimal: false`).
+    Epsilon,
+}
+
+/// The nudge of [`TieBreak::Epsilon`]: `h` weighs `1 + EPSILON` (1/1000, below one step in
+/// a thousand, so on paths under a thousand steps of cost one it breaks ties only).
+pub const EPSILON: f64 = 1e-3;
+
+impl TieBreak {
+    /// Every rule, in wire order.
+    pub const ALL: [TieBreak; 4] = [
+        TieBreak::None,
+        TieBreak::HighG,
+        TieBreak::CrossProduct,
+        TieBreak::Epsilon,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TieBreak::None => "none",
+            TieBreak::HighG => "high_g",
+            TieBreak::CrossProduct => "cross_product",
+            TieBreak::Epsilon => "epsilon",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
     }
 }
 
@@ -302,6 +442,10 @@ pub struct SearchResult {
     /// for Theta* and for smoothed results, never below the true cost of those segments and
     /// never above `cost` for a smoothed grid path.
     pub smoothed_length: Option<f64>,
+    /// False when a lesson option of the query gave up the algorithm's guarantee
+    /// ([`Query::keeps_guarantee`]): the answer may cost more than the optimum (or than `w`
+    /// times it for weighted A*).
+    pub keeps_guarantee: bool,
 }
 
 /// Misuse of the engine: the query cannot be run as given.

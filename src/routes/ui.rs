@@ -1,7 +1,13 @@
 //! The visualiser: a single-page app served at `/` and `/ui/...`, its assets embedded in
 //! the binary (no CDN, nothing fetched at run time; works offline and in the container).
 //! The page is plain JavaScript drawing on a canvas, talking to the same JSON API every
-//! other client uses; its sources are `ui/` at the repository root.
+//! other client uses, with the engine itself compiled to WebAssembly (`pathd-wasm.js`, the
+//! module as base64, and `pathd.js`, its glue: see `scripts/build-wasm.sh`) so searches run
+//! in the tab; its sources are `ui/` at the repository root.
+//!
+//! The page names its assets relatively (`app.js`), so that `ui/index.html` also works
+//! opened as a file; served, each asset is at `/ui/{name}` and at `/{name}` (what the
+//! relative names resolve to from `/` and `/ui`).
 //!
 //! Not part of `openapi.yaml` (it is not API). No authentication: the page holds no data;
 //! the bearer token is typed into the page and sent by it with each API call.
@@ -44,15 +50,39 @@ const ASSETS: &[Asset] = &[
         content_type: "image/svg+xml",
         body: include_bytes!("../../ui/favicon.svg"),
     },
+    js("api.js", include_bytes!("../../ui/api.js")),
+    js("trace.js", include_bytes!("../../ui/trace.js")),
+    js("draw.js", include_bytes!("../../ui/draw.js")),
+    js("live.js", include_bytes!("../../ui/live.js")),
+    js("lessons.js", include_bytes!("../../ui/lessons.js")),
+    js("pathd.js", include_bytes!("../../ui/pathd.js")),
+    js("pathd-wasm.js", include_bytes!("../../ui/pathd-wasm.js")),
 ];
+
+/// A JavaScript asset.
+const fn js(name: &'static str, body: &'static [u8]) -> Asset {
+    Asset {
+        name,
+        content_type: "text/javascript; charset=utf-8",
+        body,
+    }
+}
 
 /// The routes of this module.
 pub fn router() -> Router<AppState> {
-    Router::new()
+    let mut r = Router::new()
         .route("/", get(index))
         .route("/ui", get(index))
         .route("/ui/", get(index))
-        .route("/ui/{file}", get(asset))
+        .route("/ui/{file}", get(asset));
+    // The page's relative names seen from `/` and `/ui` (each one route, no catch-all).
+    for (i, a) in ASSETS.iter().enumerate().skip(1) {
+        r = r.route(
+            &format!("/{}", a.name),
+            get(move |headers: HeaderMap| async move { serve(&ASSETS[i], &headers) }),
+        );
+    }
+    r
 }
 
 /// A strong validator of an asset's bytes (FNV-1a, 64 bits): assets change only with the

@@ -355,6 +355,8 @@ def main():
             # scripts/browser-test.sh); its abstraction is rebuilt after the patches above.
             wait_for("arena2's HPA* abstraction",
                      lambda: (http("GET", f"/v1/maps/{MAP}")[1].get("hpa") or {}).get("status") == "ready", 20)
+            # The page offers hpa once it has seen the abstraction ready (it polls).
+            page.wait_for_function("!document.querySelector('#algo-a option[value=hpa]').disabled", timeout=10000)
             page.select_option("#algo-a", "hpa")
             page.click("#run")
             wait_for("hpa result", lambda: ui.js("S.panes[0].result && S.panes[0].result.algorithm") == "hpa")

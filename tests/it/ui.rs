@@ -38,6 +38,11 @@ async fn page_and_assets_are_served_with_their_types() {
         ("/ui/app.js", "text/javascript"),
         ("/ui/app.css", "text/css"),
         ("/ui/favicon.svg", "image/svg+xml"),
+        ("/ui/pathd.js", "text/javascript"),
+        ("/ui/pathd-wasm.js", "text/javascript"),
+        ("/ui/lessons.js", "text/javascript"),
+        ("/app.js", "text/javascript"),
+        ("/pathd-wasm.js", "text/javascript"),
     ] {
         let r = s.client.get(s.at(path)).send().await.unwrap();
         assert_eq!(r.status(), 200, "{path}");
@@ -51,7 +56,7 @@ async fn page_and_assets_are_served_with_their_types() {
         assert!(!body.is_empty());
         if ct == "text/html" {
             assert!(body.contains("<canvas"), "the page draws on a canvas");
-            assert!(body.contains("/ui/app.js"));
+            assert!(body.contains("\"app.js\""));
             assert!(
                 !body.contains("http://") && !body.contains("https://"),
                 "no CDN"
@@ -673,4 +678,74 @@ async fn repair_events_carry_the_cells_the_repair_touched() {
         touched.contains(first_off),
         "{first_off:?} not in {touched:?}"
     );
+}
+
+/// The lessons' options (`heuristic`, `tie_break`) reach the engine through the path request:
+/// Manhattan on an octile map is answered with `optimal: false` and may cost more; admissible
+/// choices answer the optimum without the flag; unknown names and algorithms they do not
+/// apply to are refused.
+#[tokio::test]
+async fn lesson_options_pass_through_the_path_request() {
+    let s = TestServer::new().await;
+    // Two walls: Manhattan's overestimate of diagonals leads A* the long way round.
+    let mut rows = vec![vec![b'.'; 30]; 20];
+    for (y, row) in rows.iter_mut().enumerate() {
+        if (3..=16).contains(&y) {
+            row[10] = b'@';
+            row[11] = b'@';
+        }
+        if y <= 12 {
+            row[18] = b'@';
+            row[19] = b'@';
+        }
+    }
+    let text = format!(
+        "type octile\nheight 20\nwidth 30\nmap\n{}\n",
+        rows.iter()
+            .map(|r| String::from_utf8(r.clone()).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(s.put_text("walls", &text).await.status(), 201);
+    let q = |extra: Value| {
+        let mut q = json!({"start": [2, 2], "goal": [27, 17]});
+        q.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        q
+    };
+    let (_, best) = json(s.path("walls", &q(json!({}))).await).await;
+    assert!(best.get("optimal").is_none(), "{best}");
+    let (status, m) = json(s.path("walls", &q(json!({"heuristic": "manhattan"}))).await).await;
+    assert_eq!(status, 200, "{m}");
+    assert_eq!(m["optimal"], false);
+    assert!(m["cost"].as_f64().unwrap() > best["cost"].as_f64().unwrap() + 1e-9);
+    for (h, t) in [
+        ("euclidean", "none"),
+        ("chebyshev", "cross_product"),
+        ("zero", "high_g"),
+    ] {
+        let (_, r) = json(
+            s.path("walls", &q(json!({"heuristic": h, "tie_break": t})))
+                .await,
+        )
+        .await;
+        assert!(r.get("optimal").is_none(), "{h} {t}: {r}");
+        assert!((r["cost"].as_f64().unwrap() - best["cost"].as_f64().unwrap()).abs() < 1e-9);
+    }
+    let (_, e) = json(s.path("walls", &q(json!({"tie_break": "epsilon"}))).await).await;
+    assert_eq!(e["optimal"], false);
+    expect_error(
+        s.path("walls", &q(json!({"heuristic": "bogus"}))).await,
+        400,
+        "invalid_request",
+    )
+    .await;
+    let r = s
+        .path(
+            "walls",
+            &q(json!({"heuristic": "zero", "algorithm": "jps"})),
+        )
+        .await;
+    expect_error(r, 400, "not_applicable").await;
 }

@@ -27,10 +27,13 @@
 //! unused). Dijkstra is `w = 0`, `h` ignored.
 
 use crate::grid::Grid;
-use crate::query::{Algorithm, Query, SearchResult};
-use crate::search::{GridExpander, Heuristic, Run, Scratch, best_first};
+use crate::query::{Algorithm, EPSILON, Query, SearchResult, TieBreak};
+use crate::search::lesson::Lesson;
+use crate::search::{Estimate, GridExpander, Heuristic, Run, Scratch, best_first};
 
-/// Runs A* (`weight` 1), Dijkstra (`weight` 0) or weighted A* (`weight` w >= 1).
+/// Runs A* (`weight` 1), Dijkstra (`weight` 0) or weighted A* (`weight` w >= 1), with the
+/// query's lesson heuristic and tie-break when it asks for one ([`Query::has_lesson`]): the
+/// default search never goes through [`Lesson`].
 pub(crate) fn search(
     grid: &Grid,
     scratch: &mut Scratch,
@@ -38,12 +41,44 @@ pub(crate) fn search(
     algorithm: Algorithm,
     weight: f64,
 ) -> SearchResult {
+    if !query.has_lesson() {
+        return run(
+            grid,
+            scratch,
+            query,
+            algorithm,
+            weight,
+            Heuristic::new(grid, query.goal),
+        );
+    }
+    let weight = match query.tie_break {
+        TieBreak::Epsilon => weight * (1.0 + EPSILON),
+        _ => weight,
+    };
+    let lesson = Lesson::new(
+        grid,
+        query.start,
+        query.goal,
+        query.heuristic,
+        query.tie_break,
+    );
+    run(grid, scratch, query, algorithm, weight, lesson)
+}
+
+fn run<H: Estimate>(
+    grid: &Grid,
+    scratch: &mut Scratch,
+    query: &Query,
+    algorithm: Algorithm,
+    weight: f64,
+    heuristic: H,
+) -> SearchResult {
     scratch.begin(grid.padded_len());
     let run = Run {
         start: grid.pidx(query.start) as u32,
         goal: grid.pidx(query.goal) as u32,
         weight,
-        heuristic: Heuristic::new(grid, query.goal),
+        heuristic,
         limits: &query.limits,
         track_closest: query.partial,
         debug_cap: query.debug_cap,

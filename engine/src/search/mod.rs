@@ -37,11 +37,12 @@
 //! search touches only the nodes it reaches.
 
 mod heap;
+pub(crate) mod lesson;
 pub(crate) mod scratch;
 pub(crate) mod trace;
 
+use crate::clock::Instant;
 use std::sync::atomic::Ordering as AtomicOrdering;
-use std::time::Instant;
 
 pub(crate) use heap::OpenList;
 pub(crate) use scratch::Scratch;
@@ -177,6 +178,14 @@ pub(crate) trait Expander {
 /// for the optimal searches).
 pub(crate) trait Estimate {
     fn h(&self, node: u32) -> f64;
+
+    /// The open list's tie-break value of `node` reached with cost `g`: among equal `f`,
+    /// larger first. `g` (the documented order) but for a lesson's [`lesson::Lesson`]
+    /// ([`crate::query::TieBreak`]). Non-negative.
+    #[inline]
+    fn tie(&self, _node: u32, g: f64) -> f64 {
+        g
+    }
 }
 
 /// `h = 0`, for a Dijkstra that has no single goal.
@@ -469,7 +478,11 @@ fn best_first_traced<E: Expander, H: Estimate, T: Tracer>(
 
     let (nodes, open, succs) = scratch.parts();
     nodes.touch(run.start, 0.0, run.start);
-    open.push(run.weight * run.heuristic.h(run.start), 0.0, run.start);
+    open.push(
+        run.weight * run.heuristic.h(run.start),
+        run.heuristic.tie(run.start, 0.0),
+        run.start,
+    );
     stats.generated += 1;
     if T::ON {
         tr.begin(run.weight);
@@ -553,11 +566,12 @@ fn best_first_traced<E: Expander, H: Estimate, T: Tracer>(
             }
             nodes.touch(s.node, s.g, s.parent);
             let f = s.g + run.weight * run.heuristic.h(s.node);
+            let tie = run.heuristic.tie(s.node, s.g);
             if old.is_finite() && !closed {
-                open.update(f, s.g, s.node);
+                open.update(f, tie, s.node);
             } else {
                 stats.reopened += u64::from(closed);
-                open.push(f, s.g, s.node);
+                open.push(f, tie, s.node);
             }
             stats.generated += 1;
             if T::ON {

@@ -11,6 +11,7 @@ mod goal_tree;
 mod hpa;
 mod jps_plus;
 mod jps_theta;
+mod lessons;
 mod movingai;
 mod oracle;
 mod parser;

@@ -66,7 +66,7 @@ pub(crate) mod outcome;
 pub(crate) mod queue;
 pub(crate) mod search_loop;
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Limits, QueryError, Stats, Status};

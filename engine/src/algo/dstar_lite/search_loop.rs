@@ -1,7 +1,7 @@
 //! The search loop of [`DStarLite`]: keys, vertex updates, ComputeShortestPath and path
 //! extraction. The reasoning behind each step is in the parent module's docs.
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use super::nodes::Node;
 use super::outcome::{Baseline, classify, same_cost};

@@ -1,7 +1,7 @@
 //! One agent of a shared [`GoalTree`]: its position and last path, and how a patch or a
 //! move changes them (the same answers and change classes as a D* Lite search of its own).
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use super::GoalTree;
 use crate::algo::dstar_lite::agent_path_cost;

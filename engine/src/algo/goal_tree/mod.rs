@@ -64,7 +64,7 @@
 mod agent;
 mod route;
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use super::dstar_lite::nodes::{Node, Nodes};
 use super::dstar_lite::outcome::Interest;

@@ -62,8 +62,9 @@ mod straighten;
 mod update;
 mod window;
 
+use crate::clock::Instant;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use build::{Borders, Cluster, Layout};
 use local::Local;

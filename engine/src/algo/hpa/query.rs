@@ -1,7 +1,7 @@
 //! One HPA* query: insert start and goal, A* over the abstract graph, refine into cells,
 //! straighten.
 
-use std::time::Instant;
+use crate::clock::Instant;
 
 use super::build::NO_PATH;
 use super::corridor::Corridor;
@@ -125,6 +125,7 @@ fn result(
         // Smoothing, when asked for, is the planner's common post-step.
         waypoints: None,
         smoothed_length: None,
+        keeps_guarantee: true,
     }
 }
 

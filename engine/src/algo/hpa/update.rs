@@ -1,7 +1,7 @@
 //! Incremental updates: the next version of an abstraction after a patch.
 
+use crate::clock::Instant;
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::build::{self, Transition};
 use super::local::Local;
