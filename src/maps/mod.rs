@@ -18,6 +18,7 @@
 //! it: they clone the current `Arc<MapEntry>` and go.
 
 mod error;
+mod queue;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
@@ -25,8 +26,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use pathd_engine::{Grid, Patch, PatchError, Point, movingai};
-use tokio::sync::{OwnedMutexGuard, watch};
+use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
+
+pub use queue::WriteOrder;
+use queue::WriteQueue;
 
 pub use error::MapsError;
 
@@ -85,42 +89,6 @@ struct Inner {
     /// The task applying a replicated store's feed, and its stop signal.
     follower: Mutex<Option<tokio::task::JoinHandle<()>>>,
     stop: tokio_util::sync::CancellationToken,
-}
-
-/// One map's write order and its admitted writes (see `Inner::writers`).
-#[derive(Default)]
-struct WriteQueue {
-    /// The write order: one write (or subscription registration) at a time, FIFO.
-    order: Arc<tokio::sync::Mutex<()>>,
-    /// Writes admitted and not yet answered.
-    pending: usize,
-}
-
-/// Holds a map's write order (see [`Maps::write_order`]); the entry is pruned on drop when
-/// nothing else uses it.
-pub struct WriteOrder {
-    guard: Option<OwnedMutexGuard<()>>,
-    maps: Maps,
-    name: String,
-}
-
-impl Drop for WriteOrder {
-    fn drop(&mut self) {
-        drop(self.guard.take());
-        self.maps.release(&self.name, false);
-    }
-}
-
-/// One admitted write of a map, counted until it has its answer.
-struct Admitted {
-    maps: Maps,
-    name: String,
-}
-
-impl Drop for Admitted {
-    fn drop(&mut self) {
-        self.maps.release(&self.name, true);
-    }
 }
 
 /// How long shutdown waits for admitted writes to finish before it gives up on them (they
@@ -259,64 +227,6 @@ impl Maps {
         self.inner.registry.remove(&d.name);
         let mut all = self.inner.damaged.write().expect("damaged lock");
         all.insert(d.name.clone(), d);
-    }
-
-    /// Holds `name`'s write order until the guard is dropped: no write of that map lands
-    /// meanwhile (subscriptions take it between their first search and registration).
-    pub async fn write_order(&self, name: &str) -> WriteOrder {
-        let m = Arc::clone(
-            &self
-                .inner
-                .writers
-                .lock()
-                .expect("writers lock")
-                .entry(name.to_owned())
-                .or_default()
-                .order,
-        );
-        let mut order = WriteOrder {
-            guard: None,
-            maps: self.clone(),
-            name: name.to_owned(),
-        };
-        order.guard = Some(m.lock_owned().await);
-        order
-    }
-
-    /// Names with a write-queue entry (for tests: an entry lives only while in use).
-    pub fn write_queues(&self) -> usize {
-        self.inner.writers.lock().expect("writers lock").len()
-    }
-
-    /// Admits one write of `name`, or refuses it when the map already has `max_pending`.
-    fn admit(&self, name: &str) -> Result<Admitted, MapsError> {
-        let mut writers = self.inner.writers.lock().expect("writers lock");
-        let q = writers.entry(name.to_owned()).or_default();
-        if q.pending >= self.inner.max_pending {
-            metrics::counter!("pathd_writes_refused_total").increment(1);
-            return Err(MapsError::Overloaded(self.inner.max_pending));
-        }
-        q.pending += 1;
-        Ok(Admitted {
-            maps: self.clone(),
-            name: name.to_owned(),
-        })
-    }
-
-    /// Ends one use of `name`'s entry (an admitted write when `write`); removes the entry
-    /// once no write is pending and nobody holds or waits for its order. (Every holder
-    /// clones the order's `Arc` under the `writers` lock, so the count cannot grow while
-    /// this looks at it.)
-    fn release(&self, name: &str, write: bool) {
-        let mut writers = self.inner.writers.lock().expect("writers lock");
-        if let Some(q) = writers.get_mut(name) {
-            if write {
-                q.pending -= 1;
-            }
-            if q.pending == 0 && Arc::strong_count(&q.order) == 1 {
-                writers.remove(name);
-            }
-        }
     }
 
     /// Runs a write of `name` on its own tracked task (see the module docs) and waits for
