@@ -61,7 +61,8 @@ struct Inner {
     registry: Registry,
     /// Where writes become durable.
     store: Arc<dyn MapStore>,
-    /// CPU work of a write (applying a patch, deriving the abstraction) runs here.
+    /// The search pool: startup loading reads bundled files on it, and subscriptions'
+    /// repairs run there (a write's own CPU work does not: see `build_patched`).
     compute: Compute,
     /// Consumes map events (patched, replaced, deleted).
     live: Hub,
@@ -371,35 +372,36 @@ impl Maps {
     ) -> Result<Option<Patched>, MapsError> {
         let (n, next) = (prev.name.clone(), prev.version + 1);
         let jump_settings = *self.inner.registry.jump_settings();
-        self.inner
-            .compute
-            .run_waiting(move |_| {
-                let out = prev.grid.apply_patch(&patch)?;
-                Ok::<_, PatchError>(out.map(|(g, changed)| {
-                    let costs: Vec<(Point, u8)> = changed.iter().map(|&p| (p, g.cost(p))).collect();
-                    let next_entry = MapEntry::new(n, next, g, MapSource::Uploaded);
-                    // Only the clusters the patch touched are rebuilt (see crate::hpa).
-                    next_entry
-                        .hpa
-                        .derive(&next_entry.name, &prev.hpa, &next_entry.grid, &changed);
-                    // The eroded maps and their abstractions take the patch likewise.
-                    next_entry
-                        .sized
-                        .derive(&prev.sized, &next_entry.grid, &changed);
-                    // Only the jump entries the patch can change are recomputed (crate::jump).
-                    next_entry.jump.derive(
-                        &next_entry.name,
-                        &prev.jump,
-                        &jump_settings,
-                        &next_entry.grid,
-                        &changed,
-                    );
-                    (next_entry, changed, costs)
-                }))
-            })
-            .await
-            .map_err(|e| MapsError::Internal(format!("applying the patch failed: {e}")))?
-            .map_err(|e| MapsError::PatchOutOfBounds(e.to_string()))
+        // On a blocking thread of its own, not the search pool: a write must not queue
+        // behind searches (long flow-field creates hold a worker for a second). Writes are
+        // bounded without the pool: one at a time per map, `--max-pending-writes` queued.
+        tokio::task::spawn_blocking(move || {
+            let out = prev.grid.apply_patch(&patch)?;
+            Ok::<_, PatchError>(out.map(|(g, changed)| {
+                let costs: Vec<(Point, u8)> = changed.iter().map(|&p| (p, g.cost(p))).collect();
+                let next_entry = MapEntry::new(n, next, g, MapSource::Uploaded);
+                // Only the clusters the patch touched are rebuilt (see crate::hpa).
+                next_entry
+                    .hpa
+                    .derive(&next_entry.name, &prev.hpa, &next_entry.grid, &changed);
+                // The eroded maps and their abstractions take the patch likewise.
+                next_entry
+                    .sized
+                    .derive(&prev.sized, &next_entry.grid, &changed);
+                // Only the jump entries the patch can change are recomputed (crate::jump).
+                next_entry.jump.derive(
+                    &next_entry.name,
+                    &prev.jump,
+                    &jump_settings,
+                    &next_entry.grid,
+                    &changed,
+                );
+                (next_entry, changed, costs)
+            }))
+        })
+        .await
+        .map_err(|e| MapsError::Internal(format!("applying the patch failed: {e}")))?
+        .map_err(|e| MapsError::PatchOutOfBounds(e.to_string()))
     }
 
     /// Serves `new` (the patch of `prev`) and hands the change to the live hub; returns the
