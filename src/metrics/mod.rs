@@ -175,7 +175,11 @@ fn describe() {
     );
     describe_counter!(
         "pathd_flowfield_recomputed_total",
-        "Flow fields computed again because a write landed while they were computed"
+        "Flow fields computed again because their map was replaced by one of another shape meanwhile"
+    );
+    describe_counter!(
+        "pathd_flowfield_caught_up_total",
+        "Flow fields registered behind a write that landed while they were computed, repaired at once"
     );
     describe_counter!(
         "pathd_subscription_join_retries_total",

@@ -188,10 +188,10 @@ async fn create(
     Ok(resp)
 }
 
-/// Computes the field on the map's current version and registers it if no write landed
-/// meanwhile (read-only work never holds the map's write order); after
-/// [`OPTIMISTIC_TRIES`] lost races with writes it computes once under the write order, so
-/// a map written without pause still gets its field.
+/// Computes the field on the map's current version and registers it, caught up with any
+/// write that landed meanwhile (read-only work never holds the map's write order); only a
+/// map replaced by one of another shape meanwhile makes it compute again, and after
+/// [`OPTIMISTIC_TRIES`] of those, once under the write order.
 async fn compute_and_register(
     state: &AppState,
     name: &str,
@@ -212,11 +212,12 @@ async fn compute_and_register(
             .await?
             .map_err(flow_error)?;
         let registry = state.registry();
-        let current = || registry.get(name).map(|e| e.version);
-        if let Some(flow) = state
-            .live()
-            .flows()
-            .register(name, entry.version, field, current)?
+        let current = || registry.get(name).map(|e| (e.version, Arc::clone(&e.grid)));
+        if let Some(flow) =
+            state
+                .live()
+                .flows()
+                .register(name, entry.version, field, &entry.grid, current)?
         {
             return Ok(flow);
         }
@@ -227,8 +228,8 @@ async fn compute_and_register(
     ))
 }
 
-/// Computations of a flow field that may lose the race with a write before one is done
-/// under the map's write order.
+/// Computations of a flow field that may lose the race with a replacement before one is
+/// done under the map's write order.
 const OPTIMISTIC_TRIES: usize = 3;
 
 /// A just-registered flow field whose creator has not been answered yet: removed when
