@@ -9,6 +9,7 @@
 #   4. the visualiser in headless Chromium (scripts/browser-test.sh; PATHD_SKIP_BROWSER=1
 #      skips it);
 #   5. the container: build the image with buildah, run it, query it.
+#   (After 2: the TypeScript, Go and Python clients' tests, scripts/clients-test.sh.)
 # Set PATHD_SKIP_CONTAINER=1 to skip step 5 on a machine without buildah.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,11 @@ target="${CARGO_TARGET_DIR:-target}"
 case $target in /*) ;; *) target="$(pwd)/$target" ;; esac
 export PATHD_BIN="$target/debug/pathd"
 ./scripts/readme-test.sh
+# The clients (clients/ts, clients/go, clients/python): each one's own tests and the shared
+# scenario against real servers started from PATHD_BIN, and the TypeScript client checked
+# against types generated from openapi.yaml (scripts/clients-test.sh installs Node's,
+# Go's and Python's pieces when missing).
+./scripts/clients-test.sh
 ./scripts/schemathesis.sh
 if [ "${PATHD_SKIP_BROWSER:-0}" != 1 ]; then ./scripts/browser-test.sh; fi
 if [ "${PATHD_SKIP_CONTAINER:-0}" != 1 ]; then
