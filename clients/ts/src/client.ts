@@ -520,9 +520,12 @@ export class EventStream<E extends { seq: number; reason: string }> implements A
         resp = await this.client.openStream(this.path, this.lastEventId, this.signal);
       } catch (e) {
         if (this.stop.signal.aborted) return;
-        if (this.signal.aborted || e instanceof PathdError) throw e;
+        if (this.signal.aborted) throw e;
+        // An error answer ends the stream (the subscription is gone, a token is wrong),
+        // unless it says to come back later.
+        if (e instanceof PathdError && !e.retryable) throw e;
         if (++failures > s.maxReconnectFailures) throw e;
-        await this.pause(delay);
+        await this.pause(e instanceof PathdError ? e.retryAfter! * 1000 : delay);
         this.reconnects++;
         continue;
       }
