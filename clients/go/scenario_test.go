@@ -211,6 +211,22 @@ func TestScenario(t *testing.T) {
 		t.Fatalf("after the final event: %v", err)
 	}
 
+	// The other operations: liveness, the contract, a search trace.
+	live, err := anon.Health(ctx)
+	must(t, err)
+	eq(t, "health", live.Status, "ok")
+	doc, err := anon.OpenAPI(ctx)
+	must(t, err)
+	if !strings.HasPrefix(doc, "openapi: 3.1") {
+		t.Fatalf("openapi: %.40q", doc)
+	}
+	trace, err := anon.Posthoc(ctx, "tiny", PathRequest{Start: Point{0, 2}, Goal: Point{3, 1}})
+	must(t, err)
+	evs, _ := trace["events"].([]any)
+	if len(evs) < 2 || evs[0].(map[string]any)["type"] != "source" || evs[len(evs)-1].(map[string]any)["type"] != "end" {
+		t.Fatalf("posthoc events %v", evs)
+	}
+
 	// The rest of the README's session.
 	list, err := admin.ListMaps(ctx)
 	must(t, err)

@@ -145,6 +145,12 @@ def test_the_shared_scenario(pathd, proxy):
     assert ev["reason"] == "deleted"
     assert next(watch, None) is None
 
+    # The other operations: liveness, the contract, a search trace.
+    assert anon.health()["status"] == "ok"
+    assert anon.openapi().startswith("openapi: 3.1")
+    kinds = [e["type"] for e in anon.posthoc("tiny", {"start": (0, 2), "goal": (3, 1)})["events"]]
+    assert (kinds[0], kinds[-1]) == ("source", "end")
+
     # The rest of the README's session.
     names = [m["name"] for m in admin.list_maps()["maps"]]
     assert names == sorted(names) and "tiny" in names and "Berlin_0_256" in names
