@@ -21,7 +21,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 peers=$root/../shared/peers
-bench=$root/../shared/benchmarks/movingai
+bench=${PATHD_BENCHMARKS:-$root/../shared/benchmarks/movingai}
 rows=250
 if [[ ${1:-} =~ ^[0-9]+$ ]]; then
   rows=$1

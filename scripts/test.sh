@@ -10,6 +10,7 @@
 #      skips it), after the engine-in-the-tab checks (scripts/wasm-test.sh: the committed
 #      .wasm is what the source builds, and the npm package's `node --test`);
 #   5. the container: build the image with buildah, run it, query it.
+#   (After 2: the TypeScript, Go and Python clients' tests, scripts/clients-test.sh.)
 # Set PATHD_SKIP_CONTAINER=1 to skip step 5 on a machine without buildah.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,11 @@ target="${CARGO_TARGET_DIR:-target}"
 case $target in /*) ;; *) target="$(pwd)/$target" ;; esac
 export PATHD_BIN="$target/debug/pathd"
 ./scripts/readme-test.sh
+# The clients (clients/ts, clients/go, clients/python): each one's own tests and the shared
+# scenario against real servers started from PATHD_BIN, and the TypeScript client checked
+# against types generated from openapi.yaml (scripts/clients-test.sh installs Node's,
+# Go's and Python's pieces when missing).
+./scripts/clients-test.sh
 ./scripts/schemathesis.sh
 # The engine in the tab: the committed .wasm is up to date with the source, and the npm
 # package's node tests (scripts/wasm-test.sh; installs the wasm target and node if missing).

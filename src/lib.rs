@@ -42,6 +42,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
 
 pub use config::{Config, LogFormat};
 pub use derived::{hpa, jump};
@@ -65,6 +66,11 @@ pub fn app(state: AppState) -> Router {
                 ApiError::internal("a handler panicked").into_response()
             },
         ))
+        // Outermost: gzip or brotli by `Accept-Encoding` (cells, traces and flow fields are
+        // megabytes of JSON). tower-http's default predicate leaves alone bodies under 32
+        // bytes, images, gRPC and `text/event-stream`, so SSE events are never held back in
+        // a compressor's buffer.
+        .layer(CompressionLayer::new())
         .with_state(state)
 }
 

@@ -53,11 +53,18 @@ struct Case {
     rows: Vec<ScenRow>,
 }
 
+/// The full Moving AI set: `PATHD_BENCHMARKS` when set, else `../shared/benchmarks/movingai`
+/// beside the repository (the repository's own `tests/data/movingai` is only a subset).
 fn bench_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/benchmarks/movingai"
-    ))
+    std::env::var_os("PATHD_BENCHMARKS")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../shared/benchmarks/movingai"
+            ))
+        })
 }
 
 /// Loads a map and `n` evenly spread reachable rows of its scenario file (all when `n` is 0).

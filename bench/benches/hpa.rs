@@ -39,11 +39,18 @@ const BANDS: &[(f64, f64)] = &[
     (512.0, 1e9),
 ];
 
+/// The full Moving AI set: `PATHD_BENCHMARKS` when set, else `../shared/benchmarks/movingai`
+/// beside the repository (the repository's own `tests/data/movingai` is only a subset).
 fn dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/benchmarks/movingai"
-    ))
+    std::env::var_os("PATHD_BENCHMARKS")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../shared/benchmarks/movingai"
+            ))
+        })
 }
 
 fn load(name: &str) -> (Grid, Vec<ScenRow>) {

@@ -28,11 +28,18 @@ use pathd_engine::{
     find_path,
 };
 
+/// The full Moving AI set: `PATHD_BENCHMARKS` when set, else `../shared/benchmarks/movingai`
+/// beside the repository (the repository's own `tests/data/movingai` is only a subset).
 fn bench_dir() -> std::path::PathBuf {
-    std::path::PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/benchmarks/movingai"
-    ))
+    std::env::var_os("PATHD_BENCHMARKS")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../shared/benchmarks/movingai"
+            ))
+        })
 }
 
 fn load(map: &str) -> (Grid, Vec<ScenRow>) {

@@ -5,6 +5,7 @@ mod common;
 
 mod auth;
 mod cli;
+mod compression;
 mod config;
 mod damage;
 mod derived;

@@ -1,4 +1,5 @@
-//! Optimality on the Moving AI benchmarks: every map in `../shared/benchmarks/movingai/`,
+//! Optimality on the Moving AI benchmarks: every map of the benchmark set
+//! (`common::bench_dir`: the full set when present, else the repository's subset),
 //! a deterministic sample of its scenario rows, every optimal algorithm, each path checked
 //! step by step.
 

@@ -10,13 +10,20 @@ use tempfile::TempDir;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// A Moving AI file or scenario of the shared benchmark set.
+/// A Moving AI file or scenario (`maps/NAME.map`, `scen/NAME.map.scen`) of the benchmark
+/// set: `PATHD_BENCHMARKS` when set and not empty, else `../shared/benchmarks/movingai`
+/// beside the repository when it exists (the full set), else the subset carried in
+/// `tests/data/movingai` (see its README).
 pub fn bench(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/benchmarks/movingai/"
-    ))
-    .join(rel)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = match std::env::var_os("PATHD_BENCHMARKS").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None if root.join("../shared/benchmarks/movingai").is_dir() => {
+            root.join("../shared/benchmarks/movingai")
+        }
+        None => root.join("tests/data/movingai"),
+    };
+    dir.join(rel)
 }
 
 /// A small test map: 5x3, a wall at x=2 except the bottom row.

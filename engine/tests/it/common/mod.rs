@@ -10,12 +10,24 @@ use pathd_engine::movingai::{self, ScenRow};
 use pathd_engine::{Grid, Movement, Point};
 use rand::Rng;
 
-/// `../shared/benchmarks/movingai` relative to the repository root.
+/// The Moving AI benchmark folder (with `maps/` and `scen/`): `PATHD_BENCHMARKS` when set
+/// and not empty, else `../shared/benchmarks/movingai` beside the repository when it exists
+/// (the full set), else the subset carried in `tests/data/movingai` (see its README).
 pub fn bench_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/benchmarks/movingai"
-    ))
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    if let Some(dir) = std::env::var_os("PATHD_BENCHMARKS").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let shared = root.join("../shared/benchmarks/movingai");
+    if shared.is_dir() {
+        return shared;
+    }
+    root.join("tests/data/movingai")
+}
+
+/// Whether [`bench_dir`] is a full set rather than the repository's own subset.
+pub fn full_set() -> bool {
+    !bench_dir().ends_with("tests/data/movingai")
 }
 
 /// Loads `maps/<name>` (e.g. `arena2.map`).

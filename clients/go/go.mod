@@ -1,0 +1,3 @@
+module pathd.dev/client
+
+go 1.19

@@ -1,0 +1,263 @@
+package pathd
+
+// The wire types of openapi.yaml. Optional request fields are pointers or omitempty, so a
+// zero value is never sent by accident; answers decode into plain fields.
+
+// Point is [x, y]: column, row; [0, 0] is the top-left cell.
+type Point [2]int
+
+// Movement is the map's movement rule.
+type Movement string
+
+const (
+	Octile   Movement = "octile"
+	Cardinal Movement = "cardinal"
+)
+
+// Algorithm names a search algorithm.
+type Algorithm string
+
+const (
+	AStar         Algorithm = "astar"
+	Dijkstra      Algorithm = "dijkstra"
+	WeightedAStar Algorithm = "weighted_astar"
+	JPS           Algorithm = "jps"
+	JPSPlus       Algorithm = "jps_plus"
+	Theta         Algorithm = "theta"
+	HPA           Algorithm = "hpa"
+	Auto          Algorithm = "auto"
+)
+
+// PathRequest is a path query (findPath, a batch item, createSubscription).
+type PathRequest struct {
+	Start         Point     `json:"start"`
+	Goal          Point     `json:"goal"`
+	Algorithm     Algorithm `json:"algorithm,omitempty"`
+	Weight        *float64  `json:"weight,omitempty"`
+	MaxExpansions *int64    `json:"max_expansions,omitempty"`
+	TimeoutMs     *int64    `json:"timeout_ms,omitempty"`
+	Partial       bool      `json:"partial,omitempty"`
+	Debug         bool      `json:"debug,omitempty"`
+	Smooth        bool      `json:"smooth,omitempty"`
+	Trace         bool      `json:"trace,omitempty"`
+	Size          int       `json:"size,omitempty"`
+	// MinVersion: wait until this replica has applied this map version.
+	MinVersion *uint64 `json:"min_version,omitempty"`
+}
+
+// PathResult is the outcome of a query; "no path" is a status, not an error.
+type PathResult struct {
+	Status        string         `json:"status"`
+	Path          []Point        `json:"path"`
+	Cost          float64        `json:"cost"`
+	PathCost      float64        `json:"path_cost"`
+	Expanded      uint64         `json:"expanded"`
+	Generated     uint64         `json:"generated"`
+	Algorithm     Algorithm      `json:"algorithm"`
+	MapVersion    uint64         `json:"map_version"`
+	ElapsedUs     uint64         `json:"elapsed_us"`
+	Limit         string         `json:"limit,omitempty"`
+	ExpandedCells []Point        `json:"expanded_cells,omitempty"`
+	Waypoints     []Point        `json:"waypoints,omitempty"`
+	WaypointsCost *float64       `json:"waypoints_cost,omitempty"`
+	Trace         map[string]any `json:"trace,omitempty"`
+}
+
+// BatchRequest is many queries on one snapshot.
+type BatchRequest struct {
+	Queries    []PathRequest `json:"queries"`
+	MinVersion *uint64       `json:"min_version,omitempty"`
+}
+
+// BatchItem is one answer of a batch: a result, or (Err non-nil) that query's error.
+type BatchItem struct {
+	*PathResult
+	Err *Error
+}
+
+// BatchResponse answers a batch, in order.
+type BatchResponse struct {
+	MapVersion uint64      `json:"map_version"`
+	Results    []BatchItem `json:"results"`
+}
+
+// MapCosts is a map as JSON costs (row-major; 0 blocked, 1..255 cost).
+type MapCosts struct {
+	Width    int      `json:"width"`
+	Height   int      `json:"height"`
+	Costs    []int    `json:"costs"`
+	Movement Movement `json:"movement,omitempty"`
+}
+
+// MapRows is a map as rows of Moving AI terrain characters.
+type MapRows struct {
+	Width    int      `json:"width"`
+	Height   int      `json:"height"`
+	Rows     []string `json:"rows"`
+	Movement Movement `json:"movement,omitempty"`
+}
+
+// MapSummary describes a map version.
+type MapSummary struct {
+	Name          string         `json:"name"`
+	Version       uint64         `json:"version"`
+	Width         int            `json:"width"`
+	Height        int            `json:"height"`
+	Movement      Movement       `json:"movement"`
+	PassableCells uint64         `json:"passable_cells"`
+	BlockedCells  uint64         `json:"blocked_cells"`
+	Components    uint64         `json:"components"`
+	Uniform       bool           `json:"uniform"`
+	MinCost       int            `json:"min_cost"`
+	MaxCost       int            `json:"max_cost"`
+	Source        string         `json:"source"`
+	HPA           map[string]any `json:"hpa,omitempty"`
+	JPSPlus       map[string]any `json:"jps_plus,omitempty"`
+	Sized         []any          `json:"sized,omitempty"`
+	Subscriptions map[string]any `json:"subscriptions,omitempty"`
+}
+
+// DamagedMap is a map whose durable data is damaged.
+type DamagedMap struct {
+	Name            string   `json:"name"`
+	Reason          string   `json:"reason"`
+	LastGoodVersion *uint64  `json:"last_good_version"`
+	DroppedVersions []uint64 `json:"dropped_versions"`
+}
+
+// MapList is every map's summary, sorted by name.
+type MapList struct {
+	Maps    []MapSummary `json:"maps"`
+	Damaged []DamagedMap `json:"damaged"`
+}
+
+// MapCells is a map's costs; Costs is width*height row-major bytes (base64 on the wire).
+type MapCells struct {
+	Name     string   `json:"name"`
+	Version  uint64   `json:"version"`
+	Width    int      `json:"width"`
+	Height   int      `json:"height"`
+	Movement Movement `json:"movement"`
+	Costs    []byte   `json:"costs"`
+}
+
+// CellChange sets one cell's cost (0 blocks it).
+type CellChange struct {
+	X    uint32 `json:"x"`
+	Y    uint32 `json:"y"`
+	Cost uint32 `json:"cost"`
+}
+
+// RectChange sets a rectangle's cost.
+type RectChange struct {
+	X      uint32 `json:"x"`
+	Y      uint32 `json:"y"`
+	Width  uint32 `json:"width"`
+	Height uint32 `json:"height"`
+	Cost   uint32 `json:"cost"`
+}
+
+// MapPatch changes cells atomically; IfVersion makes it conditional (409 version_conflict).
+type MapPatch struct {
+	Cells     []CellChange `json:"cells,omitempty"`
+	Rects     []RectChange `json:"rects,omitempty"`
+	IfVersion *uint64      `json:"if_version,omitempty"`
+}
+
+// PatchResult answers a patch.
+type PatchResult struct {
+	Version               uint64 `json:"version"`
+	ChangedCells          uint64 `json:"changed_cells"`
+	AffectedSubscriptions uint64 `json:"affected_subscriptions"`
+}
+
+// Subscription is a subscription's state.
+type Subscription struct {
+	ID         string  `json:"id"`
+	Map        string  `json:"map"`
+	Status     string  `json:"status"`
+	Path       []Point `json:"path"`
+	Cost       float64 `json:"cost"`
+	MapVersion uint64  `json:"map_version"`
+	Seq        uint64  `json:"seq"`
+	Position   Point   `json:"position"`
+	Goal       Point   `json:"goal"`
+}
+
+// SubscriptionCreated is the create answer: the state and the secret (shown only here).
+type SubscriptionCreated struct {
+	Subscription
+	Secret string `json:"secret"`
+}
+
+// SubscriptionEvent is one event of a subscription's stream. Reason "resync" carries the
+// full state (events before it were not sent); final reasons end the stream.
+type SubscriptionEvent struct {
+	ID               string  `json:"id"`
+	Seq              uint64  `json:"seq"`
+	MapVersion       uint64  `json:"map_version"`
+	Status           string  `json:"status"`
+	Path             []Point `json:"path"`
+	Cost             float64 `json:"cost"`
+	Reason           string  `json:"reason"`
+	Touched          []Point `json:"touched,omitempty"`
+	TouchedCount     *uint64 `json:"touched_count,omitempty"`
+	TouchedTruncated *bool   `json:"touched_truncated,omitempty"`
+}
+
+// Region is a rectangle of cells.
+type Region struct {
+	X      int `json:"x"`
+	Y      int `json:"y"`
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// FlowFieldRequest creates a flow field towards Goal.
+type FlowFieldRequest struct {
+	Goal    Point    `json:"goal"`
+	Region  *Region  `json:"region,omitempty"`
+	MaxCost *float64 `json:"max_cost,omitempty"`
+	Size    int      `json:"size,omitempty"`
+}
+
+// FlowField is a field as sent: Directions one byte per region cell, Costs one
+// little-endian f64 per cell (base64 on the wire; see Decode).
+type FlowField struct {
+	ID         string   `json:"id"`
+	Secret     string   `json:"secret,omitempty"`
+	Map        string   `json:"map"`
+	MapVersion uint64   `json:"map_version"`
+	Seq        uint64   `json:"seq"`
+	Goal       Point    `json:"goal"`
+	Region     Region   `json:"region"`
+	Size       int      `json:"size"`
+	MaxCost    *float64 `json:"max_cost"`
+	Reachable  uint64   `json:"reachable"`
+	Directions []byte   `json:"directions"`
+	Costs      []byte   `json:"costs"`
+}
+
+// FlowFieldCell is one changed cell: [x, y, direction, cost] (cost nil when unreachable).
+type FlowFieldCell struct {
+	X, Y      int
+	Direction uint8
+	Cost      *float64
+}
+
+// FlowFieldEvent is one event of a flow field's stream.
+type FlowFieldEvent struct {
+	ID         string          `json:"id"`
+	Seq        uint64          `json:"seq"`
+	MapVersion uint64          `json:"map_version"`
+	Reason     string          `json:"reason"`
+	Cells      []FlowFieldCell `json:"cells"`
+}
+
+// Health is the answer of /healthz and /readyz.
+type Health struct {
+	Status      string         `json:"status"`
+	Maps        int            `json:"maps"`
+	DamagedMaps []string       `json:"damaged_maps"`
+	Store       map[string]any `json:"store,omitempty"`
+}

@@ -1,0 +1,210 @@
+"""The wire types of pathd's contract (openapi.yaml) as TypedDicts: answers are plain dicts
+with these keys, requests may be built as plain dicts too."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+else:  # pragma: no cover
+    from typing_extensions import NotRequired
+
+Point = Tuple[int, int]
+"""``[x, y]``: column, row; ``[0, 0]`` is the top-left cell (lists on the wire)."""
+
+Movement = Literal["octile", "cardinal"]
+Algorithm = Literal["astar", "dijkstra", "weighted_astar", "jps", "jps_plus", "theta", "hpa", "auto"]
+
+ErrorCode = Literal[
+    "invalid_request", "invalid_map", "out_of_bounds", "start_blocked", "goal_blocked",
+    "not_applicable", "unauthorized", "forbidden", "map_not_found", "not_found",
+    "method_not_allowed", "not_acceptable", "too_many_maps", "payload_too_large",
+    "map_too_large", "too_many_queries", "unsupported_media_type", "internal", "overloaded",
+    "not_ready", "invalid_patch", "patch_out_of_bounds", "patch_too_large",
+    "version_conflict", "subscription_not_found", "too_many_subscriptions", "map_damaged",
+    "store_unavailable", "body_timeout", "too_many_connections", "abstraction_building",
+    "flowfield_not_found", "too_many_flowfields", "replica_behind",
+]
+
+
+class PathRequest(TypedDict):
+    start: Point
+    goal: Point
+    algorithm: NotRequired[Algorithm]
+    weight: NotRequired[float]
+    max_expansions: NotRequired[int]
+    timeout_ms: NotRequired[int]
+    partial: NotRequired[bool]
+    debug: NotRequired[bool]
+    smooth: NotRequired[bool]
+    trace: NotRequired[bool]
+    size: NotRequired[int]
+    min_version: NotRequired[int]
+
+
+class PathResult(TypedDict):
+    status: Literal["found", "partial", "no_path", "limit_reached"]
+    path: List[List[int]]
+    cost: float
+    path_cost: float
+    expanded: int
+    generated: int
+    algorithm: str
+    map_version: int
+    elapsed_us: int
+    limit: NotRequired[Literal["expansions", "timeout", "cancelled"]]
+    expanded_cells: NotRequired[List[List[int]]]
+    waypoints: NotRequired[List[List[int]]]
+    waypoints_cost: NotRequired[float]
+    trace: NotRequired[Dict[str, Any]]
+
+
+class ErrorDetail(TypedDict):
+    code: ErrorCode
+    message: str
+
+
+class ErrorBody(TypedDict):
+    error: ErrorDetail
+
+
+BatchItem = Union[PathResult, ErrorBody]
+
+
+class BatchResponse(TypedDict):
+    map_version: int
+    results: List[BatchItem]
+
+
+class MapSummary(TypedDict):
+    name: str
+    version: int
+    width: int
+    height: int
+    movement: Movement
+    passable_cells: int
+    blocked_cells: int
+    components: int
+    uniform: bool
+    min_cost: int
+    max_cost: int
+    source: Literal["bundled", "uploaded"]
+    hpa: NotRequired[Dict[str, Any]]
+    jps_plus: NotRequired[Dict[str, Any]]
+    sized: NotRequired[List[Dict[str, Any]]]
+    subscriptions: NotRequired[Dict[str, Any]]
+
+
+class MapList(TypedDict):
+    maps: List[MapSummary]
+    damaged: List[Dict[str, Any]]
+
+
+class MapCells(TypedDict):
+    name: str
+    version: int
+    width: int
+    height: int
+    movement: Movement
+    costs: str  # base64
+
+
+class CellChange(TypedDict):
+    x: int
+    y: int
+    cost: int
+
+
+class RectChange(TypedDict):
+    x: int
+    y: int
+    width: int
+    height: int
+    cost: int
+
+
+class MapPatch(TypedDict, total=False):
+    cells: List[CellChange]
+    rects: List[RectChange]
+    if_version: int
+
+
+class PatchResult(TypedDict):
+    version: int
+    changed_cells: int
+    affected_subscriptions: int
+
+
+class Subscription(TypedDict):
+    id: str
+    map: str
+    status: Literal["found", "no_path", "limit_reached"]
+    path: List[List[int]]
+    cost: float
+    map_version: int
+    seq: int
+    position: List[int]
+    goal: List[int]
+
+
+class SubscriptionCreated(Subscription):
+    secret: str
+
+
+class SubscriptionEvent(TypedDict):
+    id: str
+    seq: int
+    map_version: int
+    status: Literal["found", "no_path", "limit_reached"]
+    path: List[List[int]]
+    cost: float
+    reason: str
+    touched: NotRequired[List[List[int]]]
+    touched_count: NotRequired[int]
+    touched_truncated: NotRequired[bool]
+
+
+class Region(TypedDict):
+    x: int
+    y: int
+    width: int
+    height: int
+
+
+class FlowFieldRequest(TypedDict):
+    goal: Point
+    region: NotRequired[Region]
+    max_cost: NotRequired[float]
+    size: NotRequired[int]
+
+
+class FlowField(TypedDict):
+    id: str
+    secret: NotRequired[str]
+    map: str
+    map_version: int
+    seq: int
+    goal: List[int]
+    region: Region
+    size: int
+    max_cost: Optional[float]
+    reachable: int
+    directions: str  # base64, one byte per region cell
+    costs: str  # base64, one little-endian f64 per region cell
+
+
+class FlowFieldEvent(TypedDict):
+    id: str
+    seq: int
+    map_version: int
+    reason: str
+    cells: List[List[Any]]  # [x, y, direction, cost or None]
+
+
+class Health(TypedDict):
+    status: Literal["ok", "ready"]
+    maps: int
+    damaged_maps: List[str]
+    store: NotRequired[Dict[str, Any]]

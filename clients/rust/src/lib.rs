@@ -1,0 +1,452 @@
+//! A client for pathd, the pathfinding microservice (`reqwest`-based, async).
+//!
+//! Every method maps to one operation of `openapi.yaml`. Error answers are
+//! [`Error::Api`] with the stable code; a `503` that carries `Retry-After` is retried after
+//! the time the server asked for ([`Client::retries`] times); each attempt has
+//! [`Client::timeout`]; dropping a call's future cancels it. Event streams
+//! ([`Client::subscription_events`]) resume after a dropped connection with
+//! `Last-Event-ID`, so no event is missed (the server replays, or sends one `resync` with
+//! the full state).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), pathd_client::Error> {
+//! let pathd = pathd_client::Client::new("http://localhost:8080");
+//! let r = pathd
+//!     .find_path("arena2", &pathd_client::PathRequest::new([5, 100], [100, 100]))
+//!     .await?;
+//! println!("{} {}", r.status, r.cost);
+//! # Ok(()) }
+//! ```
+
+mod sse;
+mod types;
+
+use std::time::Duration;
+
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+pub use sse::{Event, EventStream};
+pub use types::*;
+
+/// What can go wrong.
+#[derive(Debug)]
+pub enum Error {
+    /// An error answer: the HTTP status, the stable code, the message, `Retry-After`.
+    Api {
+        /// HTTP status.
+        status: u16,
+        /// The stable code (`map_not_found`, `version_conflict`, ...).
+        code: String,
+        /// Human-readable text.
+        message: String,
+        /// Seconds from `Retry-After`, when sent.
+        retry_after: Option<u64>,
+    },
+    /// No (complete) answer within the timeout.
+    Timeout,
+    /// The connection failed, or an answer could not be read.
+    Transport(reqwest::Error),
+}
+
+impl Error {
+    /// The stable code of an error answer.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Error::Api { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status of an error answer.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Api {
+                status,
+                code,
+                message,
+                ..
+            } => write!(f, "{status} {code}: {message}"),
+            Error::Timeout => write!(f, "no answer within the timeout"),
+            Error::Transport(e) => write!(f, "transport: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<reqwest::Error> for Error {
+    fn from(e: reqwest::Error) -> Self {
+        if e.is_timeout() {
+            Error::Timeout
+        } else {
+            Error::Transport(e)
+        }
+    }
+}
+
+/// Which token a request carries.
+#[derive(Clone, Copy)]
+enum Auth {
+    None,
+    Query,
+    Admin,
+}
+
+/// A pathd client; cheap to clone (one connection pool).
+#[derive(Clone)]
+pub struct Client {
+    base: String,
+    http: reqwest::Client,
+    /// Bearer token for map writes.
+    pub admin_token: Option<String>,
+    /// Bearer token for reads and queries (the admin token when unset).
+    pub query_token: Option<String>,
+    /// Bound on each attempt (headers and body; for streams, the headers).
+    pub timeout: Duration,
+    /// Retries of a `503` with `Retry-After`.
+    pub retries: u32,
+    /// Cap on each wait before a retry.
+    pub max_retry_delay: Duration,
+    /// Wait before an event stream reconnects (`retry:` overrides).
+    pub reconnect_delay: Duration,
+    /// Failed reconnects in a row before a stream gives up.
+    pub max_reconnect_failures: u32,
+}
+
+impl Client {
+    /// A client of the server at `base_url` (e.g. `http://localhost:8080`) with the
+    /// defaults: 30 s per attempt, 3 retries of at most 30 s each, reconnects after 500 ms.
+    pub fn new(base_url: &str) -> Self {
+        Client {
+            base: base_url.trim_end_matches('/').to_owned(),
+            http: reqwest::Client::new(),
+            admin_token: None,
+            query_token: None,
+            timeout: Duration::from_secs(30),
+            retries: 3,
+            max_retry_delay: Duration::from_secs(30),
+            reconnect_delay: Duration::from_millis(500),
+            max_reconnect_failures: 10,
+        }
+    }
+
+    /// The same client with an admin token.
+    pub fn with_admin_token(mut self, token: &str) -> Self {
+        self.admin_token = Some(token.to_owned());
+        self
+    }
+
+    fn request(&self, method: Method, path: &str, auth: Auth) -> RequestBuilder {
+        let token = match auth {
+            Auth::None => None,
+            Auth::Query => self.query_token.as_ref().or(self.admin_token.as_ref()),
+            Auth::Admin => self.admin_token.as_ref().or(self.query_token.as_ref()),
+        };
+        let b = self.http.request(method, format!("{}{path}", self.base));
+        match token {
+            Some(t) => b.bearer_auth(t),
+            None => b,
+        }
+    }
+
+    /// Sends with retries; `build` makes each attempt's request.
+    async fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Response, Error> {
+        let mut attempt = 0;
+        loop {
+            let resp = build().timeout(self.timeout).send().await?;
+            if resp.status().is_success() {
+                return Ok(resp);
+            }
+            let err = error_of(resp).await;
+            match err {
+                Error::Api {
+                    status: 503,
+                    retry_after: Some(s),
+                    ..
+                } if attempt < self.retries => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_secs(s).min(self.max_retry_delay)).await;
+                }
+                _ => return Err(err),
+            }
+        }
+    }
+
+    async fn json<T: DeserializeOwned>(
+        &self,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<T, Error> {
+        Ok(self.send(build).await?.json().await?)
+    }
+
+    /// `GET /readyz`.
+    pub async fn ready(&self) -> Result<serde_json::Value, Error> {
+        self.json(|| self.request(Method::GET, "/readyz", Auth::None))
+            .await
+    }
+
+    /// `GET /metrics`: Prometheus text.
+    pub async fn metrics(&self) -> Result<String, Error> {
+        let r = self
+            .send(|| self.request(Method::GET, "/metrics", Auth::None))
+            .await?;
+        Ok(r.text().await?)
+    }
+
+    /// `GET /v1/maps`.
+    pub async fn list_maps(&self) -> Result<MapList, Error> {
+        self.json(|| self.request(Method::GET, "/v1/maps", Auth::Query))
+            .await
+    }
+
+    /// `GET /v1/maps/{name}` (with `min_version`, wait for this replica to have it).
+    pub async fn get_map(&self, name: &str, min_version: Option<u64>) -> Result<MapSummary, Error> {
+        let path = format!("/v1/maps/{name}");
+        self.json(|| {
+            let b = self.request(Method::GET, &path, Auth::Query);
+            match min_version {
+                Some(v) => b.query(&[("min_version", v)]),
+                None => b,
+            }
+        })
+        .await
+    }
+
+    /// `GET /v1/maps/{name}` as a Moving AI file.
+    pub async fn get_map_text(&self, name: &str) -> Result<String, Error> {
+        let path = format!("/v1/maps/{name}");
+        let r = self
+            .send(|| {
+                self.request(Method::GET, &path, Auth::Query)
+                    .header("accept", "text/plain")
+            })
+            .await?;
+        Ok(r.text().await?)
+    }
+
+    /// `PUT /v1/maps/{name}` with a Moving AI file: the summary and whether it was new.
+    pub async fn put_map_text(&self, name: &str, text: &str) -> Result<(bool, MapSummary), Error> {
+        let path = format!("/v1/maps/{name}");
+        let r = self
+            .send(|| {
+                self.request(Method::PUT, &path, Auth::Admin)
+                    .header("content-type", "text/plain")
+                    .body(text.to_owned())
+            })
+            .await?;
+        let created = r.status() == StatusCode::CREATED;
+        Ok((created, r.json().await?))
+    }
+
+    /// `PUT /v1/maps/{name}` with JSON (costs or rows): the summary and whether it was new.
+    pub async fn put_map_json(
+        &self,
+        name: &str,
+        map: &serde_json::Value,
+    ) -> Result<(bool, MapSummary), Error> {
+        let path = format!("/v1/maps/{name}");
+        let r = self
+            .send(|| self.request(Method::PUT, &path, Auth::Admin).json(map))
+            .await?;
+        let created = r.status() == StatusCode::CREATED;
+        Ok((created, r.json().await?))
+    }
+
+    /// `DELETE /v1/maps/{name}`.
+    pub async fn delete_map(&self, name: &str) -> Result<(), Error> {
+        let path = format!("/v1/maps/{name}");
+        self.send(|| self.request(Method::DELETE, &path, Auth::Admin))
+            .await?;
+        Ok(())
+    }
+
+    /// `PATCH /v1/maps/{name}`.
+    pub async fn patch_map(&self, name: &str, patch: &MapPatch) -> Result<PatchResult, Error> {
+        let path = format!("/v1/maps/{name}");
+        self.json(|| self.request(Method::PATCH, &path, Auth::Admin).json(patch))
+            .await
+    }
+
+    /// `POST /v1/maps/{name}/path`.
+    pub async fn find_path(&self, name: &str, q: &PathRequest) -> Result<PathResult, Error> {
+        let path = format!("/v1/maps/{name}/path");
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(q))
+            .await
+    }
+
+    /// `POST /v1/maps/{name}/paths`.
+    pub async fn find_paths(
+        &self,
+        name: &str,
+        queries: &[PathRequest],
+    ) -> Result<BatchResponse, Error> {
+        let path = format!("/v1/maps/{name}/paths");
+        let body = json!({ "queries": queries });
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(&body))
+            .await
+    }
+
+    /// `POST /v1/maps/{name}/subscriptions`; keep the `secret`.
+    pub async fn create_subscription(
+        &self,
+        name: &str,
+        q: &PathRequest,
+    ) -> Result<Subscription, Error> {
+        let path = format!("/v1/maps/{name}/subscriptions");
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(q))
+            .await
+    }
+
+    /// `GET /v1/subscriptions/{id}`.
+    pub async fn get_subscription(&self, id: &str) -> Result<Subscription, Error> {
+        let path = format!("/v1/subscriptions/{id}");
+        self.json(|| self.request(Method::GET, &path, Auth::Query))
+            .await
+    }
+
+    fn with_secret(
+        &self,
+        method: Method,
+        path: &str,
+        header: &str,
+        secret: Option<&str>,
+    ) -> RequestBuilder {
+        match secret {
+            Some(s) => self.request(method, path, Auth::Query).header(header, s),
+            None => self.request(method, path, Auth::Admin),
+        }
+    }
+
+    /// `PATCH /v1/subscriptions/{id}`: the agent moved (`None`: the admin token).
+    pub async fn move_subscription(
+        &self,
+        id: &str,
+        secret: Option<&str>,
+        position: Point,
+    ) -> Result<Subscription, Error> {
+        let path = format!("/v1/subscriptions/{id}");
+        let body = json!({ "position": position });
+        self.json(|| {
+            self.with_secret(Method::PATCH, &path, "x-subscription-secret", secret)
+                .json(&body)
+        })
+        .await
+    }
+
+    /// `DELETE /v1/subscriptions/{id}` (the secret, or `None`: the admin token).
+    pub async fn delete_subscription(&self, id: &str, secret: Option<&str>) -> Result<(), Error> {
+        let path = format!("/v1/subscriptions/{id}");
+        self.send(|| self.with_secret(Method::DELETE, &path, "x-subscription-secret", secret))
+            .await?;
+        Ok(())
+    }
+
+    /// `GET /v1/subscriptions/{id}/events`, resumed with `Last-Event-ID`.
+    pub fn subscription_events(
+        &self,
+        id: &str,
+        last_event_id: Option<u64>,
+    ) -> EventStream<SubscriptionEvent> {
+        EventStream::new(
+            self.clone(),
+            format!("/v1/subscriptions/{id}/events"),
+            last_event_id,
+        )
+    }
+
+    /// `POST /v1/maps/{name}/flowfields`; keep the `secret`.
+    pub async fn create_flow_field(
+        &self,
+        name: &str,
+        req: &serde_json::Value,
+    ) -> Result<FlowField, Error> {
+        let path = format!("/v1/maps/{name}/flowfields");
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(req))
+            .await
+    }
+
+    /// `GET /v1/flowfields/{id}`.
+    pub async fn get_flow_field(&self, id: &str) -> Result<FlowField, Error> {
+        let path = format!("/v1/flowfields/{id}");
+        self.json(|| self.request(Method::GET, &path, Auth::Query))
+            .await
+    }
+
+    /// `DELETE /v1/flowfields/{id}` (the secret, or `None`: the admin token).
+    pub async fn delete_flow_field(&self, id: &str, secret: Option<&str>) -> Result<(), Error> {
+        let path = format!("/v1/flowfields/{id}");
+        self.send(|| self.with_secret(Method::DELETE, &path, "x-flowfield-secret", secret))
+            .await?;
+        Ok(())
+    }
+
+    /// `GET /v1/flowfields/{id}/events`, resumed with `Last-Event-ID`; on `resync`,
+    /// fetch the field again.
+    pub fn flow_field_events(
+        &self,
+        id: &str,
+        last_event_id: Option<u64>,
+    ) -> EventStream<FlowFieldEvent> {
+        EventStream::new(
+            self.clone(),
+            format!("/v1/flowfields/{id}/events"),
+            last_event_id,
+        )
+    }
+
+    /// Opens a stream once: the timeout bounds the headers only.
+    async fn open_stream(&self, path: &str, last: Option<u64>) -> Result<Response, Error> {
+        let mut b = self
+            .request(Method::GET, path, Auth::Query)
+            .header("accept", "text/event-stream");
+        if let Some(l) = last {
+            b = b.header("last-event-id", l.to_string());
+        }
+        let resp = tokio::time::timeout(self.timeout, b.send())
+            .await
+            .map_err(|_| Error::Timeout)??;
+        if resp.status().is_success() {
+            Ok(resp)
+        } else {
+            Err(error_of(resp).await)
+        }
+    }
+}
+
+/// Reads an error answer.
+async fn error_of(resp: Response) -> Error {
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok());
+    let text = resp.text().await.unwrap_or_default();
+    let (code, message) = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(v) if v["error"]["code"].is_string() => (
+            v["error"]["code"].as_str().unwrap_or_default().to_owned(),
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        _ => ("internal".to_owned(), text),
+    };
+    Error::Api {
+        status,
+        code,
+        message,
+        retry_after,
+    }
+}

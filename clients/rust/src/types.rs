@@ -1,0 +1,271 @@
+//! The wire types of `openapi.yaml`. Answers are read leniently (unknown fields are
+//! ignored, so a server that adds a field does not break this client); optional request
+//! fields are skipped when `None`.
+
+use serde::{Deserialize, Serialize};
+
+/// `[x, y]`: column, row; `[0, 0]` is the top-left cell.
+pub type Point = [u32; 2];
+
+/// A path query (`findPath`, a batch item, `createSubscription`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PathRequest {
+    /// Start cell.
+    pub start: Point,
+    /// Goal cell.
+    pub goal: Point,
+    /// `astar` (default), `dijkstra`, `weighted_astar`, `jps`, `jps_plus`, `theta`, `hpa`, `auto`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<String>,
+    /// Weight of `weighted_astar`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// Expansion budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_expansions: Option<u64>,
+    /// Search time budget in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Answer the path to the closest cell on a limit or an unreachable goal.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// Also return the expanded cells.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub debug: bool,
+    /// String-pull the path into `waypoints`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub smooth: bool,
+    /// Agent side in cells (1..=8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+    /// Wait until this replica has applied this map version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<u64>,
+}
+
+impl PathRequest {
+    /// A query from `start` to `goal` with the defaults.
+    pub fn new(start: Point, goal: Point) -> Self {
+        PathRequest {
+            start,
+            goal,
+            ..Default::default()
+        }
+    }
+}
+
+/// The outcome of a query; "no path" is a status, not an error.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PathResult {
+    /// `found`, `partial`, `no_path` or `limit_reached`.
+    pub status: String,
+    /// The cells from start to goal.
+    pub path: Vec<Point>,
+    /// Cost of the answer to follow.
+    pub cost: f64,
+    /// Cost of the cell path.
+    pub path_cost: f64,
+    /// Expanded nodes.
+    pub expanded: u64,
+    /// The algorithm that ran.
+    pub algorithm: String,
+    /// The map version searched.
+    pub map_version: u64,
+    /// Corner points (smooth, theta, jps).
+    #[serde(default)]
+    pub waypoints: Option<Vec<Point>>,
+    /// Cost through `waypoints`.
+    #[serde(default)]
+    pub waypoints_cost: Option<f64>,
+}
+
+/// The `error` object of an error body.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ErrorDetail {
+    /// The stable code.
+    pub code: String,
+    /// Human-readable text.
+    pub message: String,
+}
+
+/// One item of a batch: a result, or that query's error.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum BatchItem {
+    /// The query's error.
+    Error {
+        /// The error.
+        error: ErrorDetail,
+    },
+    /// The query's result.
+    Result(Box<PathResult>),
+}
+
+/// The answer of a batch, in order.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BatchResponse {
+    /// The map version searched.
+    pub map_version: u64,
+    /// One item per query.
+    pub results: Vec<BatchItem>,
+}
+
+/// A map's summary (the fields most clients need; the rest are ignored).
+#[derive(Debug, Clone, Deserialize)]
+pub struct MapSummary {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: u64,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+    /// `octile` or `cardinal`.
+    pub movement: String,
+    /// Whether every passable cell costs 1.
+    pub uniform: bool,
+    /// `bundled` or `uploaded`.
+    pub source: String,
+}
+
+/// Every map's summary.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MapList {
+    /// Sorted by name.
+    pub maps: Vec<MapSummary>,
+}
+
+/// One cell change of a patch.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellChange {
+    /// Column.
+    pub x: u32,
+    /// Row.
+    pub y: u32,
+    /// New cost (0 blocks it).
+    pub cost: u32,
+}
+
+/// A patch: cells changed atomically, optionally only at `if_version`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MapPatch {
+    /// Cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<CellChange>,
+    /// `409 version_conflict` unless the map is at this version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub if_version: Option<u64>,
+}
+
+/// The answer of a patch.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PatchResult {
+    /// The map's version after it.
+    pub version: u64,
+    /// Cells whose cost changed.
+    pub changed_cells: u64,
+}
+
+/// A subscription's state (the create answer also has its `secret`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Subscription {
+    /// 32 hex digits.
+    pub id: String,
+    /// Only in the create answer: needed to move or delete it.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// `found`, `no_path` or `limit_reached`.
+    pub status: String,
+    /// The path from the agent to the goal.
+    pub path: Vec<Point>,
+    /// Its cost.
+    pub cost: f64,
+    /// The map version.
+    pub map_version: u64,
+    /// The last event's `seq`.
+    pub seq: u64,
+    /// The agent's position.
+    pub position: Point,
+}
+
+/// One event of a subscription's stream; `resync` carries the full state.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubscriptionEvent {
+    /// The subscription.
+    pub id: String,
+    /// 1, 2, ... (the SSE id).
+    pub seq: u64,
+    /// The map version.
+    pub map_version: u64,
+    /// `found`, `no_path` or `limit_reached`.
+    pub status: String,
+    /// The path.
+    pub path: Vec<Point>,
+    /// Its cost.
+    pub cost: f64,
+    /// `initial`, `blocked`, ..., `resync`, or a final one.
+    pub reason: String,
+}
+
+/// A flow field's region.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Region {
+    /// Left column.
+    pub x: u32,
+    /// Top row.
+    pub y: u32,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
+/// A flow field as sent (base64 arrays; see [`FlowField::cost`]).
+#[derive(Debug, Clone, Deserialize)]
+pub struct FlowField {
+    /// 32 hex digits.
+    pub id: String,
+    /// Only in the create answer: needed to delete it.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// The newest event's `seq` included.
+    pub seq: u64,
+    /// The region.
+    pub region: Region,
+    /// base64, one byte per region cell.
+    pub directions: String,
+    /// base64, one little-endian f64 per region cell.
+    pub costs: String,
+}
+
+impl FlowField {
+    /// The cost to the goal from a map cell (`+inf` outside the region or unreachable).
+    pub fn cost(&self, p: Point) -> f64 {
+        use base64::Engine as _;
+        let r = self.region;
+        if p[0] < r.x || p[1] < r.y || p[0] >= r.x + r.width || p[1] >= r.y + r.height {
+            return f64::INFINITY;
+        }
+        let i = ((p[1] - r.y) * r.width + (p[0] - r.x)) as usize;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(&self.costs)
+            .unwrap_or_default();
+        raw.get(i * 8..i * 8 + 8)
+            .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .unwrap_or(f64::INFINITY)
+    }
+}
+
+/// One event of a flow field's stream.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FlowFieldEvent {
+    /// The field.
+    pub id: String,
+    /// The SSE id.
+    pub seq: u64,
+    /// `current`, `changed`, `resync`, or a final one.
+    pub reason: String,
+    /// `[x, y, direction, cost]`, cost `null` when unreachable.
+    pub cells: Vec<(u32, u32, u8, Option<f64>)>,
+}

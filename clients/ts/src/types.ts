@@ -1,0 +1,342 @@
+// The wire types of pathd's contract (openapi.yaml), written by hand so that they read well;
+// `contract/openapi-check.ts` holds them against the types openapi-typescript generates from
+// openapi.yaml (`npm run contract`), so the two cannot drift apart unnoticed.
+
+/** `[x, y]`: column, row; `[0, 0]` is the top-left cell. */
+export type Point = [number, number];
+
+export type Movement = "octile" | "cardinal";
+
+export type Algorithm =
+  | "astar"
+  | "dijkstra"
+  | "weighted_astar"
+  | "jps"
+  | "jps_plus"
+  | "theta"
+  | "hpa"
+  | "auto";
+
+/** The stable error codes of `{"error": {"code", "message"}}`. */
+export type ErrorCode =
+  | "invalid_request"
+  | "invalid_map"
+  | "out_of_bounds"
+  | "start_blocked"
+  | "goal_blocked"
+  | "not_applicable"
+  | "unauthorized"
+  | "forbidden"
+  | "map_not_found"
+  | "not_found"
+  | "method_not_allowed"
+  | "not_acceptable"
+  | "too_many_maps"
+  | "payload_too_large"
+  | "map_too_large"
+  | "too_many_queries"
+  | "unsupported_media_type"
+  | "internal"
+  | "overloaded"
+  | "not_ready"
+  | "invalid_patch"
+  | "patch_out_of_bounds"
+  | "patch_too_large"
+  | "version_conflict"
+  | "subscription_not_found"
+  | "too_many_subscriptions"
+  | "map_damaged"
+  | "store_unavailable"
+  | "body_timeout"
+  | "too_many_connections"
+  | "abstraction_building"
+  | "flowfield_not_found"
+  | "too_many_flowfields"
+  | "replica_behind";
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+export interface PathRequest {
+  start: Point;
+  goal: Point;
+  algorithm?: Algorithm;
+  weight?: number;
+  max_expansions?: number;
+  timeout_ms?: number;
+  partial?: boolean;
+  debug?: boolean;
+  smooth?: boolean;
+  trace?: boolean;
+  size?: number;
+  /** Read-your-writes across replicas: wait until this map version is applied. */
+  min_version?: number;
+}
+
+export interface PathResult {
+  status: "found" | "partial" | "no_path" | "limit_reached";
+  path: Point[];
+  cost: number;
+  path_cost: number;
+  expanded: number;
+  generated: number;
+  algorithm: Exclude<Algorithm, "auto">;
+  map_version: number;
+  elapsed_us: number;
+  limit?: "expansions" | "timeout" | "cancelled";
+  expanded_cells?: Point[];
+  waypoints?: Point[];
+  waypoints_cost?: number;
+  /** The search trace (`trace: true`); see `SearchTrace` in openapi.yaml. */
+  trace?: SearchTrace;
+}
+
+export interface SearchTraceEvent {
+  type: "push" | "decrease" | "reopen" | "expand";
+  node: Point;
+  parent: Point;
+  g: number;
+  h: number;
+  f: number;
+  phase?: "window" | "insert" | "abstract" | "refine" | "corridor";
+}
+
+export interface SearchTrace {
+  events: SearchTraceEvent[];
+  expansions: number;
+  truncated: boolean;
+  cap: number;
+  weight: number;
+  runs: number;
+  hpa?: Record<string, unknown>;
+}
+
+export interface BatchRequest {
+  queries: PathRequest[];
+  min_version?: number;
+}
+
+/** One item of a batch: a result, or the error of that query alone. */
+export type BatchItem = PathResult | ErrorBody;
+
+export interface BatchResponse {
+  map_version: number;
+  results: BatchItem[];
+}
+
+/** Whether a batch item is an error. */
+export function isBatchError(item: BatchItem): item is ErrorBody {
+  return (item as ErrorBody).error !== undefined;
+}
+
+export interface MapCosts {
+  width: number;
+  height: number;
+  /** Row-major, `width * height` entries; 0 blocked, 1..255 cost. */
+  costs: number[];
+  movement?: Movement;
+}
+
+export interface MapRows {
+  width: number;
+  height: number;
+  /** `height` strings of `width` Moving AI terrain characters. */
+  rows: string[];
+  movement?: Movement;
+}
+
+export interface HpaInfo {
+  status: "building" | "ready";
+  cluster_size: number;
+  nodes: number;
+  edges: number;
+  memory_bytes: number;
+  build_ms: number;
+}
+
+export interface JumpInfo {
+  status: "building" | "ready";
+  made_by: "build" | "update";
+  memory_bytes: number;
+  took_us: number;
+  landmarks?: {
+    status: "building" | "ready";
+    made_by: "build" | "carried" | "update";
+    count: number;
+    memory_bytes: number;
+    took_us: number;
+  };
+}
+
+export interface MapSummary {
+  name: string;
+  version: number;
+  width: number;
+  height: number;
+  movement: Movement;
+  passable_cells: number;
+  blocked_cells: number;
+  components: number;
+  uniform: boolean;
+  min_cost: number;
+  max_cost: number;
+  source: "bundled" | "uploaded";
+  hpa?: HpaInfo;
+  jps_plus?: JumpInfo;
+  sized?: { size: number; memory_bytes: number; hpa?: HpaInfo }[];
+  subscriptions?: { count: number; memory_bytes: number };
+}
+
+export interface DamagedMap {
+  name: string;
+  reason: string;
+  last_good_version: number | null;
+  dropped_versions: number[];
+}
+
+export interface MapList {
+  maps: MapSummary[];
+  damaged: DamagedMap[];
+}
+
+export interface MapCells {
+  name: string;
+  version: number;
+  width: number;
+  height: number;
+  movement: Movement;
+  /** base64 of `width * height` row-major cost bytes. */
+  costs: string;
+}
+
+export interface CellChange {
+  x: number;
+  y: number;
+  cost: number;
+}
+
+export interface RectChange {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  cost: number;
+}
+
+export interface MapPatch {
+  cells?: CellChange[];
+  rects?: RectChange[];
+  /** `409 version_conflict` unless the map is at this version. */
+  if_version?: number;
+}
+
+export interface PatchResult {
+  version: number;
+  changed_cells: number;
+  affected_subscriptions: number;
+}
+
+export type PathStatus = "found" | "no_path" | "limit_reached";
+
+export interface Subscription {
+  id: string;
+  map: string;
+  status: PathStatus;
+  path: Point[];
+  cost: number;
+  map_version: number;
+  seq: number;
+  position: Point;
+  goal: Point;
+}
+
+export interface SubscriptionCreated extends Subscription {
+  /** Needed to move or delete the subscription; shown only in this answer. */
+  secret: string;
+}
+
+export type SubscriptionReason =
+  | "initial"
+  | "blocked"
+  | "costlier"
+  | "cheaper"
+  | "unreachable"
+  | "restored"
+  | "moved"
+  | "interrupted"
+  | "resync"
+  | "deleted"
+  | "map_deleted"
+  | "map_replaced"
+  | "expired";
+
+export interface SubscriptionEvent {
+  id: string;
+  seq: number;
+  map_version: number;
+  status: PathStatus;
+  path: Point[];
+  cost: number;
+  reason: SubscriptionReason;
+  touched?: Point[];
+  touched_count?: number;
+  touched_truncated?: boolean;
+}
+
+export interface Region {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface FlowFieldRequest {
+  goal: Point;
+  region?: Region;
+  max_cost?: number;
+  size?: number;
+}
+
+export interface FlowField {
+  id: string;
+  /** Only in the create answer. */
+  secret?: string;
+  map: string;
+  map_version: number;
+  seq: number;
+  goal: Point;
+  region: Region;
+  size: number;
+  max_cost: number | null;
+  reachable: number;
+  /** base64, one byte per region cell: 0-7 a step (N, E, S, W, NE, SE, SW, NW), 8 the goal, 255 unreachable. */
+  directions: string;
+  /** base64, one little-endian f64 per region cell (`+inf` when unreachable). */
+  costs: string;
+}
+
+export type FlowFieldReason =
+  | "current"
+  | "changed"
+  | "resync"
+  | "deleted"
+  | "map_deleted"
+  | "map_replaced"
+  | "expired";
+
+export interface FlowFieldEvent {
+  id: string;
+  seq: number;
+  map_version: number;
+  reason: FlowFieldReason;
+  /** `[x, y, direction, cost]`, cost `null` when unreachable. */
+  cells: [number, number, number, number | null][];
+}
+
+export interface Health {
+  status: "ok" | "ready";
+  maps: number;
+  damaged_maps: string[];
+  store?: Record<string, unknown>;
+}
