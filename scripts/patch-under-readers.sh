@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # PATCH latency under read-only load (issue 22): a release pathd on loopback, one 1024x1024
 # map (Berlin_1_1024 from ../shared/benchmarks when present, else a seeded one), ROUNDS
-# one-cell PATCHes alone, then ROUNDS more while CLIENTS clients create subscriptions and
-# flow fields on the same map in a loop (and delete them again). Prints p50 / p99 / max of
-# each phase and their ratio. Bounded: every phase stops after its ROUNDS PATCHes.
+# one-cell PATCHes alone (one every PACE_MS), then ROUNDS more while CLIENTS clients
+# create subscriptions and flow fields on the same map in a loop (and delete them again).
+# Prints p50 / p99 / max of each phase, their ratio, and how many creates answered and how
+# (so a run where the readers did nothing shows). Bounded: every phase stops after its
+# ROUNDS PATCHes.
 #
-#   scripts/patch-under-readers.sh            # ROUNDS=200 CLIENTS=8
+#   scripts/patch-under-readers.sh            # ROUNDS=300 CLIENTS=8 PACE_MS=50
 #   PATHD_BIN=/tmp/pathd-old scripts/patch-under-readers.sh   # another build, same script
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS="${ROUNDS:-200}"
+ROUNDS="${ROUNDS:-300}"
 CLIENTS="${CLIENTS:-8}"
+PACE_MS="${PACE_MS:-50}"
 if [ -z "${PATHD_BIN:-}" ]; then
     cargo build --release --bin pathd
     PATHD_BIN=target/release/pathd
@@ -32,10 +35,11 @@ PATHD_ADDR="127.0.0.1:$PORT" PATHD_MAPS_DIR="$MAPS" PATHD_DATA_DIR="$DATA/data" 
     "$PATHD_BIN" serve >"$DATA/server.log" 2>&1 &
 PID=$!
 BERLIN=../shared/benchmarks/movingai/maps/Berlin_1_1024.map
-python3 - "$PORT" "$ROUNDS" "$CLIENTS" "$BERLIN" <<'PY'
-import http.client, json, os, random, sys, threading, time
+python3 - "$PORT" "$ROUNDS" "$CLIENTS" "$BERLIN" "$PACE_MS" <<'PY'
+import collections, http.client, json, os, random, sys, threading, time
 
 port, rounds, clients, berlin = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+pace = int(sys.argv[5]) / 1000
 
 def call(method, path, body=None, headers=None):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -89,6 +93,7 @@ def patches(n, label):
         s, _ = call("PATCH", "/v1/maps/m", {"cells": [{"x": x, "y": y, "cost": cost}]})
         lat.append((time.perf_counter() - t) * 1000)
         assert s == 200, s
+        time.sleep(pace)
     lat.sort()
     p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
     print(f"{label:>28}: p50 {p(0.5):8.1f} ms  p99 {p(0.99):8.1f} ms  max {lat[-1]:8.1f} ms")
@@ -98,12 +103,14 @@ patches(20, "warm-up")
 alone = patches(rounds, "PATCH alone")
 stop = threading.Event()
 made = [0, 0]
+answers = collections.Counter()
 def reader(k):
     r = random.Random(100 + k)
     while not stop.is_set():
         a, b = open_cell(), open_cell()
         if k % 2 == 0:
             s, d = call("POST", "/v1/maps/m/subscriptions", {"start": list(a), "goal": list(b)})
+            answers[("subscription", s)] += 1
             if s == 201:
                 made[0] += 1
                 v = json.loads(d)
@@ -111,6 +118,7 @@ def reader(k):
                      headers={"x-subscription-secret": v["secret"]})
         else:
             s, d = call("POST", "/v1/maps/m/flowfields", {"goal": list(b)})
+            answers[("flow field", s)] += 1
             if s == 201:
                 made[1] += 1
                 v = json.loads(d)
@@ -124,6 +132,6 @@ busy = patches(rounds, f"PATCH, {clients} creating clients")
 stop.set()
 for t in threads:
     t.join()
-print(f"created meanwhile: {made[0]} subscriptions, {made[1]} flow fields")
+print(f"created meanwhile: {made[0]} subscriptions, {made[1]} flow fields; answers {dict(answers)}")
 print(f"ratio busy/alone: p50 {busy[0] / alone[0]:.2f}x  p99 {busy[1] / alone[1]:.2f}x")
 PY
