@@ -105,6 +105,7 @@ pub fn check(
     let derived = Derived {
         hpa: None,
         jump_table: table.as_ref(),
+        subgoal: None,
         landmarks: landmarks.as_ref(),
         sized: None,
     };

@@ -108,6 +108,7 @@ impl MapEntry {
         Derived {
             hpa: self.hpa.get(),
             jump_table: self.jump.get(),
+            subgoal: None,
             landmarks: self.jump.landmarks(),
             sized: None,
         }

@@ -264,6 +264,7 @@ fn benches(cr: &mut Criterion) {
         let derived = Derived {
             hpa: None,
             jump_table: Some(&table),
+            subgoal: None,
             landmarks: None,
             sized: None,
         };

@@ -69,6 +69,7 @@ pub use algo::flowfield::{
 pub use algo::goal_tree::{Agent, GoalTree, REPAIRED_KEEP};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
 pub use algo::jps_plus::JumpTable;
+pub use algo::subgoal::SubgoalGraph;
 pub use clearance::Clearance;
 pub use eroded::Eroded;
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};

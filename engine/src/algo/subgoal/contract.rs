@@ -1,0 +1,274 @@
+//! A contraction hierarchy (Geisberger, Sanders, Schultes and Delling 2008) over the subgoal
+//! graph: nodes are removed ("contracted") one at a time, least important first, and
+//! wherever removing `v` would lengthen a shortest path `u - v - w` between two remaining
+//! neighbours, a *shortcut* `u - w` of the same cost (remembering `v`) is added. Every node
+//! then keeps the edges to the neighbours contracted after it (its *upward* edges).
+//!
+//! # Why an upward search from both ends is exact
+//!
+//! Contracting `v` keeps every distance between the remaining nodes: a shortest path through
+//! `v` enters and leaves it by two neighbours `u`, `w`, and either a path avoiding `v` is as
+//! short (the *witness*) or the shortcut replaces the detour. So between any two nodes there
+//! is a shortest path in the final graph (original edges and shortcuts) whose nodes first
+//! rise and then fall in contraction order: take any shortest path and, while some interior
+//! node is lower than both its neighbours on it, replace that node by the edge or shortcut
+//! its contraction left between them (or by a witness, which by induction on the
+//! contraction order has such a path too). The forward search walks only upward edges from
+//! the start's nodes, the backward search only upward edges from the goal's, so both meet at
+//! that path's highest node with its exact cost; once neither queue holds anything below
+//! the best meeting cost, no cheaper meeting can follow.
+//!
+//! A witness search that gives up early (settle limit below) only adds a shortcut that was
+//! not needed: more edges, never a wrong cost.
+//!
+//! Order: a lazily updated priority, `2 (shortcuts - degree) + contracted neighbours +
+//! level` (edge difference, spread and depth: Geisberger et al.'s terms), recomputed when a
+//! node comes up and for the neighbours of every contracted node.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// No node (an original edge's middle; a seed's parent).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Nodes a witness search settles before giving up.
+const SETTLE_LIMIT: usize = 120;
+
+/// The hierarchy: every node's upward edges, as one array per field.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Hierarchy {
+    /// Edges of node `v` are `first[v]..first[v + 1]`.
+    pub first: Vec<u32>,
+    /// The upper end of each edge.
+    pub head: Vec<u32>,
+    /// Its cost.
+    pub cost: Vec<f64>,
+    /// The node a shortcut bypasses ([`NONE`] for an edge of the subgoal graph).
+    pub mid: Vec<u32>,
+    /// Contraction order of each node.
+    pub rank: Vec<u32>,
+}
+
+impl Hierarchy {
+    /// The upward edges of `v` as `(head, cost)`, and their middles.
+    #[inline(always)]
+    pub(crate) fn up(&self, v: u32) -> std::ops::Range<usize> {
+        self.first[v as usize] as usize..self.first[v as usize + 1] as usize
+    }
+
+    /// The middle of the edge between `a` and `b` (they are adjacent).
+    pub(crate) fn mid_of(&self, a: u32, b: u32) -> u32 {
+        let (lo, hi) = if self.rank[a as usize] < self.rank[b as usize] {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let e = self
+            .up(lo)
+            .find(|&e| self.head[e] == hi)
+            .expect("consecutive nodes of a found path are adjacent");
+        self.mid[e]
+    }
+
+    /// Appends the subgoal-graph nodes of edge `a - b` after `a` (`b` included).
+    pub(crate) fn unpack(&self, a: u32, b: u32, out: &mut Vec<u32>) {
+        let m = self.mid_of(a, b);
+        if m == NONE {
+            out.push(b);
+        } else {
+            self.unpack(a, m, out);
+            self.unpack(m, b, out);
+        }
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.first.len() * 4 + self.head.len() * 16 + self.rank.len() * 4
+    }
+}
+
+/// One adjacency entry during contraction: `(neighbour, cost, middle)`.
+type Adj = (u32, f64, u32);
+
+/// Witness-search memory, stamped so a search touches only what it reaches.
+struct Witness {
+    dist: Vec<f64>,
+    stamp: Vec<u32>,
+    now: u32,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+impl Witness {
+    /// Shortest distances from `from` in the remaining graph without `skip`, up to `bound`
+    /// (or [`SETTLE_LIMIT`] settled nodes); read them with [`Witness::get`].
+    fn run(&mut self, adj: &[Vec<Adj>], from: u32, skip: u32, bound: f64) {
+        self.now += 1;
+        self.heap.clear();
+        self.set(from, 0.0);
+        self.heap.push(Reverse((0f64.to_bits(), from)));
+        let mut settled = 0;
+        while let Some(Reverse((d, u))) = self.heap.pop() {
+            let d = f64::from_bits(d);
+            if d > self.get(u) || d > bound {
+                if d > bound {
+                    break;
+                }
+                continue;
+            }
+            settled += 1;
+            if settled > SETTLE_LIMIT {
+                break;
+            }
+            for &(w, c, _) in &adj[u as usize] {
+                let nd = d + c;
+                if w != skip && nd < self.get(w) {
+                    self.set(w, nd);
+                    self.heap.push(Reverse((nd.to_bits(), w)));
+                }
+            }
+        }
+    }
+
+    fn set(&mut self, v: u32, d: f64) {
+        self.dist[v as usize] = d;
+        self.stamp[v as usize] = self.now;
+    }
+
+    fn get(&self, v: u32) -> f64 {
+        if self.stamp[v as usize] == self.now {
+            self.dist[v as usize]
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// Whether a witness of cost `w` makes a shortcut of cost `s` unneeded: costs are sums of
+/// `1`s and `sqrt 2`s, so equal true costs may differ in their last bits.
+fn covers(w: f64, s: f64) -> bool {
+    w <= s * (1.0 + 1e-12)
+}
+
+/// The shortcuts contracting `v` needs (as neighbour-index pairs into `adj[v]`), or only
+/// their number when `out` is `None`.
+fn shortcuts(
+    adj: &[Vec<Adj>],
+    v: u32,
+    wit: &mut Witness,
+    mut out: Option<&mut Vec<(usize, usize)>>,
+) -> usize {
+    let n = &adj[v as usize];
+    let mut count = 0;
+    let max = n.iter().map(|e| e.1).fold(0.0, f64::max);
+    for i in 0..n.len() {
+        let (u, cu, _) = n[i];
+        if i + 1 == n.len() {
+            break;
+        }
+        wit.run(adj, u, v, cu + max);
+        for (j, &(w, cw, _)) in n.iter().enumerate().skip(i + 1) {
+            if !covers(wit.get(w), cu + cw) {
+                count += 1;
+                if let Some(o) = out.as_deref_mut() {
+                    o.push((i, j));
+                }
+            }
+        }
+    }
+    count
+}
+
+/// Contracts the undirected graph of `n` nodes and `edges` (`(a, b, cost)`, each pair once,
+/// `a != b`) into its [`Hierarchy`].
+pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)]) -> Hierarchy {
+    let mut adj: Vec<Vec<Adj>> = vec![Vec::new(); n];
+    for &(a, b, c) in edges {
+        adj[a as usize].push((b, c, NONE));
+        adj[b as usize].push((a, c, NONE));
+    }
+    let mut wit = Witness {
+        dist: vec![0.0; n],
+        stamp: vec![0; n],
+        now: 0,
+        heap: BinaryHeap::new(),
+    };
+    let mut deleted = vec![0i64; n];
+    let mut level = vec![0i64; n];
+    let prio = |adj: &[Vec<Adj>], v: u32, wit: &mut Witness, deleted: &[i64], level: &[i64]| {
+        let added = shortcuts(adj, v, wit, None) as i64;
+        2 * (added - adj[v as usize].len() as i64) + deleted[v as usize] + level[v as usize]
+    };
+    let mut current: Vec<i64> = (0..n as u32)
+        .map(|v| prio(&adj, v, &mut wit, &deleted, &level))
+        .collect();
+    let mut queue: BinaryHeap<Reverse<(i64, u32)>> = current
+        .iter()
+        .enumerate()
+        .map(|(v, &p)| Reverse((p, v as u32)))
+        .collect();
+    let mut rank = vec![NONE; n];
+    let mut up: Vec<Vec<Adj>> = vec![Vec::new(); n];
+    let mut next_rank = 0u32;
+    let mut pairs = Vec::new();
+    while let Some(Reverse((p, v))) = queue.pop() {
+        if rank[v as usize] != NONE || p != current[v as usize] {
+            continue;
+        }
+        // Lazy update: contract `v` only if its fresh priority still comes first.
+        let fresh = prio(&adj, v, &mut wit, &deleted, &level);
+        if let Some(&Reverse((top, _))) = queue.peek() {
+            if fresh > top {
+                current[v as usize] = fresh;
+                queue.push(Reverse((fresh, v)));
+                continue;
+            }
+        }
+        pairs.clear();
+        shortcuts(&adj, v, &mut wit, Some(&mut pairs));
+        let nb = std::mem::take(&mut adj[v as usize]);
+        for &(i, j) in &pairs {
+            let ((a, ca, _), (b, cb, _)) = (nb[i], nb[j]);
+            add_edge(&mut adj, a, b, ca + cb, v);
+            add_edge(&mut adj, b, a, ca + cb, v);
+        }
+        rank[v as usize] = next_rank;
+        next_rank += 1;
+        for &(u, _, _) in &nb {
+            let list = &mut adj[u as usize];
+            list.retain(|e| e.0 != v);
+            deleted[u as usize] += 1;
+            level[u as usize] = level[u as usize].max(level[v as usize] + 1);
+        }
+        for &(u, _, _) in &nb {
+            let p = prio(&adj, u, &mut wit, &deleted, &level);
+            current[u as usize] = p;
+            queue.push(Reverse((p, u)));
+        }
+        up[v as usize] = nb;
+    }
+    let mut h = Hierarchy {
+        first: Vec::with_capacity(n + 1),
+        rank,
+        ..Hierarchy::default()
+    };
+    h.first.push(0);
+    for list in &up {
+        for &(w, c, m) in list {
+            h.head.push(w);
+            h.cost.push(c);
+            h.mid.push(m);
+        }
+        h.first.push(h.head.len() as u32);
+    }
+    h
+}
+
+/// Adds (or shortens) the edge `a -> b` in `a`'s list.
+fn add_edge(adj: &mut [Vec<Adj>], a: u32, b: u32, c: f64, mid: u32) {
+    let list = &mut adj[a as usize];
+    match list.iter_mut().find(|e| e.0 == b) {
+        Some(e) if e.1 > c => *e = (b, c, mid),
+        Some(_) => {}
+        None => list.push((b, c, mid)),
+    }
+}

@@ -1,0 +1,208 @@
+//! Subgoal graphs with a contraction hierarchy, for uniform octile maps: optimal paths with
+//! a search over a few hundred graph nodes where JPS drowns in jump points (maps full of
+//! small obstacles).
+//!
+//! After Uras, Hernández and Koenig, "Subgoal Graphs for Optimal Pathfinding in
+//! Eight-Neighbor Grids" (ICAPS 2013), with the graph contracted as in Geisberger et al.'s
+//! contraction hierarchies (Uras and Koenig's SGCH combines the two; this code follows the
+//! papers' descriptions, not their code).
+//!
+//! # The pieces, one file each
+//!
+//! - [`place`]: *subgoals*, the cells just outside convex obstacle corners.
+//! - [`reach`]: the *direct-h-reachable* subgoals of a cell, by diagonal-first scans; the
+//!   graph's edges join each subgoal to those (cost: the octile distance).
+//! - [`contract`]: a contraction hierarchy over that graph.
+//! - [`query`]: connect start and goal, search upward from both, unpack, refine to cells.
+//! - [`update`]: the graph of a patched version from its predecessor's.
+//!
+//! # Why it is optimal
+//!
+//! Write `h` for the octile distance, a lower bound on every path's cost; `t` is
+//! *h-reachable* from `s` when some path between them costs exactly `h(s, t)`.
+//!
+//! 1. *Every optimal path can be taken to bend only at subgoals* (Uras et al. 2013): between
+//!    `s` and `g` there is an optimal path `s, σ1, ..., σk, g` whose `σi` are subgoals and
+//!    whose consecutive points are h-reachable from each other, so its cost is the sum of
+//!    their octile distances. The intuition: a taut octile path changes its pair of move
+//!    directions only where an obstacle's convex corner forces it, and the cell it bends at
+//!    is the one diagonally outside that corner, a subgoal.
+//! 2. *Direct edges suffice.* If an h-path between `u` and `v` passes a subgoal `w`, both of
+//!    its parts are h-paths (each costs at least its `h`, together exactly `h(u, v) <=
+//!    h(u, w) + h(w, v)`), so `u - v` can be replaced by `u - w - v` at the same cost;
+//!    repeating (the distances shrink) leaves only pairs none of whose h-paths pass another
+//!    subgoal: the *direct*-h-reachable pairs. The scans of [`reach`] find every such pair
+//!    (its lemma), and only h-reachable pairs, so the graph, with the start and the goal
+//!    joined to what their own scans find, holds an optimal path at its exact cost, and no
+//!    path cheaper than a real one.
+//! 3. *The start-goal pair itself*: if `g` is h-reachable from `s` with no subgoal on its
+//!    h-paths, the diagonal-first path is legal (the same lemma), and the query answers it
+//!    before searching; otherwise 1 and 2 route it through subgoals.
+//! 4. *The hierarchy keeps distances* ([`contract`]): the bidirectional upward search
+//!    returns the graph's shortest distance, and unpacking its shortcuts gives the graph
+//!    path, each of whose legs [`reach::h_path`] turns into cells at exactly its octile
+//!    cost.
+//!
+//! The tests hold every answer against a reference Dijkstra on seeded random maps (dense
+//! ones included, and after random patch sequences) and against the Moving AI optima.
+//!
+//! # Patches
+//!
+//! [`SubgoalGraph::update`] moves the subgoals within one step of the changed cells and
+//! rescans only the subgoals whose earlier scans read a cell whose state changed (each scan
+//! remembers the bounding box of what it read), then contracts the graph anew: the
+//! hierarchy is the one part rebuilt whole. A patch of more than [`LOCAL_PATCH`] cells
+//! rebuilds everything.
+
+mod contract;
+mod place;
+pub(crate) mod query;
+mod reach;
+mod update;
+
+use contract::{Hierarchy, NONE};
+use place::Placement;
+use reach::Bbox;
+
+use crate::grid::{Grid, Movement, SQRT2};
+
+/// Largest patch (changed cells) [`SubgoalGraph::update`] repairs locally; above it the
+/// graph is built anew.
+pub const LOCAL_PATCH: usize = 4096;
+
+/// The subgoal graph and its contraction hierarchy of one octile map version (module docs).
+#[derive(Clone, PartialEq)]
+pub struct SubgoalGraph {
+    width: u32,
+    height: u32,
+    place: Placement,
+    /// Padded cell of each node.
+    cells: Vec<u32>,
+    /// Node of each padded cell ([`NONE`] where it is no subgoal).
+    node_of: Vec<u32>,
+    /// Each node's scan: the padded subgoal cells it reported, and the box it read.
+    scans: Vec<(Vec<u32>, Bbox)>,
+    ch: Hierarchy,
+}
+
+impl std::fmt::Debug for SubgoalGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubgoalGraph")
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("subgoals", &self.cells.len())
+            .field("edges", &self.ch.head.len())
+            .field("memory_bytes", &self.memory_bytes())
+            .finish()
+    }
+}
+
+impl SubgoalGraph {
+    /// Builds the graph of an octile map (`None` for cardinal movement; any cost counts as
+    /// open, the planner serves uniform maps only).
+    ///
+    /// ```
+    /// use pathd_engine::{Grid, Movement, SubgoalGraph};
+    /// let grid = Grid::from_costs(3, 3, vec![1, 1, 1, 1, 0, 1, 1, 1, 1], Movement::Octile).unwrap();
+    /// let graph = SubgoalGraph::build(&grid).unwrap();
+    /// // The four cells diagonally outside the pillar's corners.
+    /// assert_eq!(graph.subgoals(), 4);
+    /// assert!(graph.fits(&grid) && graph.memory_bytes() > 0);
+    /// ```
+    pub fn build(grid: &Grid) -> Option<SubgoalGraph> {
+        if grid.movement() != Movement::Octile {
+            return None;
+        }
+        let place = Placement::new(grid);
+        let cells = place.subgoals();
+        let scans = cells.iter().map(|&c| scan_of(&place, c as usize)).collect();
+        Some(Self::assemble(grid, place, cells, scans))
+    }
+
+    /// The graph from its subgoals and their scans: node ids, edges, hierarchy.
+    fn assemble(
+        grid: &Grid,
+        place: Placement,
+        cells: Vec<u32>,
+        scans: Vec<(Vec<u32>, Bbox)>,
+    ) -> SubgoalGraph {
+        let mut node_of = vec![NONE; grid.padded_len()];
+        for (v, &c) in cells.iter().enumerate() {
+            node_of[c as usize] = v as u32;
+        }
+        let pw = place.pw;
+        let mut edges: Vec<(u32, u32, f64)> = Vec::new();
+        for (v, (found, _)) in scans.iter().enumerate() {
+            for &c in found {
+                let w = node_of[c as usize];
+                debug_assert!(w != NONE, "a scan reports subgoals only");
+                let (a, b) = if (v as u32) < w {
+                    (v as u32, w)
+                } else {
+                    (w, v as u32)
+                };
+                edges.push((a, b, octile(pw, cells[a as usize], cells[b as usize])));
+            }
+        }
+        edges.sort_unstable_by_key(|e| (e.0, e.1));
+        edges.dedup_by_key(|e| (e.0, e.1));
+        let ch = contract::contract(cells.len(), &edges);
+        SubgoalGraph {
+            width: grid.width(),
+            height: grid.height(),
+            place,
+            cells,
+            node_of,
+            scans,
+            ch,
+        }
+    }
+
+    /// Whether this graph can serve `grid`: same size, octile movement (being built for this
+    /// very version is the caller's business, as for the JPS+ table).
+    pub fn fits(&self, grid: &Grid) -> bool {
+        grid.width() == self.width
+            && grid.height() == self.height
+            && grid.movement() == Movement::Octile
+    }
+
+    /// Number of subgoals (graph nodes).
+    pub fn subgoals(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Edges of the hierarchy (subgoal-graph edges and shortcuts, each once).
+    pub fn edges(&self) -> usize {
+        self.ch.head.len()
+    }
+
+    /// Heap bytes held: the placement planes (3/8 byte a cell), the node index (4 bytes a
+    /// cell), the scans kept for updates, and the hierarchy (16 bytes an edge).
+    pub fn memory_bytes(&self) -> usize {
+        self.place.memory_bytes()
+            + self.cells.len() * 4
+            + self.node_of.len() * 4
+            + self
+                .scans
+                .iter()
+                .map(|(f, _)| f.capacity() * 4 + size_of::<(Vec<u32>, Bbox)>())
+                .sum::<usize>()
+            + self.ch.memory_bytes()
+    }
+}
+
+/// The scan of padded subgoal cell `c`.
+fn scan_of(place: &Placement, c: usize) -> (Vec<u32>, Bbox) {
+    let mut found = Vec::new();
+    let bbox = reach::scan(place, c % place.pw, c / place.pw, &mut found);
+    found.shrink_to_fit();
+    (found, bbox)
+}
+
+/// Octile distance between padded cells `a` and `b`.
+fn octile(pw: usize, a: u32, b: u32) -> f64 {
+    let (a, b) = (a as usize, b as usize);
+    let (dx, dy) = ((a % pw).abs_diff(b % pw), (a / pw).abs_diff(b / pw));
+    let (lo, hi) = (dx.min(dy), dx.max(dy));
+    (hi - lo) as f64 + lo as f64 * SQRT2
+}
