@@ -31,8 +31,11 @@ use std::collections::BinaryHeap;
 /// No node (an original edge's middle; a seed's parent).
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// Nodes a witness search settles before giving up.
-const SETTLE_LIMIT: usize = 120;
+/// Nodes a witness search settles before giving up, when contracting a node.
+const SETTLE_LIMIT: usize = 500;
+
+/// The same when only estimating a node's priority (cheaper, so a little less exact).
+const SIMULATE_LIMIT: usize = 50;
 
 /// The hierarchy: every node's upward edges, as one array per field.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -94,29 +97,62 @@ type Adj = (u32, f64, u32);
 struct Witness {
     dist: Vec<f64>,
     stamp: Vec<u32>,
+    /// `now` marks the current search's targets not yet settled.
+    target: Vec<u32>,
     now: u32,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
 impl Witness {
-    /// Shortest distances from `from` in the remaining graph without `skip`, up to `bound`
-    /// (or [`SETTLE_LIMIT`] settled nodes); read them with [`Witness::get`].
-    fn run(&mut self, adj: &[Vec<Adj>], from: u32, skip: u32, bound: f64) {
+    fn new(n: usize) -> Self {
+        Witness {
+            dist: vec![0.0; n],
+            stamp: vec![0; n],
+            target: vec![0; n],
+            now: 0,
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// Shortest distances from `from` in the remaining graph without `skip`, up to `bound`,
+    /// until every node of `targets` is settled or `limit` nodes are; read them with
+    /// [`Witness::get`].
+    fn run(
+        &mut self,
+        adj: &[Vec<Adj>],
+        from: u32,
+        skip: u32,
+        targets: &[Adj],
+        bound: f64,
+        limit: usize,
+    ) {
         self.now += 1;
         self.heap.clear();
+        let mut left = 0;
+        for &(t, _, _) in targets {
+            self.target[t as usize] = self.now;
+            left += 1;
+        }
         self.set(from, 0.0);
         self.heap.push(Reverse((0f64.to_bits(), from)));
         let mut settled = 0;
         while let Some(Reverse((d, u))) = self.heap.pop() {
             let d = f64::from_bits(d);
-            if d > self.get(u) || d > bound {
-                if d > bound {
-                    break;
-                }
+            if d > bound {
+                break;
+            }
+            if d > self.get(u) {
                 continue;
             }
+            if self.target[u as usize] == self.now {
+                self.target[u as usize] = 0;
+                left -= 1;
+                if left == 0 {
+                    break;
+                }
+            }
             settled += 1;
-            if settled > SETTLE_LIMIT {
+            if settled > limit {
                 break;
             }
             for &(w, c, _) in &adj[u as usize] {
@@ -150,27 +186,26 @@ fn covers(w: f64, s: f64) -> bool {
 }
 
 /// The shortcuts contracting `v` needs (as neighbour-index pairs into `adj[v]`), or only
-/// their number when `out` is `None`.
+/// their number when `out` is `None`; witness searches settle at most `limit` nodes.
 fn shortcuts(
     adj: &[Vec<Adj>],
     v: u32,
     wit: &mut Witness,
+    limit: usize,
     mut out: Option<&mut Vec<(usize, usize)>>,
 ) -> usize {
     let n = &adj[v as usize];
     let mut count = 0;
-    let max = n.iter().map(|e| e.1).fold(0.0, f64::max);
-    for i in 0..n.len() {
+    for i in 0..n.len().saturating_sub(1) {
         let (u, cu, _) = n[i];
-        if i + 1 == n.len() {
-            break;
-        }
-        wit.run(adj, u, v, cu + max);
-        for (j, &(w, cw, _)) in n.iter().enumerate().skip(i + 1) {
+        let rest = &n[i + 1..];
+        let max = rest.iter().map(|e| e.1).fold(0.0, f64::max);
+        wit.run(adj, u, v, rest, cu + max, limit);
+        for (j, &(w, cw, _)) in rest.iter().enumerate() {
             if !covers(wit.get(w), cu + cw) {
                 count += 1;
                 if let Some(o) = out.as_deref_mut() {
-                    o.push((i, j));
+                    o.push((i, i + 1 + j));
                 }
             }
         }
@@ -186,16 +221,11 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)]) -> Hierarchy {
         adj[a as usize].push((b, c, NONE));
         adj[b as usize].push((a, c, NONE));
     }
-    let mut wit = Witness {
-        dist: vec![0.0; n],
-        stamp: vec![0; n],
-        now: 0,
-        heap: BinaryHeap::new(),
-    };
+    let mut wit = Witness::new(n);
     let mut deleted = vec![0i64; n];
     let mut level = vec![0i64; n];
     let prio = |adj: &[Vec<Adj>], v: u32, wit: &mut Witness, deleted: &[i64], level: &[i64]| {
-        let added = shortcuts(adj, v, wit, None) as i64;
+        let added = shortcuts(adj, v, wit, SIMULATE_LIMIT, None) as i64;
         2 * (added - adj[v as usize].len() as i64) + deleted[v as usize] + level[v as usize]
     };
     let mut current: Vec<i64> = (0..n as u32)
@@ -224,7 +254,7 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)]) -> Hierarchy {
             }
         }
         pairs.clear();
-        shortcuts(&adj, v, &mut wit, Some(&mut pairs));
+        shortcuts(&adj, v, &mut wit, SETTLE_LIMIT, Some(&mut pairs));
         let nb = std::mem::take(&mut adj[v as usize]);
         for &(i, j) in &pairs {
             let ((a, ca, _), (b, cb, _)) = (nb[i], nb[j]);

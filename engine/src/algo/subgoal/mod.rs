@@ -144,8 +144,22 @@ impl SubgoalGraph {
                 edges.push((a, b, octile(pw, cells[a as usize], cells[b as usize])));
             }
         }
+        // An edge needs both ends' scans to report it (module docs, 2): each scan reports a
+        // pair one of whose extreme h-paths is legal and free of other subgoals, and a
+        // direct pair has both.
         edges.sort_unstable_by_key(|e| (e.0, e.1));
-        edges.dedup_by_key(|e| (e.0, e.1));
+        let mut kept = 0;
+        let mut i = 0;
+        while i < edges.len() {
+            let mutual =
+                i + 1 < edges.len() && (edges[i].0, edges[i].1) == (edges[i + 1].0, edges[i + 1].1);
+            if mutual {
+                edges[kept] = edges[i];
+                kept += 1;
+            }
+            i += if mutual { 2 } else { 1 };
+        }
+        edges.truncate(kept);
         let ch = contract::contract(cells.len(), &edges);
         SubgoalGraph {
             width: grid.width(),
