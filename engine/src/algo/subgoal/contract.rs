@@ -32,10 +32,18 @@ use std::collections::BinaryHeap;
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// Nodes a witness search settles before giving up, when contracting a node.
-const SETTLE_LIMIT: usize = 500;
+const SETTLE_LIMIT: usize = 150;
 
 /// The same when only estimating a node's priority (cheaper, so a little less exact).
 const SIMULATE_LIMIT: usize = 50;
+
+/// The same for the first estimate of every node.
+const INIT_LIMIT: usize = 8;
+
+/// Edge relaxations the witness searches may spend before the contraction stops and leaves
+/// the rest as the core: a deterministic bound on the build time (about a second), which
+/// only dense graphs (street maps) reach.
+const WORK_BUDGET: u64 = 200_000_000;
 
 /// The hierarchy: every node's upward edges, as one array per field.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -46,10 +54,17 @@ pub(crate) struct Hierarchy {
     pub head: Vec<u32>,
     /// Its cost.
     pub cost: Vec<f64>,
-    /// The node a shortcut bypasses ([`NONE`] for an edge of the subgoal graph).
-    pub mid: Vec<u32>,
+    /// For a shortcut `t -> h` (in `t`'s list) bypassing `m`: the edges `m -> t` and
+    /// `m -> h` it stands for (both in `m`'s list, as `m` was contracted first); [`NONE`]
+    /// twice for an edge of the subgoal graph.
+    pub kids: Vec<[u32; 2]>,
     /// Contraction order of each node.
     pub rank: Vec<u32>,
+    /// The node whose list holds each edge.
+    pub tail: Vec<u32>,
+    /// Nodes left uncontracted when the work budget ran out (the core): they share the top
+    /// rank, and each lists all its core neighbours.
+    pub core: usize,
 }
 
 impl Hierarchy {
@@ -59,34 +74,29 @@ impl Hierarchy {
         self.first[v as usize] as usize..self.first[v as usize + 1] as usize
     }
 
-    /// The middle of the edge between `a` and `b` (they are adjacent).
-    pub(crate) fn mid_of(&self, a: u32, b: u32) -> u32 {
-        let (lo, hi) = if self.rank[a as usize] < self.rank[b as usize] {
-            (a, b)
-        } else {
-            (b, a)
-        };
-        let e = self
-            .up(lo)
-            .find(|&e| self.head[e] == hi)
-            .expect("consecutive nodes of a found path are adjacent");
-        self.mid[e]
-    }
-
-    /// Appends the subgoal-graph nodes of edge `a - b` after `a` (`b` included).
-    pub(crate) fn unpack(&self, a: u32, b: u32, out: &mut Vec<u32>) {
-        let m = self.mid_of(a, b);
-        if m == NONE {
-            out.push(b);
-        } else {
-            self.unpack(a, m, out);
-            self.unpack(m, b, out);
+    /// Appends the subgoal-graph nodes of edge `e` (between `from` and `to`, either way
+    /// round) after `from`, `to` included: `O(nodes appended)`.
+    pub(crate) fn unpack(&self, e: usize, from: u32, to: u32, out: &mut Vec<u32>) {
+        let [to_tail, to_head] = self.kids[e];
+        if to_tail == NONE {
+            out.push(to);
+            return;
         }
+        // The middle node is the tail of both kids; which kid comes first depends on the
+        // direction `e` is walked in.
+        let m = self.tail[to_tail as usize];
+        let (first, second) = if self.head[e] == to {
+            (to_tail, to_head)
+        } else {
+            (to_head, to_tail)
+        };
+        self.unpack(first as usize, from, m, out);
+        self.unpack(second as usize, m, to, out);
     }
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.first.len() * 4 + self.head.len() * 16 + self.rank.len() * 4
+        self.first.len() * 4 + self.head.len() * 24 + self.rank.len() * 4
     }
 }
 
@@ -101,6 +111,8 @@ struct Witness {
     target: Vec<u32>,
     now: u32,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Edges relaxed so far, by every search: the contraction's work.
+    work: u64,
 }
 
 impl Witness {
@@ -111,6 +123,7 @@ impl Witness {
             target: vec![0; n],
             now: 0,
             heap: BinaryHeap::new(),
+            work: 0,
         }
     }
 
@@ -155,6 +168,7 @@ impl Witness {
             if settled > limit {
                 break;
             }
+            self.work += adj[u as usize].len() as u64;
             for &(w, c, _) in &adj[u as usize] {
                 let nd = d + c;
                 if w != skip && nd < self.get(w) {
@@ -224,12 +238,22 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)]) -> Hierarchy {
     let mut wit = Witness::new(n);
     let mut deleted = vec![0i64; n];
     let mut level = vec![0i64; n];
-    let prio = |adj: &[Vec<Adj>], v: u32, wit: &mut Witness, deleted: &[i64], level: &[i64]| {
-        let added = shortcuts(adj, v, wit, SIMULATE_LIMIT, None) as i64;
+    let prio_with = |limit: usize,
+                     adj: &[Vec<Adj>],
+                     v: u32,
+                     wit: &mut Witness,
+                     deleted: &[i64],
+                     level: &[i64]| {
+        let added = shortcuts(adj, v, wit, limit, None) as i64;
         2 * (added - adj[v as usize].len() as i64) + deleted[v as usize] + level[v as usize]
     };
+    let prio = |adj: &[Vec<Adj>], v: u32, wit: &mut Witness, deleted: &[i64], level: &[i64]| {
+        prio_with(SIMULATE_LIMIT, adj, v, wit, deleted, level)
+    };
+    // First estimates with short witness searches (every node is simulated again, fully,
+    // when it comes up).
     let mut current: Vec<i64> = (0..n as u32)
-        .map(|v| prio(&adj, v, &mut wit, &deleted, &level))
+        .map(|v| prio_with(INIT_LIMIT, &adj, v, &mut wit, &deleted, &level))
         .collect();
     let mut queue: BinaryHeap<Reverse<(i64, u32)>> = current
         .iter()
@@ -243,6 +267,10 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)]) -> Hierarchy {
     while let Some(Reverse((p, v))) = queue.pop() {
         if rank[v as usize] != NONE || p != current[v as usize] {
             continue;
+        }
+        // Out of work: the nodes left form the core (module docs).
+        if wit.work > WORK_BUDGET {
+            break;
         }
         // Lazy update: contract `v` only if its fresh priority still comes first.
         let fresh = prio(&adj, v, &mut wit, &deleted, &level);
@@ -269,26 +297,47 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)]) -> Hierarchy {
             deleted[u as usize] += 1;
             level[u as usize] = level[u as usize].max(level[v as usize] + 1);
         }
-        for &(u, _, _) in &nb {
-            let p = prio(&adj, u, &mut wit, &deleted, &level);
-            current[u as usize] = p;
-            queue.push(Reverse((p, u)));
-        }
+        // The neighbours' priorities are refreshed lazily, when they come up (above): a
+        // fresh simulation for every neighbour of every contracted node cost most of the
+        // build on dense graphs (street maps).
         up[v as usize] = nb;
+    }
+    let core = rank.iter().filter(|&&r| r == NONE).count();
+    for v in 0..n {
+        if rank[v] == NONE {
+            rank[v] = next_rank;
+            up[v] = std::mem::take(&mut adj[v]);
+        }
     }
     let mut h = Hierarchy {
         first: Vec::with_capacity(n + 1),
         rank,
+        core,
         ..Hierarchy::default()
     };
     h.first.push(0);
-    for list in &up {
-        for &(w, c, m) in list {
+    for (v, list) in up.iter().enumerate() {
+        for &(w, c, _) in list {
             h.head.push(w);
             h.cost.push(c);
-            h.mid.push(m);
+            h.tail.push(v as u32);
         }
         h.first.push(h.head.len() as u32);
+    }
+    let find = |h: &Hierarchy, m: u32, x: u32| {
+        h.up(m)
+            .find(|&e| h.head[e] == x)
+            .expect("a shortcut's kids are edges of its middle") as u32
+    };
+    for (v, list) in up.iter().enumerate() {
+        for &(w, _, m) in list {
+            let kids = if m == NONE {
+                [NONE; 2]
+            } else {
+                [find(&h, m, v as u32), find(&h, m, w)]
+            };
+            h.kids.push(kids);
+        }
     }
     h
 }

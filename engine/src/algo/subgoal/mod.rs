@@ -92,6 +92,7 @@ impl std::fmt::Debug for SubgoalGraph {
             .field("height", &self.height)
             .field("subgoals", &self.cells.len())
             .field("edges", &self.ch.head.len())
+            .field("core", &self.ch.core)
             .field("memory_bytes", &self.memory_bytes())
             .finish()
     }
@@ -183,6 +184,13 @@ impl SubgoalGraph {
     /// Number of subgoals (graph nodes).
     pub fn subgoals(&self) -> usize {
         self.cells.len()
+    }
+
+    /// Subgoals left uncontracted at the top of the hierarchy (0 unless the contraction ran
+    /// out of its work budget, as on dense street maps): the queries search them like a
+    /// plain graph, so a large core makes them slow.
+    pub fn core(&self) -> usize {
+        self.ch.core
     }
 
     /// Edges of the hierarchy (subgoal-graph edges and shortcuts, each once).

@@ -51,7 +51,8 @@ impl Side {
         }
     }
 
-    /// Records a cheaper way to `v`; false if it is not cheaper.
+    /// Records a cheaper way to `v` (by hierarchy edge `parent`, [`NONE`] for a seed); false
+    /// if it is not cheaper.
     #[inline]
     fn relax(&mut self, v: u32, d: f64, parent: u32) -> bool {
         if d >= self.get(v) {
@@ -150,8 +151,14 @@ pub(crate) fn search(
             (best, meet) = (d + other, u);
         }
         let sd = &mut scratch.sides[side];
+        // Stall on demand: a higher neighbour that reaches `u` cheaper than `d` shows that
+        // no shortest up-down path climbs through `u` with this cost (the cheaper way comes
+        // down to it), so its edges need not be relaxed.
+        if ch.up(u).any(|e| sd.get(ch.head[e]) + ch.cost[e] < d) {
+            continue;
+        }
         for e in ch.up(u) {
-            stats.generated += u64::from(sd.relax(ch.head[e], d + ch.cost[e], u));
+            stats.generated += u64::from(sd.relax(ch.head[e], d + ch.cost[e], e as u32));
         }
     }
     if meet == NONE {
@@ -162,7 +169,8 @@ pub(crate) fn search(
         };
         return finish(scratch, xy(s), status, limit, stats, started);
     }
-    // The meeting path: forward chain (reversed), then backward chain, shortcuts unpacked.
+    // The meeting path: the forward chain back from the meeting node (then reversed), the
+    // backward chain, every edge unpacked into subgoal-graph nodes.
     let QueryScratch {
         sides,
         nodes,
@@ -170,23 +178,23 @@ pub(crate) fn search(
         ..
     } = scratch;
     nodes.clear();
+    nodes.push(meet);
     let mut v = meet;
-    while v != NONE {
-        nodes.push(v);
-        v = sides[0].parent[v as usize];
+    while sides[0].parent[v as usize] != NONE {
+        let e = sides[0].parent[v as usize] as usize;
+        let tail = ch.tail[e];
+        ch.unpack(e, v, tail, nodes);
+        v = tail;
     }
     nodes.reverse();
-    let mut up = meet;
-    let mut v = sides[1].parent[meet as usize];
-    let mut full = vec![nodes[0]];
-    for w in nodes.windows(2) {
-        ch.unpack(w[0], w[1], &mut full);
+    let mut v = meet;
+    while sides[1].parent[v as usize] != NONE {
+        let e = sides[1].parent[v as usize] as usize;
+        let tail = ch.tail[e];
+        ch.unpack(e, v, tail, nodes);
+        v = tail;
     }
-    while v != NONE {
-        ch.unpack(up, v, &mut full);
-        up = v;
-        v = sides[1].parent[v as usize];
-    }
+    let full = &*nodes;
     // Refine each leg: start, the subgoals, goal.
     let mut cur = xy(s);
     let legs = full.iter().map(|&v| graph.cells[v as usize] as usize);
