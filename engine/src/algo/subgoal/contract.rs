@@ -21,6 +21,23 @@
 //! A witness search that gives up early (settle limit below) only adds a shortcut that was
 //! not needed: more edges, never a wrong cost.
 //!
+//! # The core
+//!
+//! The witness searches have a work budget ([`WORK_BUDGET`]), which keeps the build within
+//! about a second or two on a 1024x1024 map. When it runs out, the nodes left are the
+//! *core*: they share the top rank and each lists all its remaining neighbours, so inside
+//! the core both searches are plain Dijkstras. The argument above still holds: a shortest
+//! path first rises, then runs through the core, then falls, and every node of its core part
+//! is reached by both searches at its exact distance before either queue's minimum passes
+//! the path's cost.
+//!
+//! # Stalling
+//!
+//! The query stalls a node whose distance some higher neighbour beats through their edge
+//! (Geisberger et al.'s stall-on-demand): the node is not on a shortest up-down path with
+//! that distance, so its edges need not be relaxed. In the core it never fires (a settled
+//! node's distance is exact there).
+//!
 //! Order: a lazily updated priority, `2 (shortcuts - degree) + contracted neighbours +
 //! level` (edge difference, spread and depth: Geisberger et al.'s terms), recomputed when a
 //! node comes up and for the neighbours of every contracted node.
@@ -43,7 +60,7 @@ const INIT_LIMIT: usize = 8;
 /// Edge relaxations the witness searches may spend before the contraction stops and leaves
 /// the rest as the core: a deterministic bound on the build time (about a second), which
 /// only dense graphs (street maps) reach.
-const WORK_BUDGET: u64 = 200_000_000;
+pub(crate) const WORK_BUDGET: u64 = 200_000_000;
 
 /// The hierarchy: every node's upward edges, as one array per field.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -229,7 +246,8 @@ fn shortcuts(
 
 /// Contracts the undirected graph of `n` nodes and `edges` (`(a, b, cost)`, each pair once,
 /// `a != b`) into its [`Hierarchy`].
-pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)]) -> Hierarchy {
+/// `budget` edge relaxations (normally [`WORK_BUDGET`]) may be spent on witness searches.
+pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)], budget: u64) -> Hierarchy {
     let mut adj: Vec<Vec<Adj>> = vec![Vec::new(); n];
     for &(a, b, c) in edges {
         adj[a as usize].push((b, c, NONE));
@@ -269,7 +287,7 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)]) -> Hierarchy {
             continue;
         }
         // Out of work: the nodes left form the core (module docs).
-        if wit.work > WORK_BUDGET {
+        if wit.work > budget {
             break;
         }
         // Lazy update: contract `v` only if its fresh priority still comes first.

@@ -12,7 +12,8 @@
 //! - [`place`]: *subgoals*, the cells just outside convex obstacle corners.
 //! - [`reach`]: the *direct-h-reachable* subgoals of a cell, by diagonal-first scans; the
 //!   graph's edges join each subgoal to those (cost: the octile distance).
-//! - [`contract`]: a contraction hierarchy over that graph.
+//! - [`contract`]: a contraction hierarchy over that graph (on dense graphs, where its work
+//!   budget runs out, with an uncontracted core at the top).
 //! - [`query`]: connect start and goal, search upward from both, unpack, refine to cells.
 //! - [`update`]: the graph of a patched version from its predecessor's.
 //!
@@ -31,10 +32,11 @@
 //!    its parts are h-paths (each costs at least its `h`, together exactly `h(u, v) <=
 //!    h(u, w) + h(w, v)`), so `u - v` can be replaced by `u - w - v` at the same cost;
 //!    repeating (the distances shrink) leaves only pairs none of whose h-paths pass another
-//!    subgoal: the *direct*-h-reachable pairs. The scans of [`reach`] find every such pair
-//!    (its lemma), and only h-reachable pairs, so the graph, with the start and the goal
-//!    joined to what their own scans find, holds an optimal path at its exact cost, and no
-//!    path cheaper than a real one.
+//!    subgoal: the *direct*-h-reachable pairs. The scans of [`reach`] report every such pair
+//!    from both ends (its two lemmas), and only h-reachable pairs; the graph keeps the pairs
+//!    both ends report. So the graph, with the start and the goal joined to what their own
+//!    scans find, holds an optimal path at its exact cost, and no path cheaper than a real
+//!    one.
 //! 3. *The start-goal pair itself*: if `g` is h-reachable from `s` with no subgoal on its
 //!    h-paths, the diagonal-first path is legal (the same lemma), and the query answers it
 //!    before searching; otherwise 1 and 2 route it through subgoals.
@@ -117,7 +119,13 @@ impl SubgoalGraph {
         let place = Placement::new(grid);
         let cells = place.subgoals();
         let scans = cells.iter().map(|&c| scan_of(&place, c as usize)).collect();
-        Some(Self::assemble(grid, place, cells, scans))
+        Some(Self::assemble(
+            grid,
+            place,
+            cells,
+            scans,
+            contract::WORK_BUDGET,
+        ))
     }
 
     /// The graph from its subgoals and their scans: node ids, edges, hierarchy.
@@ -126,6 +134,7 @@ impl SubgoalGraph {
         place: Placement,
         cells: Vec<u32>,
         scans: Vec<(Vec<u32>, Bbox)>,
+        budget: u64,
     ) -> SubgoalGraph {
         let mut node_of = vec![NONE; grid.padded_len()];
         for (v, &c) in cells.iter().enumerate() {
@@ -161,7 +170,7 @@ impl SubgoalGraph {
             i += if mutual { 2 } else { 1 };
         }
         edges.truncate(kept);
-        let ch = contract::contract(cells.len(), &edges);
+        let ch = contract::contract(cells.len(), &edges, budget);
         SubgoalGraph {
             width: grid.width(),
             height: grid.height(),
@@ -227,4 +236,69 @@ fn octile(pw: usize, a: u32, b: u32) -> f64 {
     let (dx, dy) = ((a % pw).abs_diff(b % pw), (a / pw).abs_diff(b / pw));
     let (lo, hi) = (dx.min(dy), dx.max(dy));
     (hi - lo) as f64 + lo as f64 * SQRT2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Algorithm, Derived, Point, Query, Searcher, Status};
+
+    /// A map of pillars and walls with gaps, deterministic.
+    fn map() -> Grid {
+        let (w, h) = (48u32, 36u32);
+        let mut x = 12345u64;
+        let costs = (0..w * h)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                u8::from(x % 100 >= 30)
+            })
+            .collect();
+        Grid::from_costs(w, h, costs, Movement::Octile).unwrap()
+    }
+
+    /// With the work budget spent early (some core) or at once (all core), the answers stay
+    /// A*'s: the core is searched like a plain graph.
+    #[test]
+    fn a_core_of_any_size_answers_optimally() {
+        let grid = map();
+        let place = Placement::new(&grid);
+        let cells = place.subgoals();
+        let scans: Vec<_> = cells.iter().map(|&c| scan_of(&place, c as usize)).collect();
+        let full = SubgoalGraph::build(&grid).unwrap();
+        assert_eq!(full.core(), 0);
+        for budget in [0, 2_000, 20_000] {
+            let g =
+                SubgoalGraph::assemble(&grid, place.clone(), cells.clone(), scans.clone(), budget);
+            assert!(g.core() > 0, "budget {budget}");
+            let mut searcher = Searcher::new();
+            let derived = Derived {
+                subgoal: Some(&g),
+                ..Derived::default()
+            };
+            for i in 0..300u32 {
+                let s = Point::new(i * 7 % 48, i * 5 % 36);
+                let t = Point::new(i * 11 % 48, i * 13 % 36);
+                if !grid.is_passable(s) || !grid.is_passable(t) {
+                    continue;
+                }
+                let q = Query::new(s, t);
+                let a = searcher.find_path(&grid, &q).unwrap();
+                let q = q.with_algorithm(Algorithm::Subgoal);
+                let r = searcher.find_path_derived(&grid, derived, &q).unwrap();
+                assert_eq!(r.status, a.status, "budget {budget}: {s} -> {t}");
+                if a.status == Status::Found {
+                    assert!(
+                        (r.cost - a.cost).abs() < 1e-9,
+                        "budget {budget}: {s} -> {t}"
+                    );
+                    assert_eq!(
+                        grid.path_cost(&r.path).map(|c| (c - r.cost).abs() < 1e-9),
+                        Some(true)
+                    );
+                }
+            }
+        }
+    }
 }

@@ -21,6 +21,17 @@
 //! P(a + 1, b)`, are open. Otherwise the swap gives an h-path; swapping until none is left
 //! either meets such a subgoal or reaches the diagonal-first path, which was not legal. ∎
 //!
+//! **Mirror lemma.** The same holds for the *cardinal-first* path (`c^C d^D`): swapping a
+//! "diagonal, then cardinal" pair `P(a, b) -> P(a + 1, b) -> P(a + 1, b + 1)` into
+//! "cardinal, then diagonal" needs `P(a, b + 1)` open (it is: a side cell of the old
+//! diagonal move) and the new diagonal move's other side cell `P(a, b + 2)` open; if that
+//! one is blocked, `P(a + 1, b)` (on the old path, neither end) is a subgoal: its diagonal
+//! neighbour `P(a, b + 2) = P(a + 1, b) + 2c - d` (a diagonal direction) is blocked while the two cells beside that step, `P(a, b + 1)` and
+//! `P(a + 1, b + 1)`, are open. So a direct pair has both extreme h-paths legal and free of
+//! other subgoals: each end's scan reports the other (the cardinal-first path from one end
+//! is the diagonal-first path from the other). The graph keeps an edge only when both
+//! ends' scans report it.
+//!
 //! So [`scan`] walks, for each diagonal `d`, the ray `s + i d` while its steps are legal and
 //! its cells are not subgoals, and from each ray cell scans both cardinal components of `d`
 //! up to the first blocked cell or subgoal (and scans the four cardinal rays from `s`

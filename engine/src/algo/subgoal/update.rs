@@ -88,6 +88,6 @@ impl SubgoalGraph {
                 }
             })
             .collect();
-        Self::assemble(grid, place, cells, scans)
+        Self::assemble(grid, place, cells, scans, super::contract::WORK_BUDGET)
     }
 }
