@@ -58,8 +58,8 @@ pub struct ScenReport {
     pub p99_us: f64,
     /// Mean expansions per row.
     pub mean_expanded: f64,
-    /// Time to build the JPS+ jump table and the landmarks (`jps_plus` and `auto`) or the
-    /// subgoal graph (`subgoal`), milliseconds; not part of the per-row times.
+    /// Time to build the JPS+ jump table and the landmarks (`jps_plus` and `auto`) and the
+    /// subgoal graph (`subgoal` and `auto`), milliseconds; not part of the per-row times.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precompute_ms: Option<f64>,
     /// Heap bytes of what was precomputed (the table and landmarks, or the subgoal graph).
@@ -105,7 +105,7 @@ pub fn check(
         .then(|| JumpTable::build(grid))
         .flatten();
     let landmarks = table.as_ref().and_then(|_| Landmarks::build(grid, k));
-    let subgoal = (algorithm == Algorithm::Subgoal)
+    let subgoal = matches!(algorithm, Algorithm::Subgoal | Algorithm::Auto)
         .then(|| SubgoalGraph::build(grid))
         .flatten();
     let precompute_ms =

@@ -79,7 +79,8 @@ impl Searcher {
     /// version; one built for another size or movement rule is ignored). The table serves
     /// [`Algorithm::JpsPlus`] (`NotApplicable` without one), and [`Algorithm::Auto`] takes
     /// JPS+ instead of JPS when there is one: the same optimal costs, table lookups instead
-    /// of scans.
+    /// of scans. A [`SubgoalGraph`] serves [`Algorithm::Subgoal`], and `auto` where it pays
+    /// off ([`SubgoalGraph::pays_off`]: maps dense in obstacle corners).
     ///
     /// ```
     /// use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Movement, Point, Query, Searcher};
@@ -158,6 +159,17 @@ impl Searcher {
                              background for uniform octile maps; use jps or auto meanwhile"
                         .into(),
                 });
+            }
+            // `auto` takes the subgoal graph where it measured faster than JPS+: maps dense
+            // in subgoals (see `SubgoalGraph::pays_off`). Partial answers stay with JPS(+),
+            // which see every reachable cell.
+            (Algorithm::Auto, _)
+                if grid.is_uniform()
+                    && grid.movement() == Movement::Octile
+                    && !query.partial
+                    && subgoal.is_some_and(SubgoalGraph::pays_off) =>
+            {
+                Algorithm::Subgoal
             }
             (Algorithm::Subgoal, _)
                 if subgoal.is_none()

@@ -159,6 +159,39 @@ fn subgoal_on_open_mazes_and_walled_off_maps() {
 }
 
 #[test]
+fn auto_takes_the_subgoal_graph_where_it_pays_off() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let dense = random_grid(&mut rng, 60, 40, 0.35, false, Movement::Octile);
+    let graph = SubgoalGraph::build(&dense).unwrap();
+    assert!(graph.pays_off() && graph.core() == 0);
+    let (s, g) = loop {
+        let (s, g) = (
+            random_passable(&mut rng, &dense),
+            random_passable(&mut rng, &dense),
+        );
+        let (s, g) = (s.unwrap(), g.unwrap());
+        if s != g && reference(&dense, s, g).is_some() {
+            break (s, g);
+        }
+    };
+    let q = Query::new(s, g).with_algorithm(Algorithm::Auto);
+    let r = Searcher::new()
+        .find_path_derived(&dense, derived(&graph), &q)
+        .unwrap();
+    assert_eq!(r.algorithm, Algorithm::Subgoal);
+    assert!((r.cost - reference(&dense, s, g).unwrap().0).abs() < 1e-9);
+    // An open map has no subgoal: auto stays with JPS.
+    let open = Grid::from_costs(20, 20, vec![1; 400], Movement::Octile).unwrap();
+    let graph = SubgoalGraph::build(&open).unwrap();
+    assert!(!graph.pays_off());
+    let q = Query::new(Point::new(0, 0), Point::new(19, 7)).with_algorithm(Algorithm::Auto);
+    let r = Searcher::new()
+        .find_path_derived(&open, derived(&graph), &q)
+        .unwrap();
+    assert_eq!(r.algorithm, Algorithm::Jps);
+}
+
+#[test]
 fn subgoal_not_applicable_without_a_graph_or_on_other_maps() {
     let grid = Grid::from_costs(3, 1, vec![1, 1, 1], Movement::Octile).unwrap();
     let q = Query::new(Point::new(0, 0), Point::new(2, 0)).with_algorithm(Algorithm::Subgoal);
