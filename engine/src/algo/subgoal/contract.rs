@@ -93,6 +93,7 @@ impl Hierarchy {
 
     /// Appends the subgoal-graph nodes of edge `e` (between `from` and `to`, either way
     /// round) after `from`, `to` included: `O(nodes appended)`.
+    #[allow(clippy::only_used_in_recursion)] // `from` says which way round `e` is walked
     pub(crate) fn unpack(&self, e: usize, from: u32, to: u32, out: &mut Vec<u32>) {
         let [to_tail, to_head] = self.kids[e];
         if to_tail == NONE {
