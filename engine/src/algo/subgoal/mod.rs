@@ -48,6 +48,26 @@
 //! The tests hold every answer against a reference Dijkstra on seeded random maps (dense
 //! ones included, and after random patch sequences) and against the Moving AI optima.
 //!
+//! # Measured
+//!
+//! One run on a shared, loaded 2-core machine (`REPEAT=3 scripts/side-by-side-sample.sh
+//! 250`, mean µs a query, the fastest of three rounds; the subgoal figure is the whole query:
+//! connection, search, unpacking and the cell path), with the build time and memory of
+//! `pathd scen`:
+//!
+//! | map | JPS+ (16 landmarks) | subgoal | subgoal build | memory | core |
+//! |---|---:|---:|---:|---:|---:|
+//! | random512-40-0 | 1,529 | 77 | 0.3 s | 6.6 MB | 0 |
+//! | random512-30-0 | 2,504 | 340 | 2.1 s | 13.3 MB | 0 |
+//! | random512-20-0 | 1,691 | 3,368 | 3.9 s | 18.8 MB | 4,953 |
+//! | maze512-1-0 | 1,241 | 212 | 0.08 s | 4.6 MB | 0 |
+//! | arena2 | 4.6 | 65 | 0.04 s | 0.4 MB | 0 |
+//! | 16room_000 | 175 | 20 | 0.13 s | 1.7 MB | 0 |
+//! | Berlin_1_1024 | 184 | 7,352 | 1.6 s | 10.9 MB | 3,036 |
+//!
+//! A 1-cell patch costs about a build (the contraction dominates): 0.15 s on
+//! random512-40-0, 1.4 s on Berlin_1_1024.
+//!
 //! # Patches
 //!
 //! [`SubgoalGraph::update`] moves the subgoals within one step of the changed cells and
@@ -208,11 +228,11 @@ impl SubgoalGraph {
     /// Whether [`crate::Algorithm::Auto`] should take this graph over JPS+: the hierarchy is
     /// complete (no core) and at least one passable cell in 32 is a subgoal.
     ///
-    /// Measured (mean µs a query, whole scenario files, one run): random512-40-0 43 against
-    /// JPS+'s 1,497, random512-30-0 383 against 2,693, maze512-1-0 64 against 417, all with
-    /// subgoals on about 30% of the passable cells; but arena2 24 against 7.8 and
-    /// 16room_000 36 against 73 (about 1.4% subgoals: few jump points for JPS+ either), and
-    /// Berlin_1_1024, whose dense graph leaves a core, 3,760 against 49.
+    /// Measured (module docs): several times faster than JPS+ with landmarks where subgoals
+    /// are about 30% of the passable cells (random512-30-0 and -40-0, maze512-1-0), slower
+    /// on open game maps with about 1.4% (arena2; 16room_000 was level to 2x faster, within
+    /// the noise, so it stays with JPS+), and much slower where the work budget left a
+    /// core (random512-20-0, Berlin_1_1024).
     pub fn pays_off(&self) -> bool {
         self.ch.core == 0 && self.cells.len() * 32 >= self.passable
     }
