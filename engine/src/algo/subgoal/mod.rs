@@ -141,13 +141,8 @@ impl SubgoalGraph {
         let place = Placement::new(grid);
         let cells = place.subgoals();
         let scans = cells.iter().map(|&c| scan_of(&place, c as usize)).collect();
-        Some(Self::assemble(
-            grid,
-            place,
-            cells,
-            scans,
-            contract::WORK_BUDGET,
-        ))
+        let budget = contract::work_budget(cells.len());
+        Some(Self::assemble(grid, place, cells, scans, budget))
     }
 
     /// The graph from its subgoals and their scans: node ids, edges, hierarchy.

@@ -88,6 +88,7 @@ impl SubgoalGraph {
                 }
             })
             .collect();
-        Self::assemble(grid, place, cells, scans, super::contract::WORK_BUDGET)
+        let budget = super::contract::work_budget(cells.len());
+        Self::assemble(grid, place, cells, scans, budget)
     }
 }
