@@ -192,6 +192,37 @@ fn auto_takes_the_subgoal_graph_where_it_pays_off() {
 }
 
 #[test]
+fn subgoal_stops_at_its_expansion_limit() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let grid = random_grid(&mut rng, 60, 40, 0.35, false, Movement::Octile);
+    let graph = SubgoalGraph::build(&grid).unwrap();
+    let mut searcher = Searcher::new();
+    let mut limited = 0;
+    for _ in 0..200 {
+        let (s, g) = (
+            random_passable(&mut rng, &grid),
+            random_passable(&mut rng, &grid),
+        );
+        let q = Query::new(s.unwrap(), g.unwrap()).with_algorithm(Algorithm::Subgoal);
+        let free = searcher
+            .find_path_derived(&grid, derived(&graph), &q)
+            .unwrap();
+        if free.status != Status::Found || free.stats.expanded < 2 {
+            continue;
+        }
+        let mut q = q;
+        q.limits.max_expansions = Some(1);
+        let r = searcher
+            .find_path_derived(&grid, derived(&graph), &q)
+            .unwrap();
+        assert_eq!(r.status, Status::LimitReached, "{q:?}");
+        assert!(r.path.is_empty());
+        limited += 1;
+    }
+    assert!(limited > 10, "only {limited} queries needed a search");
+}
+
+#[test]
 fn subgoal_not_applicable_without_a_graph_or_on_other_maps() {
     let grid = Grid::from_costs(3, 1, vec![1, 1, 1], Movement::Octile).unwrap();
     let q = Query::new(Point::new(0, 0), Point::new(2, 0)).with_algorithm(Algorithm::Subgoal);

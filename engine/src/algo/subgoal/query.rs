@@ -153,15 +153,21 @@ pub(crate) fn search(
         let sd = &mut scratch.sides[side];
         // Stall on demand: a higher neighbour that reaches `u` cheaper than `d` shows that
         // no shortest up-down path climbs through `u` with this cost (the cheaper way comes
-        // down to it), so its edges need not be relaxed.
-        if ch.up(u).any(|e| sd.get(ch.head[e]) + ch.cost[e] < d) {
+        // down to it), so its edges need not be relaxed. Only a truly cheaper way counts:
+        // two sums of the same 1s and sqrt 2s in another order may differ in their last
+        // bits, and stalling on an equal cost could lose the one up-down path.
+        if ch
+            .up(u)
+            .any(|e| (sd.get(ch.head[e]) + ch.cost[e]) * (1.0 + 1e-12) < d)
+        {
             continue;
         }
         for e in ch.up(u) {
             stats.generated += u64::from(sd.relax(ch.head[e], d + ch.cost[e], e as u32));
         }
     }
-    if meet == NONE {
+    // A limit stops the search before the best meeting is known to be the shortest.
+    if meet == NONE || limit.is_some() {
         let status = if limit.is_some() {
             Status::LimitReached
         } else {
@@ -205,7 +211,7 @@ pub(crate) fn search(
             cur = next;
         }
     }
-    finish(scratch, xy(s), Status::Found, limit, stats, started)
+    finish(scratch, xy(s), Status::Found, None, stats, started)
 }
 
 /// The result: the path from `start` through `scratch.cells` (padded `(x, y)`, empty unless
