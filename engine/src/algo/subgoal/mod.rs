@@ -50,23 +50,24 @@
 //!
 //! # Measured
 //!
-//! One run on a shared, loaded 2-core machine (`REPEAT=3 scripts/side-by-side-sample.sh
-//! 250`, mean µs a query, the fastest of three rounds; the subgoal figure is the whole query:
-//! connection, search, unpacking and the cell path), with the build time and memory of
-//! `pathd scen`:
+//! One run on a shared 2-core machine (`REPEAT=3 scripts/side-by-side-sample.sh 250`, mean
+//! µs a query, the fastest of three rounds; the subgoal figure is the whole query:
+//! connection, search, unpacking and the cell path), with the build time and memory
+//! `pathd scen` reports:
 //!
-//! | map | JPS+ (16 landmarks) | subgoal | subgoal build | memory | core |
-//! |---|---:|---:|---:|---:|---:|
-//! | random512-40-0 | 1,529 | 77 | 0.3 s | 6.6 MB | 0 |
-//! | random512-30-0 | 2,504 | 340 | 2.1 s | 13.3 MB | 0 |
-//! | random512-20-0 | 1,691 | 3,368 | 3.9 s | 18.8 MB | 4,953 |
-//! | maze512-1-0 | 1,241 | 212 | 0.08 s | 4.6 MB | 0 |
-//! | arena2 | 4.6 | 65 | 0.04 s | 0.4 MB | 0 |
-//! | 16room_000 | 175 | 20 | 0.13 s | 1.7 MB | 0 |
-//! | Berlin_1_1024 | 184 | 7,352 | 1.6 s | 10.9 MB | 3,036 |
+//! | map | warthog's fastest | JPS+ (16 landmarks) | subgoal | subgoal build | memory | core |
+//! |---|---:|---:|---:|---:|---:|---:|
+//! | random512-40-0 | 2,294 | 541 | 37 | 0.2 s | 6.6 MB | 0 |
+//! | random512-30-0 | 2,393 | 457 | 67 | 1.9 s | 13.3 MB | 0 |
+//! | random512-20-0 | 2,206 | 1,656 | 224 | 9.2 s | 19.6 MB | 0 |
+//! | maze512-1-0 | 2,118 | 240 | 31 | 0.06 s | 4.6 MB | 0 |
+//! | arena2 | 11.0 | 15.8 | 11.3 | 0.03 s | 0.4 MB | 0 |
+//! | 16room_000 | 64 | 46.5 | 18.0 | 0.07 s | 1.7 MB | 0 |
+//! | Berlin_1_1024 | 42 | 30.9 | 1,984 | 1.2 s | 10.9 MB | 3,036 |
 //!
-//! A 1-cell patch costs about a build (the contraction dominates): 0.15 s on
-//! random512-40-0, 1.4 s on Berlin_1_1024.
+//! (JPS+ with its landmarks: 21 MB on the 512x512 maps, 84 MB on Berlin_1_1024.) A 1-cell
+//! patch costs about a build, as the contraction dominates it: 0.15 s on random512-40-0,
+//! 1.4 s on Berlin_1_1024.
 //!
 //! # Patches
 //!
@@ -224,10 +225,10 @@ impl SubgoalGraph {
     /// complete (no core) and at least one passable cell in 32 is a subgoal.
     ///
     /// Measured (module docs): several times faster than JPS+ with landmarks where subgoals
-    /// are about 30% of the passable cells (random512-30-0 and -40-0, maze512-1-0), slower
-    /// on open game maps with about 1.4% (arena2; 16room_000 was level to 2x faster, within
-    /// the noise, so it stays with JPS+), and much slower where the work budget left a
-    /// core (random512-20-0, Berlin_1_1024).
+    /// are about 30% of the passable cells (the random maps, maze512-1-0); level with it or
+    /// faster, within the noise of a shared machine, on open game maps with about 1.4%
+    /// (arena2, 16room_000), where JPS+ stays the choice; much slower where the work budget
+    /// left a core (Berlin_1_1024).
     pub fn pays_off(&self) -> bool {
         self.ch.core == 0 && self.cells.len() * 32 >= self.passable
     }
