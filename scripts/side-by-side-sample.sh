@@ -15,8 +15,8 @@
 #   REPEAT environment: rounds per map (default 1); above 1 a last table gives each
 #          column's fastest round
 # Compare the columns of one table (one binary's run), never absolute figures across runs.
-# pd_jps+ is pathd's JPS+ (`pathd scen --algorithm jps_plus`), run right after the other
-# columns of the same map.
+# pd_jps+ is pathd's JPS+ (`pathd scen --algorithm jps_plus`) and pd_subgoal its subgoal graph
+# (`--algorithm subgoal`), run right after the other columns of the same map.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -51,6 +51,14 @@ lines = sys.stdin.read().strip().splitlines()
 d = json.loads(lines[-1]) if lines else None
 print("-" if d is None else "%.1f%s" % (d["mean_us"], "" if d["matched"] == d["rows"] else "(!%d/%d)" % (d["matched"], d["rows"])))' || echo -
 }
+# pathd's subgoal graph (`--algorithm subgoal`, built before the rows and not timed), for
+# binaries that have it; "-" for those that do not.
+subgoal() {
+  "$1" scen "$2" "$3" --algorithm subgoal --json 2>/dev/null | python3 -c 'import json,sys
+lines = sys.stdin.read().strip().splitlines()
+d = json.loads(lines[-1]) if lines else None
+print("-" if d is None else "%.1f%s" % (d["mean_us"], "" if d["matched"] == d["rows"] else "(!%d/%d)" % (d["matched"], d["rows"])))' || echo -
+}
 # Map by map, every binary in turn (each with its own warthog columns), so that the binaries'
 # rows of one map are measured minutes apart, not a whole table apart. With REPEAT=N (> 1)
 # each map's rounds run N times in a row and every column, pathd's and warthog's alike, is
@@ -59,14 +67,16 @@ print("-" if d is None else "%.1f%s" % (d["mean_us"], "" if d["matched"] == d["r
 # rounds' own figures are printed first.
 repeat=${REPEAT:-1}
 header() {
-  printf "%-16s %9s %9s %9s %9s %9s %9s %9s %9s  %s\n" map pd_astar wh_astar pd_jps wh_jps wh_jps2 wh_jps+ wh_jps2+ pd_jps+ "$1"
+  printf "%-16s %9s %9s %9s %9s %9s %9s %9s %9s %10s  %s\n" map pd_astar wh_astar pd_jps wh_jps wh_jps2 wh_jps+ wh_jps2+ pd_jps+ pd_subgoal "$1"
 }
 header "binary ($rows rows per map)"
 for pair in "${pairs[@]}"; do
   for ((r = 1; r <= repeat; r++)); do
     for bin in "$@"; do
       line=$("$peers/side-by-side.sh" "$bin" "$pair" | tail -n +2)
-      printf "%s %9s  %s\n" "$line" "$(jps_plus "$bin" "${pair%%:*}" "${pair#*:}")" "$bin" | tee -a "$tmp/rounds"
+      jp=$(jps_plus "$bin" "${pair%%:*}" "${pair#*:}")
+      sg=$(subgoal "$bin" "${pair%%:*}" "${pair#*:}")
+      printf "%s %9s %10s  %s\n" "$line" "$jp" "$sg" "$bin" | tee -a "$tmp/rounds"
     done
   done
 done
@@ -78,11 +88,11 @@ import sys
 best, order = {}, []
 for line in open(sys.argv[1]):
     f = line.split()
-    key = (f[0], f[9])
+    key = (f[0], f[10])
     if key not in best:
-        best[key] = [None] * 8
+        best[key] = [None] * 9
         order.append(key)
-    for i, v in enumerate(f[1:9]):
+    for i, v in enumerate(f[1:10]):
         try:
             x = float(v)
         except ValueError:  # a mismatch flag or "-": shown as is
@@ -93,6 +103,6 @@ for line in open(sys.argv[1]):
             best[key][i] = x
 for key in order:
     cols = ["%.1f" % v if isinstance(v, float) else str(v) for v in best[key]]
-    print("%-16s %s  %s" % (key[0], " ".join("%9s" % c for c in cols), key[1]))
+    print("%-16s %s %10s  %s" % (key[0], " ".join("%9s" % c for c in cols[:8]), cols[8], key[1]))
 PY
 fi

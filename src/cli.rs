@@ -220,7 +220,8 @@ Arguments:
 
 Options:
       --algorithm <NAME>  Algorithm wire name (astar, dijkstra, weighted_astar, jps,
-                          jps_plus, theta, hpa, auto) [default: astar]
+                          jps_plus, theta, hpa, auto, subgoal; subgoal builds the map's
+                          subgoal graph before the rows) [default: astar]
       --weight <W>        Heuristic weight `w` of weighted A* (`f = g + w h`, answers within
                           `w` of optimal); checked like a query's weight, ignored by the
                           other algorithms [default: 1]

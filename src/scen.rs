@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use pathd_engine::movingai::{self, ScenRow};
-use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Landmarks, Query, Searcher, Status};
+use pathd_engine::{
+    Algorithm, Derived, Grid, JumpTable, Landmarks, Query, Searcher, Status, SubgoalGraph,
+};
 use serde::Serialize;
 
 /// Arguments of `pathd scen`.
@@ -19,7 +21,8 @@ pub struct ScenArgs {
     pub map: PathBuf,
     /// Its `.scen` file.
     pub scen: PathBuf,
-    /// Algorithm wire name (astar, dijkstra, weighted_astar, jps, jps_plus, theta, hpa, auto).
+    /// Algorithm wire name (astar, dijkstra, weighted_astar, jps, jps_plus, theta, hpa, auto,
+    /// subgoal).
     pub algorithm: String,
     /// Heuristic weight `w` of weighted A* (`f = g + w h`, answers within `w` of optimal);
     /// checked like a query's weight, ignored by the other algorithms.
@@ -55,10 +58,13 @@ pub struct ScenReport {
     pub p99_us: f64,
     /// Mean expansions per row.
     pub mean_expanded: f64,
-    /// Time to build the JPS+ jump table and the landmarks (`jps_plus` and `auto`),
-    /// milliseconds; not part of the per-row times.
+    /// Time to build the JPS+ jump table and the landmarks (`jps_plus` and `auto`) and the
+    /// subgoal graph (`subgoal` and `auto`), milliseconds; not part of the per-row times.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precompute_ms: Option<f64>,
+    /// Heap bytes of what was precomputed (the table and landmarks, or the subgoal graph).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precompute_bytes: Option<usize>,
     /// Landmarks the JPS+ searches used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub landmarks: Option<usize>,
@@ -99,12 +105,20 @@ pub fn check(
         .then(|| JumpTable::build(grid))
         .flatten();
     let landmarks = table.as_ref().and_then(|_| Landmarks::build(grid, k));
-    let precompute_ms = table
-        .as_ref()
-        .map(|_| started.elapsed().as_secs_f64() * 1e3);
+    let subgoal = matches!(algorithm, Algorithm::Subgoal | Algorithm::Auto)
+        .then(|| SubgoalGraph::build(grid))
+        .flatten();
+    let precompute_ms =
+        (table.is_some() || subgoal.is_some()).then(|| started.elapsed().as_secs_f64() * 1e3);
+    let precompute_bytes = precompute_ms.map(|_| {
+        table.as_ref().map_or(0, JumpTable::memory_bytes)
+            + landmarks.as_ref().map_or(0, Landmarks::memory_bytes)
+            + subgoal.as_ref().map_or(0, SubgoalGraph::memory_bytes)
+    });
     let derived = Derived {
         hpa: None,
         jump_table: table.as_ref(),
+        subgoal: subgoal.as_ref(),
         landmarks: landmarks.as_ref(),
         sized: None,
     };
@@ -178,6 +192,7 @@ pub fn check(
         p99_us: pct(0.99),
         mean_expanded: expanded as f64 / n,
         precompute_ms,
+        precompute_bytes,
         landmarks: landmarks.map(|l| l.points().len()),
     })
 }

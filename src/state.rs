@@ -110,6 +110,7 @@ impl MapEntry {
         DerivedNow {
             hpa: self.hpa.get(),
             jump_table: self.jump.get(),
+            subgoal: None,
             landmarks: self.jump.landmarks(),
         }
     }

@@ -1,9 +1,10 @@
 //! Grid search benchmarks over Moving AI scenario files, every iteration asserting its answers.
 //!
-//! Maps: `arena2` (every row), `16room_000`, `maze512-1-0` and the 1024x1024 city
-//! `Berlin_1_1024` (evenly spread samples of their rows, so that one benchmark stays well under
-//! a minute). One iteration answers every sampled row once; criterion's throughput line gives
-//! queries per second, and the bench prints the mean per query in µs as it goes.
+//! Maps: `arena2` (every row), `16room_000`, `maze512-1-0`, `random512-40-0` and the
+//! 1024x1024 city `Berlin_1_1024` (evenly spread samples of their rows, so that one benchmark
+//! stays well under a minute). One iteration answers every sampled row once; criterion's
+//! throughput line gives queries per second, and the bench prints the mean per query in µs
+//! as it goes.
 //!
 //! Side by side, on the same rows:
 //! - `pathfinding_astar`: the `pathfinding` crate's `astar` with the same no-corner-cutting
@@ -18,7 +19,8 @@
 //!
 //! `jps_plus` runs over the map's JPS+ jump table, built before the timing (as warthog's
 //! `jps+` precomputes); `jps_plus_landmarks` adds the landmarks the server measures for the
-//! map by default (as many as `DEFAULT_LANDMARK_MEMORY` affords), also before the timing. The `jump_table` group times that table on `Berlin_1_1024`: a fresh
+//! map by default (as many as `DEFAULT_LANDMARK_MEMORY` affords), also before the timing;
+//! `subgoal` runs over the map's subgoal graph and contraction hierarchy, also built before. The `jump_table` group times that table on `Berlin_1_1024`: a fresh
 //! build, and the update after a 1-cell patch (a wall on a sampled optimal path) from the
 //! previous version's table; the update is checked equal to a fresh build before timing, and
 //! each timed update asserts the new wall's entries.
@@ -35,6 +37,7 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_
 use pathd_engine::movingai::{self, ScenRow};
 use pathd_engine::{
     Algorithm, Derived, Grid, JumpTable, Landmarks, Patch, Point, Query, Searcher, Status,
+    SubgoalGraph,
 };
 
 const SQRT2: f64 = std::f64::consts::SQRT_2;
@@ -251,10 +254,11 @@ fn grid_pathfinding_jps(pg: &grid_pathfinding::PathingGrid, c: &Case) {
 
 fn benches(cr: &mut Criterion) {
     // (map, sampled rows; 0 = all)
-    let maps: [(&'static str, usize); 4] = [
+    let maps: [(&'static str, usize); 5] = [
         ("arena2", 0),
         ("16room_000", 200),
         ("maze512-1-0", 40),
+        ("random512-40-0", 40),
         ("Berlin_1_1024", 30),
     ];
     for (name, n) in maps {
@@ -271,6 +275,7 @@ fn benches(cr: &mut Criterion) {
         let derived = Derived {
             hpa: None,
             jump_table: Some(&table),
+            subgoal: None,
             landmarks: None,
             sized: None,
         };
@@ -293,6 +298,15 @@ fn benches(cr: &mut Criterion) {
         };
         timed(&mut group, name, "jps_plus_landmarks", queries, || {
             ours(&mut searcher, &c, Algorithm::JpsPlus, with_landmarks)
+        });
+        // The subgoal graph with its contraction hierarchy, built before the timing.
+        let graph = SubgoalGraph::build(&c.grid).unwrap();
+        let with_graph = Derived {
+            subgoal: Some(&graph),
+            ..Derived::default()
+        };
+        timed(&mut group, name, "subgoal", queries, || {
+            ours(&mut searcher, &c, Algorithm::Subgoal, with_graph)
         });
         let padded = Padded::new(&c.grid);
         timed(&mut group, name, "pathfinding_astar", queries, || {

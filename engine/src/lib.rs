@@ -26,6 +26,7 @@
 //! | [`Algorithm::WeightedAStar`] | within `w` | all | `f = g + w h` |
 //! | [`Algorithm::Jps`] | yes | uniform (every cell costs 1), octile or cardinal | Jump Point Search without corner cutting, 64-cell block scans, diagonal jump points pruned (JPS2); full cell path plus jump points in `waypoints`; `NotApplicable` on weighted maps |
 //! | [`Algorithm::JpsPlus`] | yes | uniform octile with a [`JumpTable`] | JPS+ over precomputed jump distances, the same answers as JPS; [`JumpTable::update`] keeps a table current under patches; with [`Landmarks`] (differential heuristics) it expands several times fewer nodes; see [`Searcher::find_path_derived`] |
+//! | [`Algorithm::Subgoal`] | yes | uniform octile with a [`SubgoalGraph`] | subgoal graph (cells outside convex obstacle corners, joined where directly h-reachable) under a contraction hierarchy: connect start and goal, search upward from both, refine to cells; several times faster than JPS+ on maps full of small obstacles and on mazes, slower on open ones; `auto` takes it where [`SubgoalGraph::pays_off`]; [`SubgoalGraph::update`] rescans locally and contracts anew; see [`Searcher::find_path_derived`] |
 //! | [`Algorithm::Theta`] | any-angle, never above the octile optimum | octile | Theta*: `waypoints` are the any-angle corners, `smoothed_length` their cost, `path` the cells they cross; `NotApplicable` on cardinal maps |
 //! | [`Algorithm::Auto`] | yes | all | JPS (JPS+ when a jump table is given) on uniform maps, A* on weighted ones ([`resolve_auto`]) |
 //! | [`DStarLite`] | yes | all | incremental: repairs one start-goal path after patches and moves |
@@ -76,6 +77,7 @@ pub use algo::flowfield::{
 pub use algo::goal_tree::{Agent, GoalTree, REPAIRED_KEEP};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
 pub use algo::jps_plus::JumpTable;
+pub use algo::subgoal::SubgoalGraph;
 pub use clearance::Clearance;
 pub use eroded::Eroded;
 pub use grid::{Grid, GridError, MAX_DIM, Movement, Point};

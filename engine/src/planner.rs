@@ -4,6 +4,7 @@
 use crate::algo;
 use crate::algo::hpa::{Abstraction, QueryScratch};
 use crate::algo::jps_plus::JumpTable;
+use crate::algo::subgoal::SubgoalGraph;
 use crate::eroded::Eroded;
 use crate::grid::{Grid, Movement, Point};
 use crate::landmarks::Landmarks;
@@ -23,6 +24,8 @@ pub struct Searcher {
     pub(crate) scratch: Scratch,
     /// HPA*'s query memory (its searches are cluster-sized or abstract-graph-sized).
     hpa: QueryScratch,
+    /// The subgoal graph's bidirectional search memory (graph-sized).
+    subgoal: algo::subgoal::query::QueryScratch,
 }
 
 impl Searcher {
@@ -76,7 +79,8 @@ impl Searcher {
     /// version; one built for another size or movement rule is ignored). The table serves
     /// [`Algorithm::JpsPlus`] (`NotApplicable` without one), and [`Algorithm::Auto`] takes
     /// JPS+ instead of JPS when there is one: the same optimal costs, table lookups instead
-    /// of scans.
+    /// of scans. A [`SubgoalGraph`] serves [`Algorithm::Subgoal`], and `auto` where it pays
+    /// off ([`SubgoalGraph::pays_off`]: maps dense in obstacle corners).
     ///
     /// ```
     /// use pathd_engine::{Algorithm, Derived, Grid, JumpTable, Movement, Point, Query, Searcher};
@@ -128,6 +132,7 @@ impl Searcher {
         }
         let hpa = derived.hpa.filter(|a| a.fits(grid));
         let table = derived.jump_table.filter(|t| t.fits(grid));
+        let subgoal = derived.subgoal.filter(|g| g.fits(grid));
         let algorithm = match (query.algorithm, hpa) {
             _ if query.size > 1 => sized_algorithm(query)?,
             // JPS beats HPA* on uniform maps (e.g. Berlin_1_1024: 0.33 ms vs 0.86 ms a query,
@@ -152,6 +157,30 @@ impl Searcher {
                     algorithm: Algorithm::JpsPlus,
                     reason: "this map has no JPS+ jump table (yet): it is built in the \
                              background for uniform octile maps; use jps or auto meanwhile"
+                        .into(),
+                });
+            }
+            // `auto` takes the subgoal graph where it measured faster than JPS+: maps dense
+            // in subgoals (see `SubgoalGraph::pays_off`). Partial answers stay with JPS(+),
+            // which see every reachable cell.
+            (Algorithm::Auto, _)
+                if grid.is_uniform()
+                    && grid.movement() == Movement::Octile
+                    && !query.partial
+                    && subgoal.is_some_and(SubgoalGraph::pays_off) =>
+            {
+                Algorithm::Subgoal
+            }
+            (Algorithm::Subgoal, _)
+                if subgoal.is_none()
+                    && grid.is_uniform()
+                    && grid.movement() == Movement::Octile =>
+            {
+                return Err(QueryError::NotApplicable {
+                    algorithm: Algorithm::Subgoal,
+                    reason: "this map has no subgoal graph: it is precomputed per map version \
+                             (pathd scen builds one; the server does not yet); use jps_plus, \
+                             jps or auto"
                         .into(),
                 });
             }
@@ -221,6 +250,15 @@ impl Searcher {
                 algo::jps_plus::search(grid, table.expect("checked above"), landmarks, s, query)
             }
             Algorithm::Theta => algo::theta::search(grid, s, query),
+            // A partial answer needs a search that sees every cell it can reach; the
+            // hierarchy's upward searches do not, so JPS gives it (and says so).
+            Algorithm::Subgoal if query.partial => {
+                algo::jps::search(grid, grid.jps_planes(), s, query)
+            }
+            Algorithm::Subgoal => {
+                let graph = subgoal.expect("checked above");
+                algo::subgoal::query::search(grid, graph, &mut self.subgoal, query)
+            }
             Algorithm::Hpa => {
                 let abs = hpa.expect("checked above");
                 abs.find_path_in(grid, query, s, &mut self.hpa)?
@@ -279,6 +317,8 @@ pub struct Derived<'a> {
     pub hpa: Option<&'a Abstraction>,
     /// The JPS+ jump table.
     pub jump_table: Option<&'a JumpTable>,
+    /// The subgoal graph, which serves [`Algorithm::Subgoal`].
+    pub subgoal: Option<&'a SubgoalGraph>,
     /// Landmark distances, which sharpen JPS+'s heuristic: measured on this version, carried
     /// over from an earlier one it only differs from by blocked cells
     /// ([`Landmarks::carry_over`]), or updated from an earlier one ([`Landmarks::update`]).
@@ -350,6 +390,14 @@ fn resolve(grid: &Grid, a: Algorithm) -> Result<Algorithm, QueryError> {
             "jps_plus has jump tables for octile movement only; use jps (or auto, which \
              picks it) on a map with cardinal movement"
         }
+        Algorithm::Subgoal if !grid.is_uniform() => {
+            "subgoal needs a map where every passable cell costs 1, and this map has \
+             weighted cells; use astar (or auto, which picks it)"
+        }
+        Algorithm::Subgoal if grid.movement() == Movement::Cardinal => {
+            "subgoal graphs are for octile movement only; use jps (or auto, which picks it) \
+             on a map with cardinal movement"
+        }
         Algorithm::Theta if grid.movement() == Movement::Cardinal => {
             "theta makes any-angle paths, which a map with cardinal movement cannot follow; \
              use astar or jps (optionally with smoothing, which merges straight runs there)"
@@ -379,10 +427,14 @@ fn sized_algorithm(q: &Query) -> Result<Algorithm, QueryError> {
             "jps and hpa search agents wider than one cell (size > 1) on the map eroded for \
              that size (Derived::sized), which was not given"
         }
-        Algorithm::Jps | Algorithm::JpsPlus | Algorithm::Theta | Algorithm::Hpa => {
+        Algorithm::Jps
+        | Algorithm::JpsPlus
+        | Algorithm::Theta
+        | Algorithm::Hpa
+        | Algorithm::Subgoal => {
             "agents wider than one cell (size > 1) are searched by astar, dijkstra or \
              weighted_astar (auto picks astar), and by jps or hpa on the map eroded for their \
-             size; jps_plus and theta have no sized variant, nor has smoothing"
+             size; jps_plus, subgoal and theta have no sized variant, nor has smoothing"
         }
     };
     Err(QueryError::NotApplicable {

@@ -112,6 +112,9 @@ pub enum Algorithm {
     JpsPlus,
     /// Theta*: any-angle paths over line of sight.
     Theta,
+    /// Subgoal graph with a contraction hierarchy over the map's precomputed
+    /// [`crate::SubgoalGraph`]: optimal, uniform octile maps with a graph only.
+    Subgoal,
     /// Hierarchical A* over cluster abstractions (needs a built abstraction).
     Hpa,
     /// Let the engine choose (see [`crate::resolve_auto`]).
@@ -120,7 +123,7 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every algorithm name accepted on the wire.
-    pub const ALL: [Algorithm; 8] = [
+    pub const ALL: [Algorithm; 9] = [
         Algorithm::AStar,
         Algorithm::Dijkstra,
         Algorithm::WeightedAStar,
@@ -129,6 +132,7 @@ impl Algorithm {
         Algorithm::Theta,
         Algorithm::Hpa,
         Algorithm::Auto,
+        Algorithm::Subgoal,
     ];
 
     /// The wire name.
@@ -142,6 +146,7 @@ impl Algorithm {
             Algorithm::Theta => "theta",
             Algorithm::Hpa => "hpa",
             Algorithm::Auto => "auto",
+            Algorithm::Subgoal => "subgoal",
         }
     }
 

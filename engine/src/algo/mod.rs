@@ -10,4 +10,5 @@ pub(crate) mod jps_plus;
 pub(crate) mod los;
 pub(crate) mod sized;
 pub(crate) mod smooth;
+pub(crate) mod subgoal;
 pub(crate) mod theta;

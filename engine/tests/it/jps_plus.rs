@@ -75,6 +75,7 @@ fn check_queries(
     let derived = Derived {
         hpa: None,
         jump_table: Some(table),
+        subgoal: None,
         landmarks,
         sized: None,
     };
@@ -204,6 +205,7 @@ fn not_applicable_without_a_table_or_on_other_maps() {
     let derived = Derived {
         hpa: None,
         jump_table: Some(&table),
+        subgoal: None,
         landmarks: None,
         sized: None,
     };
@@ -219,6 +221,7 @@ fn not_applicable_without_a_table_or_on_other_maps() {
     let derived = Derived {
         hpa: None,
         jump_table: Some(&wt),
+        subgoal: None,
         landmarks: None,
         sized: None,
     };
@@ -259,6 +262,7 @@ fn moving_ai_maps_before_and_after_patches() {
             let derived = Derived {
                 hpa: None,
                 jump_table: Some(&table),
+                subgoal: None,
                 landmarks: (i % 2 == 1).then_some(&landmarks),
                 sized: None,
             };
@@ -316,6 +320,7 @@ fn moving_ai_maps_before_and_after_patches() {
             let derived = Derived {
                 hpa: None,
                 jump_table: Some(&table),
+                subgoal: None,
                 landmarks: Some(&landmarks),
                 sized: None,
             };
@@ -390,6 +395,7 @@ fn landmarks_cut_jps_plus_expansions() {
                 let derived = Derived {
                     hpa: None,
                     jump_table: Some(&table),
+                    subgoal: None,
                     landmarks: l,
                     sized: None,
                 };

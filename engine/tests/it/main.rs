@@ -17,4 +17,5 @@ mod oracle;
 mod parser;
 mod patch;
 mod scenarios;
+mod subgoal;
 mod trace;

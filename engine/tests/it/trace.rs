@@ -75,6 +75,7 @@ fn hpa_traces_account_for_the_search_and_replay_to_the_answer() {
                 Derived {
                     hpa: Some(&hpa),
                     jump_table: None,
+                    subgoal: None,
                     landmarks: None,
                     sized: None,
                 },
@@ -199,6 +200,7 @@ fn hpa_traces_hold_the_cap() {
         Derived {
             hpa: Some(&hpa),
             jump_table: None,
+            subgoal: None,
             landmarks: None,
             sized: None,
         },
@@ -237,6 +239,7 @@ fn a_searcher_owns_its_trace() {
     let derived = Derived {
         hpa: Some(&hpa),
         jump_table: None,
+        subgoal: None,
         landmarks: None,
         sized: None,
     };

@@ -1,0 +1,255 @@
+//! Answering a query on the subgoal graph: connect the start and the goal to the subgoals
+//! they directly h-reach, search the hierarchy upward from both ends, unpack the shortcuts
+//! of the meeting path into subgoals, and refine each leg into grid cells.
+//!
+//! Before any of that, a goal that the start reaches by a legal diagonal-first or
+//! cardinal-first h-path is answered by that path: its cost is the octile distance, a lower
+//! bound, so it is optimal. Every other optimal path bends at a subgoal (parent module), and
+//! the two searches find the cheapest such bend sequence.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+use super::contract::NONE;
+use super::reach::{h_path, scan};
+use super::{SubgoalGraph, octile};
+use crate::grid::{Grid, Point, SQRT2};
+use crate::query::{Algorithm, LimitKind, Query, SearchResult, Stats, Status};
+
+/// One direction's search memory, stamped so a search touches only what it reaches.
+#[derive(Default)]
+struct Side {
+    dist: Vec<f64>,
+    parent: Vec<u32>,
+    stamp: Vec<u32>,
+    now: u32,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+impl Side {
+    fn begin(&mut self, n: usize) {
+        if self.dist.len() < n {
+            self.dist.resize(n, 0.0);
+            self.parent.resize(n, NONE);
+            self.stamp.resize(n, 0);
+        }
+        if self.now == u32::MAX {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.now = 0;
+        }
+        self.now += 1;
+        self.heap.clear();
+    }
+
+    #[inline]
+    fn get(&self, v: u32) -> f64 {
+        if self.stamp[v as usize] == self.now {
+            self.dist[v as usize]
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Records a cheaper way to `v` (by hierarchy edge `parent`, [`NONE`] for a seed); false
+    /// if it is not cheaper.
+    #[inline]
+    fn relax(&mut self, v: u32, d: f64, parent: u32) -> bool {
+        if d >= self.get(v) {
+            return false;
+        }
+        self.dist[v as usize] = d;
+        self.parent[v as usize] = parent;
+        self.stamp[v as usize] = self.now;
+        self.heap.push(Reverse((d.to_bits(), v)));
+        true
+    }
+
+    fn top(&self) -> f64 {
+        self.heap
+            .peek()
+            .map_or(f64::INFINITY, |r| f64::from_bits(r.0.0))
+    }
+}
+
+/// Reusable query memory for [`SubgoalGraph`] searches (one per [`crate::Searcher`]).
+#[derive(Default)]
+pub(crate) struct QueryScratch {
+    sides: [Side; 2],
+    found: Vec<u32>,
+    nodes: Vec<u32>,
+    cells: Vec<(usize, usize)>,
+}
+
+/// Answers `query` (validated, uniform octile map, `graph` built for this version, start
+/// and goal distinct and in one component unless `query.partial`).
+pub(crate) fn search(
+    grid: &Grid,
+    graph: &SubgoalGraph,
+    scratch: &mut QueryScratch,
+    query: &Query,
+) -> SearchResult {
+    let started = Instant::now();
+    let pl = &graph.place;
+    let pw = pl.pw;
+    let (s, g) = (grid.pidx(query.start), grid.pidx(query.goal));
+    let xy = |i: usize| (i % pw, i / pw);
+    let mut stats = Stats::default();
+    scratch.cells.clear();
+    // A legal h-path from start to goal is optimal as it is.
+    if h_path(pl, xy(s), xy(g), &mut scratch.cells) {
+        stats.generated = 1;
+        return finish(scratch, xy(s), Status::Found, None, stats, started);
+    }
+    let n = graph.cells.len();
+    // Seed both searches: each end's directly h-reachable subgoals, and the end itself
+    // when it is a subgoal.
+    for (side, end) in [(0, s), (1, g)] {
+        let sd = &mut scratch.sides[side];
+        sd.begin(n);
+        scratch.found.clear();
+        scan(pl, end % pw, end / pw, &mut scratch.found);
+        let own = graph.node_of[end];
+        if own != NONE {
+            sd.relax(own, 0.0, NONE);
+        }
+        for &c in &scratch.found {
+            sd.relax(graph.node_of[c as usize], octile(pw, end as u32, c), NONE);
+            stats.generated += 1;
+        }
+    }
+    let ch = &graph.ch;
+    let max_exp = query.limits.max_expansions.unwrap_or(u64::MAX);
+    let (mut best, mut meet) = (f64::INFINITY, NONE);
+    let mut limit = None;
+    loop {
+        let (tf, tb) = (scratch.sides[0].top(), scratch.sides[1].top());
+        if tf.min(tb) >= best {
+            break;
+        }
+        let side = usize::from(tb < tf);
+        let Some(Reverse((d, u))) = scratch.sides[side].heap.pop() else {
+            break;
+        };
+        let d = f64::from_bits(d);
+        if d > scratch.sides[side].get(u) {
+            continue;
+        }
+        if stats.expanded >= max_exp {
+            limit = Some(LimitKind::Expansions);
+            break;
+        }
+        if stats.expanded % 256 == 0 {
+            if let Some(kind) = crate::search::limit_hit(&query.limits) {
+                limit = Some(kind);
+                break;
+            }
+        }
+        stats.expanded += 1;
+        let other = scratch.sides[1 - side].get(u);
+        if d + other < best {
+            (best, meet) = (d + other, u);
+        }
+        let sd = &mut scratch.sides[side];
+        // Stall on demand: a higher neighbour that reaches `u` cheaper than `d` shows that
+        // no shortest up-down path climbs through `u` with this cost (the cheaper way comes
+        // down to it), so its edges need not be relaxed. Only a truly cheaper way counts:
+        // two sums of the same 1s and sqrt 2s in another order may differ in their last
+        // bits, and stalling on an equal cost could lose the one up-down path.
+        if ch
+            .up(u)
+            .any(|e| (sd.get(ch.head[e]) + ch.cost[e]) * (1.0 + 1e-12) < d)
+        {
+            continue;
+        }
+        for e in ch.up(u) {
+            stats.generated += u64::from(sd.relax(ch.head[e], d + ch.cost[e], e as u32));
+        }
+    }
+    // A limit stops the search before the best meeting is known to be the shortest.
+    if meet == NONE || limit.is_some() {
+        let status = if limit.is_some() {
+            Status::LimitReached
+        } else {
+            Status::NoPath
+        };
+        return finish(scratch, xy(s), status, limit, stats, started);
+    }
+    // The meeting path: the forward chain back from the meeting node (then reversed), the
+    // backward chain, every edge unpacked into subgoal-graph nodes.
+    let QueryScratch {
+        sides,
+        nodes,
+        cells,
+        ..
+    } = scratch;
+    nodes.clear();
+    nodes.push(meet);
+    let mut v = meet;
+    while sides[0].parent[v as usize] != NONE {
+        let e = sides[0].parent[v as usize] as usize;
+        let tail = ch.tail[e];
+        ch.unpack(e, v, tail, nodes);
+        v = tail;
+    }
+    nodes.reverse();
+    let mut v = meet;
+    while sides[1].parent[v as usize] != NONE {
+        let e = sides[1].parent[v as usize] as usize;
+        let tail = ch.tail[e];
+        ch.unpack(e, v, tail, nodes);
+        v = tail;
+    }
+    let full = &*nodes;
+    // Refine each leg: start, the subgoals, goal.
+    let mut cur = xy(s);
+    let legs = full.iter().map(|&v| graph.cells[v as usize] as usize);
+    for next in legs.chain(std::iter::once(g)).map(xy) {
+        if next != cur {
+            let ok = h_path(pl, cur, next, cells);
+            debug_assert!(ok, "every leg is an h-path");
+            cur = next;
+        }
+    }
+    finish(scratch, xy(s), Status::Found, None, stats, started)
+}
+
+/// The result: the path from `start` through `scratch.cells` (padded `(x, y)`, empty unless
+/// found), its cost summed step by step.
+fn finish(
+    scratch: &QueryScratch,
+    start: (usize, usize),
+    status: Status,
+    limit: Option<LimitKind>,
+    mut stats: Stats,
+    started: Instant,
+) -> SearchResult {
+    let (mut path, mut cost) = (Vec::new(), 0.0);
+    if status == Status::Found {
+        let point = |(x, y): (usize, usize)| Point::new(x as u32 - 1, y as u32 - 1);
+        path.reserve(scratch.cells.len() + 1);
+        path.push(point(start));
+        let mut prev = start;
+        for &c in &scratch.cells {
+            cost += if c.0 != prev.0 && c.1 != prev.1 {
+                SQRT2
+            } else {
+                1.0
+            };
+            path.push(point(c));
+            prev = c;
+        }
+    }
+    stats.elapsed = started.elapsed();
+    SearchResult {
+        status,
+        path,
+        cost,
+        algorithm: Algorithm::Subgoal,
+        stats,
+        limit,
+        expanded_cells: Vec::new(),
+        waypoints: None,
+        smoothed_length: None,
+    }
+}
