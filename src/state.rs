@@ -110,7 +110,6 @@ impl MapEntry {
         DerivedNow {
             hpa: self.hpa.get(),
             jump_table: self.jump.get(),
-            subgoal: None,
             landmarks: self.jump.landmarks(),
         }
     }
@@ -173,6 +172,7 @@ impl DerivedNow {
             hpa: self.hpa.as_deref(),
             jump_table: self.jump_table.as_deref(),
             landmarks: self.landmarks.as_deref(),
+            subgoal: None,
             sized: None,
         }
     }

@@ -7,9 +7,9 @@
 //! bound, so it is optimal. Every other optimal path bends at a subgoal (parent module), and
 //! the two searches find the cheapest such bend sequence.
 
+use crate::clock::Instant;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::time::Instant;
 
 use super::contract::NONE;
 use super::reach::{h_path, scan};
@@ -251,5 +251,6 @@ fn finish(
         expanded_cells: Vec::new(),
         waypoints: None,
         smoothed_length: None,
+        keeps_guarantee: true,
     }
 }
