@@ -91,11 +91,17 @@ pub fn check_plan(
     paths: &[Vec<Point>],
 ) -> Result<PlanCosts, PlanError> {
     if paths.len() != starts.len() || goals.is_some_and(|g| g.len() != starts.len()) {
-        return Err(PlanError::Shape(format!("{} paths for {} agents", paths.len(), starts.len())));
+        return Err(PlanError::Shape(format!(
+            "{} paths for {} agents",
+            paths.len(),
+            starts.len()
+        )));
     }
     let len = paths.first().map_or(1, Vec::len);
     if paths.iter().any(|p| p.len() != len || p.is_empty()) {
-        return Err(PlanError::Shape("paths of different lengths (or empty)".into()));
+        return Err(PlanError::Shape(
+            "paths of different lengths (or empty)".into(),
+        ));
     }
     let mut soc = 0;
     for (i, p) in paths.iter().enumerate() {
@@ -103,7 +109,10 @@ pub fn check_plan(
             return Err(PlanError::Endpoint { agent: i, t: 0 });
         }
         if goals.is_some_and(|g| p[len - 1] != g[i]) {
-            return Err(PlanError::Endpoint { agent: i, t: len - 1 });
+            return Err(PlanError::Endpoint {
+                agent: i,
+                t: len - 1,
+            });
         }
         for (t, &c) in p.iter().enumerate() {
             if !grid.is_passable(c) {
@@ -116,7 +125,10 @@ pub fn check_plan(
             }
         }
         let last = p[len - 1];
-        soc += p.iter().rposition(|&c| c != last).map_or(0, |t| t as u64 + 1);
+        soc += p
+            .iter()
+            .rposition(|&c| c != last)
+            .map_or(0, |t| t as u64 + 1);
     }
     let mut at: HashMap<Point, usize> = HashMap::new();
     for t in 0..len {
@@ -152,7 +164,10 @@ pub fn check_plan(
             }
         }
     }
-    Ok(PlanCosts { sum_of_costs: soc, makespan: len as u64 - 1 })
+    Ok(PlanCosts {
+        sum_of_costs: soc,
+        makespan: len as u64 - 1,
+    })
 }
 
 /// A wait, or one move under `movement` (diagonals without corner cutting).

@@ -95,7 +95,10 @@ impl DistTables {
                 Store::Large(vec![UNREACHABLE; n])
             };
             dist.set(goal as usize, 0);
-            Table { dist, queue: VecDeque::from([goal]) }
+            Table {
+                dist,
+                queue: VecDeque::from([goal]),
+            }
         });
         while t.dist.get(v as usize) == UNREACHABLE {
             let Some(u) = t.queue.pop_front() else { break };

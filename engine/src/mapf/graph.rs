@@ -51,7 +51,11 @@ impl Graph {
         let (w, h) = (grid.width(), grid.height());
         let costs = grid.costs();
         let open = |x: i64, y: i64| {
-            x >= 0 && y >= 0 && x < w as i64 && y < h as i64 && costs[(y * w as i64 + x) as usize] != 0
+            x >= 0
+                && y >= 0
+                && x < w as i64
+                && y < h as i64
+                && costs[(y * w as i64 + x) as usize] != 0
         };
         let mut id = vec![NONE; costs.len()];
         let mut cells = Vec::new();
@@ -78,7 +82,15 @@ impl Graph {
             }
         }
         start.push(adj.len() as u32);
-        Self { width: w, height: h, octile, id, cells, start, adj }
+        Self {
+            width: w,
+            height: h,
+            octile,
+            id,
+            cells,
+            start,
+            adj,
+        }
     }
 
     /// Number of vertices (passable cells).

@@ -80,7 +80,10 @@ impl MapfOptions {
     /// True when the deadline passed or the cancel flag is set.
     pub(crate) fn stopped(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
-            || self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+            || self
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 }
 
@@ -199,7 +202,12 @@ impl fmt::Display for MapfError {
             MapfError::Blocked { agent, which, at } => {
                 write!(f, "agent {agent}'s {which} {at} is off the map or blocked")
             }
-            MapfError::Shared { first, second, which, at } => {
+            MapfError::Shared {
+                first,
+                second,
+                which,
+                at,
+            } => {
                 write!(f, "agents {first} and {second} share the {which} {at}")
             }
         }

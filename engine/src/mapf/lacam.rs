@@ -64,6 +64,9 @@ struct Node {
 pub(crate) struct SearchEnd {
     /// The best plan found, as configurations from the start to the goal configuration.
     pub solution: Option<Vec<Vec<u32>>>,
+    /// The first plan found (the search's later plans have a lower sum of loss, which does
+    /// not always mean a lower sum of costs).
+    pub first: Option<Vec<Vec<u32>>>,
     /// Without a solution: configurations from the start to the explored one nearest the
     /// goals.
     pub nearest: Vec<Vec<u32>>,
@@ -127,7 +130,10 @@ struct Search<'a, 'b> {
 impl Search<'_, '_> {
     fn h(&mut self, c: &[u32]) -> u64 {
         let (graph, dist) = (self.p.graph, &mut *self.dist);
-        let ds = c.iter().enumerate().map(|(i, &v)| dist.get(graph, i, v) as u64);
+        let ds = c
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| dist.get(graph, i, v) as u64);
         match self.opts.objective {
             Objective::SumOfCosts => ds.sum(),
             Objective::Makespan => ds.max().unwrap_or(0),
@@ -170,8 +176,11 @@ impl Search<'_, '_> {
         let prio = &self.nodes[n as usize].prio;
         self.order.clear();
         self.order.extend(0..prio.len() as u32);
-        self.order
-            .sort_unstable_by(|&a, &b| prio[b as usize].total_cmp(&prio[a as usize]).then(a.cmp(&b)));
+        self.order.sort_unstable_by(|&a, &b| {
+            prio[b as usize]
+                .total_cmp(&prio[a as usize])
+                .then(a.cmp(&b))
+        });
         self.order_of = n;
     }
 
@@ -179,7 +188,13 @@ impl Search<'_, '_> {
     fn child_prio(&self, n: u32, c: &[u32]) -> Box<[f32]> {
         let prio = &self.nodes[n as usize].prio;
         (0..c.len())
-            .map(|i| if c[i] == self.p.goals[i] { prio[i].fract() } else { prio[i] + 1.0 })
+            .map(|i| {
+                if c[i] == self.p.goals[i] {
+                    prio[i].fract()
+                } else {
+                    prio[i] + 1.0
+                }
+            })
             .collect()
     }
 
@@ -249,13 +264,16 @@ pub(crate) fn lacam(
         order: Vec::with_capacity(n),
     };
     // Initial priorities: farther agents first, all below one step's increment.
-    let d0: Vec<u64> = (0..n).map(|i| s.dist.get(p.graph, i, p.starts[i]) as u64).collect();
+    let d0: Vec<u64> = (0..n)
+        .map(|i| s.dist.get(p.graph, i, p.starts[i]) as u64)
+        .collect();
     let top = d0.iter().copied().max().unwrap_or(0) as f32 + 1.0;
     let prio: Box<[f32]> = d0.iter().map(|&d| d as f32 / top).collect();
     let root = s.add(p.starts.to_vec(), prio, NONE, 0, hash(p.starts));
     s.open.push(root);
     let mut end = SearchEnd {
         solution: None,
+        first: None,
         nearest: Vec::new(),
         exhausted: false,
         first_solution: None,
@@ -280,6 +298,7 @@ pub(crate) fn lacam(
                 if best_cost == u64::MAX {
                     end.first_solution = Some(started.elapsed());
                     end.first_cost = Some(g);
+                    end.first = Some(s.configs_to(s.goal));
                 } else {
                     end.improvements += 1;
                 }
@@ -329,8 +348,18 @@ pub(crate) fn lacam(
         end.generated += 1;
         since_better += 1;
         let ok = {
-            let mut cx = Ctx { graph: p.graph, dist: s.dist, rng: &mut s.rng };
-            pibt.generate(&mut cx, &s.nodes[top as usize].config, &s.order, &cons, &mut buf)
+            let mut cx = Ctx {
+                graph: p.graph,
+                dist: s.dist,
+                rng: &mut s.rng,
+            };
+            pibt.generate(
+                &mut cx,
+                &s.nodes[top as usize].config,
+                &s.order,
+                &cons,
+                &mut buf,
+            )
         };
         if !ok {
             continue;
@@ -350,7 +379,8 @@ pub(crate) fn lacam(
         if s.nodes.len() >= max_nodes {
             break;
         }
-        let g = s.nodes[top as usize].g + edge_cost(opts.objective, p.goals, &s.nodes[top as usize].config, &buf);
+        let g = s.nodes[top as usize].g
+            + edge_cost(opts.objective, p.goals, &s.nodes[top as usize].config, &buf);
         let prio = s.child_prio(top, &buf);
         let id = s.add(buf.clone(), prio, top, g, key);
         s.nodes[top as usize].nbrs.push(id);

@@ -27,8 +27,8 @@
 //! ```
 //! use pathd_engine::mapf::{self, MapfOptions, MapfStatus};
 //! use pathd_engine::{movingai, Movement, Point};
-//! // A corridor with one side pocket: the two agents must pass each other.
-//! let grid = movingai::parse_map("type octile\nheight 2\nwidth 4\nmap\n....\n.@@@\n").unwrap();
+//! // A corridor with a side pocket off its second cell: the agents pass each other there.
+//! let grid = movingai::parse_map("type octile\nheight 2\nwidth 4\nmap\n....\n@.@@\n").unwrap();
 //! let starts = [Point::new(0, 0), Point::new(3, 0)];
 //! let goals = [Point::new(3, 0), Point::new(0, 0)];
 //! let plan = mapf::solve(&grid, Movement::Cardinal, &starts, &goals, &MapfOptions::new()).unwrap();
@@ -92,7 +92,11 @@ pub fn solve(
         plan.stats.elapsed = started.elapsed();
         return Ok(plan);
     }
-    let problem = Problem { graph: &graph, starts: &s, goals: &g };
+    let problem = Problem {
+        graph: &graph,
+        starts: &s,
+        goals: &g,
+    };
     let end = lacam(&problem, &mut dist, opts, None);
     let mut stats = MapfStats {
         first_solution: end.first_solution,
@@ -102,8 +106,25 @@ pub fn solve(
         improvements: end.improvements,
         first_cost: end.first_cost,
     };
+    let mut end_loss = None;
     let (status, configs, mut optimal) = match end.solution {
-        Some(c) => (MapfStatus::Solved, c, end.exhausted),
+        Some(c) => {
+            end_loss = Some(
+                c.windows(2)
+                    .map(|w| lacam::edge_cost(Objective::SumOfCosts, &g, &w[0], &w[1]))
+                    .sum(),
+            );
+            let first = end.first.unwrap_or_default();
+            // The search's last plan is its best by its own cost; the first may still have
+            // the lower sum of costs (see `lacam::SearchEnd::first`).
+            let sum = opts.objective == Objective::SumOfCosts;
+            let c = if sum && !first.is_empty() && soc(&first, &g) < soc(&c, &g) {
+                first
+            } else {
+                c
+            };
+            (MapfStatus::Solved, c, end.exhausted)
+        }
         None if end.exhausted => (MapfStatus::Failed, vec![s.clone()], false),
         None => (MapfStatus::Partial, end.nearest, false),
     };
@@ -121,38 +142,78 @@ pub fn solve(
         .iter()
         .map(|p| {
             let last = p[p.len() - 1];
-            p.iter().rposition(|&c| c != last).map_or(0, |t| t as u64 + 1)
+            p.iter()
+                .rposition(|&c| c != last)
+                .map_or(0, |t| t as u64 + 1)
         })
         .sum();
     let makespan = configs.len() as u64 - 1;
-    // LaCAM* minimises the sum of loss, which can only be below the sum of costs: its
-    // optimum is the sum of costs' only where the two agree.
+    // LaCAM* minimises the sum of loss, which can only be below the sum of costs: when
+    // the search proved its plan's loss minimal, a plan whose sum of costs equals that loss
+    // is optimal.
     if opts.objective == Objective::SumOfCosts {
         let loss: u64 = configs
             .windows(2)
             .map(|w| lacam::edge_cost(Objective::SumOfCosts, &g, &w[0], &w[1]))
             .sum();
-        optimal &= loss == sum_of_costs;
+        optimal &= loss == sum_of_costs && Some(loss) == end_loss;
     }
     stats.elapsed = started.elapsed();
-    Ok(MapfPlan { status, paths, sum_of_costs, makespan, lower_bound, optimal, stats })
+    Ok(MapfPlan {
+        status,
+        paths,
+        sum_of_costs,
+        makespan,
+        lower_bound,
+        optimal,
+        stats,
+    })
+}
+
+/// The sum of costs of a plan given as configurations.
+fn soc(configs: &[Vec<u32>], goals: &[u32]) -> u64 {
+    (0..goals.len())
+        .map(|i| {
+            configs
+                .iter()
+                .rposition(|c| c[i] != goals[i])
+                .map_or(0, |t| t as u64 + 1)
+        })
+        .sum()
 }
 
 /// The agents' starts and goals as vertices, checked.
-fn vertices(graph: &Graph, starts: &[Point], goals: &[Point]) -> Result<(Vec<u32>, Vec<u32>), MapfError> {
+fn vertices(
+    graph: &Graph,
+    starts: &[Point],
+    goals: &[Point],
+) -> Result<(Vec<u32>, Vec<u32>), MapfError> {
     if starts.is_empty() {
         return Err(MapfError::NoAgents);
     }
     if starts.len() != goals.len() {
-        return Err(MapfError::Lengths { starts: starts.len(), goals: goals.len() });
+        return Err(MapfError::Lengths {
+            starts: starts.len(),
+            goals: goals.len(),
+        });
     }
-    let mut out = (Vec::with_capacity(starts.len()), Vec::with_capacity(starts.len()));
+    let mut out = (
+        Vec::with_capacity(starts.len()),
+        Vec::with_capacity(starts.len()),
+    );
     for (which, points, ids) in [("start", starts, &mut out.0), ("goal", goals, &mut out.1)] {
         let mut seen = std::collections::HashMap::new();
         for (agent, &at) in points.iter().enumerate() {
-            let v = graph.vertex(at).ok_or(MapfError::Blocked { agent, which, at })?;
+            let v = graph
+                .vertex(at)
+                .ok_or(MapfError::Blocked { agent, which, at })?;
             if let Some(first) = seen.insert(v, agent) {
-                return Err(MapfError::Shared { first, second: agent, which, at });
+                return Err(MapfError::Shared {
+                    first,
+                    second: agent,
+                    which,
+                    at,
+                });
             }
             ids.push(v);
         }

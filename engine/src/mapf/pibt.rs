@@ -77,7 +77,9 @@ impl Pibt {
         }
         // Constrained moves among themselves: no swaps, no crossing diagonals.
         if ok {
-            ok = fixed.iter().all(|&(i, v)| self.allowed(cx.graph, to, i, from[i as usize], v));
+            ok = fixed
+                .iter()
+                .all(|&(i, v)| self.allowed(cx.graph, to, i, from[i as usize], v));
         }
         if ok {
             for &i in order {
@@ -129,7 +131,14 @@ impl Pibt {
 
     /// Agent `i` chooses its next vertex; `pusher` is the agent whose choice made it move
     /// (its vertex is off limits: that would be a swap). Returns false when `i` stays.
-    fn pibt(&mut self, cx: &mut Ctx<'_>, from: &[u32], to: &mut [u32], i: u32, pusher: u32) -> bool {
+    fn pibt(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        from: &[u32],
+        to: &mut [u32],
+        i: u32,
+        pusher: u32,
+    ) -> bool {
         let u = from[i as usize];
         // Candidates with their sort keys: distance to the goal, then "somebody stands
         // there", then a random number (ties broken at random, reproducibly per seed).

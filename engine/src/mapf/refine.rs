@@ -90,7 +90,10 @@ pub(crate) fn refine(
             configs[..=cost].iter().map(|c| c[i]).collect()
         })
         .collect();
-    let mut table = Table { visits: vec![Vec::new(); p.graph.len()], rest: vec![(0, NONE); p.graph.len()] };
+    let mut table = Table {
+        visits: vec![Vec::new(); p.graph.len()],
+        rest: vec![(0, NONE); p.graph.len()],
+    };
     for (a, path) in paths.iter().enumerate() {
         table.add(a as u32, path);
     }
@@ -99,7 +102,10 @@ pub(crate) fn refine(
     let mut kept = 0;
     while !opts.stopped() {
         let group = neighbourhood(p, dist, &paths, &table, &mut rng);
-        let old: u64 = group.iter().map(|&a| paths[a as usize].len() as u64 - 1).sum();
+        let old: u64 = group
+            .iter()
+            .map(|&a| paths[a as usize].len() as u64 - 1)
+            .sum();
         for &a in &group {
             table.remove(a, &paths[a as usize]);
         }
@@ -108,7 +114,9 @@ pub(crate) fn refine(
         rng.shuffle(&mut order);
         // Budget: the new group must cost less than the old one.
         let mut left = old.saturating_sub(1);
-        let lb = |dist: &mut DistTables, a: u32| dist.get(p.graph, a as usize, p.starts[a as usize]) as u64;
+        let lb = |dist: &mut DistTables, a: u32| {
+            dist.get(p.graph, a as usize, p.starts[a as usize]) as u64
+        };
         let mut rest_lb: u64 = order.iter().map(|&a| lb(dist, a)).sum();
         let mut done = 0;
         for &a in &order {
@@ -135,7 +143,9 @@ pub(crate) fn refine(
         }
     }
     let makespan = paths.iter().map(|q| q.len() - 1).max().unwrap_or(0);
-    let configs = (0..=makespan as u32).map(|t| paths.iter().map(|q| pos(q, t)).collect()).collect();
+    let configs = (0..=makespan as u32)
+        .map(|t| paths.iter().map(|q| pos(q, t)).collect())
+        .collect();
     (configs, kept)
 }
 
@@ -247,12 +257,16 @@ impl SpaceTime {
             let t2 = t + 1;
             for &v in p.graph.neighbours(u).iter().chain(std::iter::once(&u)) {
                 let f = t2 as u64 + dist.get(p.graph, a as usize, v) as u64;
-                if f > budget || self.seen.contains(&(v, t2)) || !free(p.graph, table, paths, u, v, t) {
+                if f > budget
+                    || self.seen.contains(&(v, t2))
+                    || !free(p.graph, table, paths, u, v, t)
+                {
                     continue;
                 }
                 self.seen.insert((v, t2));
                 self.states.push((v, t2, id));
-                self.open.push(Reverse((f, Reverse(t2), self.states.len() as u32 - 1)));
+                self.open
+                    .push(Reverse((f, Reverse(t2), self.states.len() as u32 - 1)));
             }
         }
         None

@@ -11,6 +11,8 @@ mod goal_tree;
 mod hpa;
 mod jps_plus;
 mod jps_theta;
+mod mapf;
+mod mapf_checker;
 mod movingai;
 mod oracle;
 mod parser;
