@@ -76,6 +76,7 @@ error_codes! {
     FlowfieldNotFound => "flowfield_not_found",
     TooManyFlowfields => "too_many_flowfields",
     ReplicaBehind => "replica_behind",
+    TooManyAgents => "too_many_agents",
 }
 
 impl Serialize for ErrorCode {

@@ -55,6 +55,11 @@ use crate::grid::{Grid, Movement, Point};
 use dist::{DistTables, UNREACHABLE};
 use lacam::{Problem, lacam};
 
+/// Configurations LaCAM* may generate after its last better plan before the time left goes
+/// to refinement instead: on small instances the search proves optimality well within it;
+/// on large ones its improvements dry up and re-planning groups of agents pays more.
+const STALL: u64 = 5_000;
+
 /// Plans agents `starts[i] -> goals[i]` on `grid` under `movement` (a map's own movement, or
 /// `Cardinal` for the MAPF benchmarks' 4-connected rule).
 ///
@@ -97,7 +102,7 @@ pub fn solve(
         starts: &s,
         goals: &g,
     };
-    let end = lacam(&problem, &mut dist, opts, None);
+    let end = lacam(&problem, &mut dist, opts, Some(STALL));
     let mut stats = MapfStats {
         first_solution: end.first_solution,
         elapsed: std::time::Duration::ZERO,
