@@ -103,6 +103,17 @@ pub fn solve(
         goals: &g,
     };
     let end = lacam(&problem, &mut dist, opts, Some(STALL));
+    if std::env::var_os("MAPF_DEBUG").is_some() {
+        eprintln!(
+            "lacam: first {:?} cost {:?} improvements {} nodes {} generated {} elapsed {:?}",
+            end.first_solution,
+            end.first_cost,
+            end.improvements,
+            end.nodes,
+            end.generated,
+            started.elapsed()
+        );
+    }
     let mut stats = MapfStats {
         first_solution: end.first_solution,
         elapsed: std::time::Duration::ZERO,

@@ -11,7 +11,8 @@
 //! plan. Only the sum of costs is refined; a makespan plan is left to LaCAM*.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::dist::DistTables;
 use super::graph::{Graph, NONE};
@@ -22,12 +23,14 @@ use super::rng::Rng;
 /// Agents re-planned together.
 const GROUP: usize = 8;
 /// Expansions one space-time search may make before giving up on its group.
-const MAX_EXPANSIONS: usize = 200_000;
+const MAX_EXPANSIONS: usize = 20_000;
 
 /// Every path's cells over time, for the collision checks of the re-planning search.
 struct Table {
     /// `(time, agent)` of every visit of each vertex (paths up to their arrival).
     visits: Vec<Vec<(u32, u32)>>,
+    /// The agent on each `(vertex, time)` of `visits`, for O(1) collision checks.
+    on: HashMap<(u32, u32), u32, BuildHasherDefault<Mix>>,
     /// `(from time, agent)` of the agent resting on each goal vertex for good.
     rest: Vec<(u32, u32)>,
 }
@@ -36,21 +39,23 @@ impl Table {
     fn add(&mut self, a: u32, path: &[u32]) {
         for (t, &v) in path.iter().enumerate() {
             self.visits[v as usize].push((t as u32, a));
+            self.on.insert((v, t as u32), a);
         }
         let last = path.len() - 1;
         self.rest[path[last] as usize] = (last as u32, a);
     }
 
     fn remove(&mut self, a: u32, path: &[u32]) {
-        for &v in path {
+        for (t, &v) in path.iter().enumerate() {
             self.visits[v as usize].retain(|&(_, b)| b != a);
+            self.on.remove(&(v, t as u32));
         }
         self.rest[path[path.len() - 1] as usize] = (0, NONE);
     }
 
     /// The agent on `v` at time `t`, if any.
     fn at(&self, v: u32, t: u32) -> Option<u32> {
-        if let Some(&(_, a)) = self.visits[v as usize].iter().find(|&&(s, _)| s == t) {
+        if let Some(&a) = self.on.get(&(v, t)) {
             return Some(a);
         }
         let (s, a) = self.rest[v as usize];
@@ -92,6 +97,7 @@ pub(crate) fn refine(
         .collect();
     let mut table = Table {
         visits: vec![Vec::new(); p.graph.len()],
+        on: HashMap::default(),
         rest: vec![(0, NONE); p.graph.len()],
     };
     for (a, path) in paths.iter().enumerate() {
@@ -100,7 +106,9 @@ pub(crate) fn refine(
     let mut rng = Rng::new(opts.seed ^ 0x5EED);
     let mut astar = SpaceTime::default();
     let mut kept = 0;
+    let mut rounds = 0u64;
     while !opts.stopped() {
+        rounds += 1;
         let group = neighbourhood(p, dist, &paths, &table, &mut rng);
         let old: u64 = group
             .iter()
@@ -141,6 +149,13 @@ pub(crate) fn refine(
                 table.add(a, &paths[a as usize]);
             }
         }
+    }
+    if std::env::var_os("MAPF_DEBUG").is_some() {
+        let soc: usize = paths.iter().map(|q| q.len() - 1).sum();
+        eprintln!(
+            "refine: rounds {rounds} kept {kept} soc {soc} expanded {}",
+            astar.expanded
+        );
     }
     let makespan = paths.iter().map(|q| q.len() - 1).max().unwrap_or(0);
     let configs = (0..=makespan as u32)
@@ -196,12 +211,36 @@ fn neighbourhood(
     group
 }
 
+/// A multiply-shift hasher for the `(vertex, time)` keys of the space-time search (the
+/// default SipHash dominated its time).
+#[derive(Default, Clone, Copy)]
+struct Mix(u64);
+
+impl Hasher for Mix {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(26) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// Space-time A* scratch.
 #[derive(Default)]
 struct SpaceTime {
     /// `(vertex, time, parent)` of every generated state.
     states: Vec<(u32, u32, u32)>,
-    seen: HashSet<(u32, u32)>,
+    seen: HashSet<(u32, u32), BuildHasherDefault<Mix>>,
+    /// Expansions, for the debug counters.
+    expanded: u64,
     open: BinaryHeap<Reverse<(u64, Reverse<u32>, u32)>>,
 }
 
@@ -251,6 +290,7 @@ impl SpaceTime {
                 return Some(out);
             }
             expanded += 1;
+            self.expanded += 1;
             if expanded > MAX_EXPANSIONS || (expanded % 1024 == 0 && opts.stopped()) {
                 return None;
             }
