@@ -55,10 +55,11 @@ use crate::grid::{Grid, Movement, Point};
 use dist::{DistTables, UNREACHABLE};
 use lacam::{Problem, lacam};
 
-/// Configurations LaCAM* may generate after its last better plan before the time left goes
-/// to refinement instead: on small instances the search proves optimality well within it;
-/// on large ones its improvements dry up and re-planning groups of agents pays more.
-const STALL: u64 = 5_000;
+/// Agent-configurations (agents times configurations) LaCAM* may generate after its last
+/// better plan before the time left goes to refinement instead: on small instances the
+/// search proves optimality well within it; on large ones its improvements dry up and
+/// re-planning groups of agents pays more.
+const STALL: u64 = 1_000_000;
 
 /// Plans agents `starts[i] -> goals[i]` on `grid` under `movement` (a map's own movement, or
 /// `Cardinal` for the MAPF benchmarks' 4-connected rule).
@@ -102,7 +103,8 @@ pub fn solve(
         starts: &s,
         goals: &g,
     };
-    let end = lacam(&problem, &mut dist, opts, Some(STALL));
+    let stall = (STALL / s.len() as u64).clamp(500, 50_000);
+    let end = lacam(&problem, &mut dist, opts, Some(stall));
     if std::env::var_os("MAPF_DEBUG").is_some() {
         eprintln!(
             "lacam: first {:?} cost {:?} improvements {} nodes {} generated {} elapsed {:?}",

@@ -118,8 +118,10 @@ pub(crate) fn refine(
             table.remove(a, &paths[a as usize]);
         }
         let saved: Vec<Vec<u32>> = group.iter().map(|&a| paths[a as usize].clone()).collect();
+        // The group's first agent (the delayed one, for blockers) plans first, so the
+        // others make way for it; the rest in random order.
         let mut order = group.clone();
-        rng.shuffle(&mut order);
+        rng.shuffle(&mut order[1..]);
         // Budget: the new group must cost less than the old one.
         let mut left = old.saturating_sub(1);
         let lb = |dist: &mut DistTables, a: u32| {
@@ -164,8 +166,11 @@ pub(crate) fn refine(
     (configs, kept)
 }
 
-/// A group to re-plan: most often the most delayed of a few sampled agents with the agents
-/// that visit the cells of its path, else agents at random.
+/// A group to re-plan. Most often (*blockers*): the most delayed of a few sampled agents
+/// and the agents in its way: those passing its goal after it could first be there (they
+/// keep it from resting early), those on the cells of one of its shortest paths at the
+/// times it would be there, then those visiting its current path's cells. Else agents at
+/// random, which keeps the search from circling one crowded spot.
 fn neighbourhood(
     p: &Problem<'_>,
     dist: &mut DistTables,
@@ -176,7 +181,7 @@ fn neighbourhood(
     let n = paths.len();
     let k = GROUP.min(n);
     let mut group: Vec<u32> = Vec::with_capacity(k);
-    if rng.unit() < 0.7 {
+    if rng.unit() < 0.8 {
         let mut worst = (0, rng.below(n) as u32);
         for _ in 0..8 {
             let a = rng.below(n);
@@ -185,8 +190,48 @@ fn neighbourhood(
                 worst = (delay, a as u32);
             }
         }
-        group.push(worst.1);
-        let path = &paths[worst.1 as usize];
+        let a = worst.1;
+        group.push(a);
+        let ai = a as usize;
+        let earliest = dist.get(p.graph, ai, p.starts[ai]);
+        let mut blockers: Vec<u32> = table.visits[p.goals[ai] as usize]
+            .iter()
+            .filter(|&&(t, b)| b != a && t >= earliest)
+            .map(|&(_, b)| b)
+            .collect();
+        // Along one shortest path (random among the equally short next steps).
+        let mut v = p.starts[ai];
+        for t in 0..=earliest {
+            for when in [t, t + 1] {
+                if let Some(b) = table.at(v, when)
+                    && b != a
+                {
+                    blockers.push(b);
+                }
+            }
+            let d = dist.get(p.graph, ai, v);
+            if d == 0 {
+                break;
+            }
+            let next: Vec<u32> = p
+                .graph
+                .neighbours(v)
+                .iter()
+                .copied()
+                .filter(|&w| dist.get(p.graph, ai, w) < d)
+                .collect();
+            v = next[rng.below(next.len())];
+        }
+        rng.shuffle(&mut blockers);
+        for b in blockers {
+            if group.len() >= k {
+                break;
+            }
+            if !group.contains(&b) {
+                group.push(b);
+            }
+        }
+        let path = &paths[ai];
         for _ in 0..4 * k {
             if group.len() >= k {
                 break;
@@ -275,7 +320,11 @@ impl SpaceTime {
         self.open.clear();
         self.states.push((s, 0, NONE));
         self.seen.insert((s, 0));
-        self.open.push(Reverse((h0, Reverse(0), 0)));
+        // Arrival is at `free_after` at the earliest, so `max(t + h, free_after)` is still a
+        // lower bound; with ties going to the later state the search dives towards the
+        // goal (waiting where it must) instead of widening over every state that ties.
+        self.open
+            .push(Reverse((h0.max(free_after as u64), Reverse(0), 0)));
         let mut expanded = 0;
         while let Some(Reverse((_, _, id))) = self.open.pop() {
             let (u, t, _) = self.states[id as usize];
@@ -296,7 +345,8 @@ impl SpaceTime {
             }
             let t2 = t + 1;
             for &v in p.graph.neighbours(u).iter().chain(std::iter::once(&u)) {
-                let f = t2 as u64 + dist.get(p.graph, a as usize, v) as u64;
+                let f =
+                    (t2 as u64 + dist.get(p.graph, a as usize, v) as u64).max(free_after as u64);
                 if f > budget
                     || self.seen.contains(&(v, t2))
                     || !free(p.graph, table, paths, u, v, t)
