@@ -38,6 +38,10 @@ use super::instance::{MapfOptions, Objective};
 use super::pibt::{Ctx, Pibt};
 use super::rng::Rng;
 
+/// Configurations generated without coming nearer the goals (a smaller `h` than any node
+/// before) after which prioritised planning gets a try (see `prioritized.rs`).
+const PATIENCE: u64 = 300;
+
 /// Probability of a restart from the start configuration when a known configuration is
 /// generated after the first plan.
 const RESTART: f64 = 0.001;
@@ -110,6 +114,13 @@ pub(crate) fn edge_cost(objective: Objective, goals: &[u32], a: &[u32], b: &[u32
             .count() as u64,
         Objective::Makespan => 1,
     }
+}
+
+/// The cost of a plan (configurations) under `objective`.
+fn plan_cost(objective: Objective, goals: &[u32], plan: &[Vec<u32>]) -> u64 {
+    plan.windows(2)
+        .map(|w| edge_cost(objective, goals, &w[0], &w[1]))
+        .sum()
 }
 
 /// The search state.
@@ -285,6 +296,8 @@ pub(crate) fn lacam(
     let mut nearest = root;
     let mut best_cost = u64::MAX;
     let mut since_better = 0u64;
+    // When the search last came nearer the goals, and whether prioritised planning ran.
+    let (mut since_nearer, mut tried_pp) = (0u64, false);
     if *p.starts == *p.goals {
         s.goal = root;
     }
@@ -310,6 +323,22 @@ pub(crate) fn lacam(
             }
             if stall.is_some_and(|k| since_better >= k) {
                 break;
+            }
+        }
+        if s.goal == NONE && !tried_pp && end.generated >= since_nearer + PATIENCE {
+            tried_pp = true;
+            let now = Instant::now();
+            let until = match opts.deadline {
+                Some(d) => now + d.saturating_duration_since(now) * 3 / 4,
+                None => now + Duration::from_secs(2),
+            };
+            if let Some(plan) = super::prioritized::prioritized(p, s.dist, opts, until) {
+                end.first_solution = Some(started.elapsed());
+                end.first_cost = Some(plan_cost(opts.objective, p.goals, &plan));
+                end.first = Some(plan.clone());
+                end.solution = Some(plan);
+                end.nodes = s.nodes.len() as u64;
+                return end;
             }
         }
         let Some(&top) = s.open.last() else {
@@ -390,6 +419,9 @@ pub(crate) fn lacam(
         }
         let (a, b) = (&s.nodes[id as usize], &s.nodes[nearest as usize]);
         if (a.h, a.g) < (b.h, b.g) {
+            if a.h < b.h {
+                since_nearer = end.generated;
+            }
             nearest = id;
         }
     }

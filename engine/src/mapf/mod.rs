@@ -13,6 +13,8 @@
 //! | PIBT successor generator | `pibt.rs` |
 //! | LaCAM* configuration search, low-level constraints, rewiring | `lacam.rs` |
 //! | anytime refinement (large neighbourhood search) | `refine.rs` |
+//! | prioritised planning, a second way to a first plan | `prioritized.rs` |
+//! | space-time A* against other paths (for both) | `spacetime.rs` |
 //! | plan checker | [`check`] |
 //!
 //! **Complete**: an unsolvable instance is answered [`MapfStatus::Failed`] once the search has
@@ -43,8 +45,10 @@ pub mod graph;
 pub mod instance;
 mod lacam;
 mod pibt;
+mod prioritized;
 mod refine;
 mod rng;
+mod spacetime;
 
 use std::time::Instant;
 

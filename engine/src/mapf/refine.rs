@@ -10,70 +10,16 @@
 //! agent already rests on for good), so stopping at any time leaves a valid, never worse
 //! plan. Only the sum of costs is refined; a makespan plan is left to LaCAM*.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
-
 use super::dist::DistTables;
-use super::graph::{Graph, NONE};
 use super::instance::{MapfOptions, Objective};
 use super::lacam::Problem;
 use super::rng::Rng;
+use super::spacetime::{SpaceTime, Table, pos};
 
 /// Agents re-planned together.
 const GROUP: usize = 8;
 /// Expansions one space-time search may make before giving up on its group.
 const MAX_EXPANSIONS: usize = 20_000;
-
-/// Every path's cells over time, for the collision checks of the re-planning search.
-struct Table {
-    /// `(time, agent)` of every visit of each vertex (paths up to their arrival).
-    visits: Vec<Vec<(u32, u32)>>,
-    /// The agent on each `(vertex, time)` of `visits`, for O(1) collision checks.
-    on: HashMap<(u32, u32), u32, BuildHasherDefault<Mix>>,
-    /// `(from time, agent)` of the agent resting on each goal vertex for good.
-    rest: Vec<(u32, u32)>,
-}
-
-impl Table {
-    fn add(&mut self, a: u32, path: &[u32]) {
-        for (t, &v) in path.iter().enumerate() {
-            self.visits[v as usize].push((t as u32, a));
-            self.on.insert((v, t as u32), a);
-        }
-        let last = path.len() - 1;
-        self.rest[path[last] as usize] = (last as u32, a);
-    }
-
-    fn remove(&mut self, a: u32, path: &[u32]) {
-        for (t, &v) in path.iter().enumerate() {
-            self.visits[v as usize].retain(|&(_, b)| b != a);
-            self.on.remove(&(v, t as u32));
-        }
-        self.rest[path[path.len() - 1] as usize] = (0, NONE);
-    }
-
-    /// The agent on `v` at time `t`, if any.
-    fn at(&self, v: u32, t: u32) -> Option<u32> {
-        if let Some(&a) = self.on.get(&(v, t)) {
-            return Some(a);
-        }
-        let (s, a) = self.rest[v as usize];
-        (a != NONE && t >= s).then_some(a)
-    }
-
-    /// The last time anybody is on `v` (`None`: nobody ever; `u32::MAX`: somebody rests).
-    fn last_use(&self, v: u32) -> Option<u32> {
-        if self.rest[v as usize].1 != NONE {
-            return Some(u32::MAX);
-        }
-        self.visits[v as usize].iter().map(|&(t, _)| t).max()
-    }
-}
-
-fn pos(path: &[u32], t: u32) -> u32 {
-    path[(t as usize).min(path.len() - 1)]
-}
 
 /// Refines `configs` (a solved plan, start to goal configuration) until the deadline;
 /// returns the plan and how many improvements were kept.
@@ -95,11 +41,7 @@ pub(crate) fn refine(
             configs[..=cost].iter().map(|c| c[i]).collect()
         })
         .collect();
-    let mut table = Table {
-        visits: vec![Vec::new(); p.graph.len()],
-        on: HashMap::default(),
-        rest: vec![(0, NONE); p.graph.len()],
-    };
+    let mut table = Table::new(p.graph);
     for (a, path) in paths.iter().enumerate() {
         table.add(a as u32, path);
     }
@@ -132,7 +74,8 @@ pub(crate) fn refine(
         for &a in &order {
             rest_lb -= lb(dist, a);
             let budget = left.saturating_sub(rest_lb);
-            let Some(path) = astar.plan(p, dist, &table, &paths, a, budget, opts) else {
+            let Some(path) = astar.plan(p, dist, &table, &paths, a, budget, MAX_EXPANSIONS, opts)
+            else {
                 break;
             };
             left -= path.len() as u64 - 1;
@@ -254,139 +197,4 @@ fn neighbourhood(
         }
     }
     group
-}
-
-/// A multiply-shift hasher for the `(vertex, time)` keys of the space-time search (the
-/// default SipHash dominated its time).
-#[derive(Default, Clone, Copy)]
-struct Mix(u64);
-
-impl Hasher for Mix {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(x as u64);
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(26) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-/// Space-time A* scratch.
-#[derive(Default)]
-struct SpaceTime {
-    /// `(vertex, time, parent)` of every generated state.
-    states: Vec<(u32, u32, u32)>,
-    seen: HashSet<(u32, u32), BuildHasherDefault<Mix>>,
-    /// Expansions, for the debug counters.
-    expanded: u64,
-    open: BinaryHeap<Reverse<(u64, Reverse<u32>, u32)>>,
-}
-
-impl SpaceTime {
-    /// A path for agent `a` from its start to its goal, arriving by `budget` steps, against
-    /// every path in `table`; `None` if there is none within the budget (or the search's
-    /// limits).
-    #[allow(clippy::too_many_arguments)]
-    fn plan(
-        &mut self,
-        p: &Problem<'_>,
-        dist: &mut DistTables,
-        table: &Table,
-        paths: &[Vec<u32>],
-        a: u32,
-        budget: u64,
-        opts: &MapfOptions,
-    ) -> Option<Vec<u32>> {
-        let (g, s) = (p.goals[a as usize], p.starts[a as usize]);
-        let h0 = dist.get(p.graph, a as usize, s) as u64;
-        if h0 > budget {
-            return None;
-        }
-        // Arriving before this leaves the goal in someone's way later.
-        let free_after = match table.last_use(g) {
-            Some(u32::MAX) => return None,
-            Some(t) => t + 1,
-            None => 0,
-        };
-        self.states.clear();
-        self.seen.clear();
-        self.open.clear();
-        self.states.push((s, 0, NONE));
-        self.seen.insert((s, 0));
-        // Arrival is at `free_after` at the earliest, so `max(t + h, free_after)` is still a
-        // lower bound; with ties going to the later state the search dives towards the
-        // goal (waiting where it must) instead of widening over every state that ties.
-        self.open
-            .push(Reverse((h0.max(free_after as u64), Reverse(0), 0)));
-        let mut expanded = 0;
-        while let Some(Reverse((_, _, id))) = self.open.pop() {
-            let (u, t, _) = self.states[id as usize];
-            if u == g && t >= free_after {
-                let mut out = Vec::with_capacity(t as usize + 1);
-                let mut k = id;
-                while k != NONE {
-                    out.push(self.states[k as usize].0);
-                    k = self.states[k as usize].2;
-                }
-                out.reverse();
-                return Some(out);
-            }
-            expanded += 1;
-            self.expanded += 1;
-            if expanded > MAX_EXPANSIONS || (expanded % 1024 == 0 && opts.stopped()) {
-                return None;
-            }
-            let t2 = t + 1;
-            for &v in p.graph.neighbours(u).iter().chain(std::iter::once(&u)) {
-                let f =
-                    (t2 as u64 + dist.get(p.graph, a as usize, v) as u64).max(free_after as u64);
-                if f > budget
-                    || self.seen.contains(&(v, t2))
-                    || !free(p.graph, table, paths, u, v, t)
-                {
-                    continue;
-                }
-                self.seen.insert((v, t2));
-                self.states.push((v, t2, id));
-                self.open
-                    .push(Reverse((f, Reverse(t2), self.states.len() as u32 - 1)));
-            }
-        }
-        None
-    }
-}
-
-/// True when a move `u -> v` from time `t` to `t + 1` collides with no path in `table`.
-fn free(graph: &Graph, table: &Table, paths: &[Vec<u32>], u: u32, v: u32, t: u32) -> bool {
-    if table.at(v, t + 1).is_some() {
-        return false;
-    }
-    if u == v {
-        return true;
-    }
-    // A swap: whoever is on v now goes to u.
-    if let Some(b) = table.at(v, t)
-        && pos(&paths[b as usize], t + 1) == u
-    {
-        return false;
-    }
-    if graph.octile()
-        && let Some((c, d)) = graph.crossing(u, v)
-    {
-        for (x, y) in [(c, d), (d, c)] {
-            if let Some(b) = table.at(x, t)
-                && pos(&paths[b as usize], t + 1) == y
-            {
-                return false;
-            }
-        }
-    }
-    true
 }

@@ -1,0 +1,104 @@
+//! Prioritised planning, the second way to a first plan: agents one after another, each by
+//! space-time A* around the paths of those before it (Silver, "Cooperative Pathfinding",
+//! AIIDE 2005; the repair of MAPF-LNS).
+//!
+//! Why beside LaCAM: PIBT can livelock where two agents must exchange places in a corridor
+//! one cell wide (warehouse aisles: an agent resting at its goal inside the aisle is pushed
+//! out the far end by the agent that must pass it, and the two repeat it the other way), and
+//! LaCAM then leaves the loop only by enumerating constraints, which takes long with
+//! hundreds of agents. Planning agents in sequence has no such loop: the later agent simply
+//! waits outside the aisle. It is not complete (an order can fail), so it runs only when
+//! LaCAM has stopped coming nearer the goals, for three quarters of the time left; when an agent
+//! finds no path it moves to the front of the order and planning starts again. LaCAM goes
+//! on (and stays complete) when it fails.
+
+use std::time::Instant;
+
+use super::dist::DistTables;
+use super::instance::MapfOptions;
+use super::lacam::Problem;
+use super::spacetime::{SpaceTime, Table, pos};
+
+/// Expansions one agent's search may make.
+const MAX_EXPANSIONS: usize = 500_000;
+
+/// A plan (configurations from the starts to the goals) by prioritised planning, trying
+/// orders until `until`. The first order puts last the agents whose goals lie on many other
+/// agents' shortest paths (planned early, they would rest in everybody's way), and among
+/// the others the farthest from their goals first.
+pub(crate) fn prioritized(
+    p: &Problem<'_>,
+    dist: &mut DistTables,
+    opts: &MapfOptions,
+    until: Instant,
+) -> Option<Vec<Vec<u32>>> {
+    let n = p.starts.len();
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let d: Vec<u32> = (0..n).map(|i| dist.get(p.graph, i, p.starts[i])).collect();
+    // How many agents' shortest paths (one each, following decreasing distances) pass each
+    // goal.
+    let mut goal_of = std::collections::HashMap::new();
+    for (i, &g) in p.goals.iter().enumerate() {
+        goal_of.insert(g, i);
+    }
+    let mut passed = vec![0u32; n];
+    for i in 0..n {
+        let mut v = p.starts[i];
+        while v != p.goals[i] {
+            if let Some(&j) = goal_of.get(&v) {
+                passed[j] += 1;
+            }
+            let dv = dist.get(p.graph, i, v);
+            v = *p
+                .graph
+                .neighbours(v)
+                .iter()
+                .find(|&&w| dist.get(p.graph, i, w) < dv)
+                .expect("a step closer");
+        }
+    }
+    order.sort_by_key(|&a| (passed[a as usize], std::cmp::Reverse(d[a as usize])));
+    let mut astar = SpaceTime::default();
+    'attempt: loop {
+        let mut table = Table::new(p.graph);
+        let mut paths: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for k in 0..n {
+            if opts.stopped() || Instant::now() >= until {
+                return None;
+            }
+            let a = order[k];
+            match astar.plan(
+                p,
+                dist,
+                &table,
+                &paths,
+                a,
+                u64::MAX / 2,
+                MAX_EXPANSIONS,
+                opts,
+            ) {
+                Some(path) => {
+                    table.add(a, &path);
+                    paths[a as usize] = path;
+                }
+                None => {
+                    if std::env::var_os("MAPF_DEBUG").is_some() {
+                        eprintln!(
+                            "pp: agent {a} failed at {k} of {n}, expanded {}",
+                            astar.expanded
+                        );
+                    }
+                    order.remove(k);
+                    order.insert(0, a);
+                    continue 'attempt;
+                }
+            }
+        }
+        let makespan = paths.iter().map(|q| q.len() - 1).max().unwrap_or(0);
+        return Some(
+            (0..=makespan as u32)
+                .map(|t| paths.iter().map(|q| pos(q, t)).collect())
+                .collect(),
+        );
+    }
+}
