@@ -109,17 +109,6 @@ pub fn solve(
     };
     let stall = (STALL / s.len() as u64).clamp(500, 50_000);
     let end = lacam(&problem, &mut dist, opts, Some(stall));
-    if std::env::var_os("MAPF_DEBUG").is_some() {
-        eprintln!(
-            "lacam: first {:?} cost {:?} improvements {} nodes {} generated {} elapsed {:?}",
-            end.first_solution,
-            end.first_cost,
-            end.improvements,
-            end.nodes,
-            end.generated,
-            started.elapsed()
-        );
-    }
     let mut stats = MapfStats {
         first_solution: end.first_solution,
         elapsed: std::time::Duration::ZERO,

@@ -21,6 +21,8 @@ use super::spacetime::{SpaceTime, Table, pos};
 
 /// Expansions one agent's search may make.
 const MAX_EXPANSIONS: usize = 500_000;
+/// Orders tried at most (a tiny unsolvable instance fails every order quickly).
+const MAX_ATTEMPTS: usize = 64;
 
 /// A plan (configurations from the starts to the goals) by prioritised planning, trying
 /// orders until `until`. The first order puts last the agents whose goals lie on many other
@@ -59,7 +61,7 @@ pub(crate) fn prioritized(
     }
     order.sort_by_key(|&a| (passed[a as usize], std::cmp::Reverse(d[a as usize])));
     let mut astar = SpaceTime::default();
-    'attempt: loop {
+    'attempt: for _ in 0..MAX_ATTEMPTS {
         let mut table = Table::new(p.graph);
         let mut paths: Vec<Vec<u32>> = vec![Vec::new(); n];
         for k in 0..n {
@@ -82,12 +84,6 @@ pub(crate) fn prioritized(
                     paths[a as usize] = path;
                 }
                 None => {
-                    if std::env::var_os("MAPF_DEBUG").is_some() {
-                        eprintln!(
-                            "pp: agent {a} failed at {k} of {n}, expanded {}",
-                            astar.expanded
-                        );
-                    }
                     order.remove(k);
                     order.insert(0, a);
                     continue 'attempt;
@@ -101,4 +97,5 @@ pub(crate) fn prioritized(
                 .collect(),
         );
     }
+    None
 }

@@ -48,9 +48,7 @@ pub(crate) fn refine(
     let mut rng = Rng::new(opts.seed ^ 0x5EED);
     let mut astar = SpaceTime::default();
     let mut kept = 0;
-    let mut rounds = 0u64;
     while !opts.stopped() {
-        rounds += 1;
         let group = neighbourhood(p, dist, &paths, &table, &mut rng);
         let old: u64 = group
             .iter()
@@ -94,13 +92,6 @@ pub(crate) fn refine(
                 table.add(a, &paths[a as usize]);
             }
         }
-    }
-    if std::env::var_os("MAPF_DEBUG").is_some() {
-        let soc: usize = paths.iter().map(|q| q.len() - 1).sum();
-        eprintln!(
-            "refine: rounds {rounds} kept {kept} soc {soc} expanded {}",
-            astar.expanded
-        );
     }
     let makespan = paths.iter().map(|q| q.len() - 1).max().unwrap_or(0);
     let configs = (0..=makespan as u32)

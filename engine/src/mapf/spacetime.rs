@@ -6,8 +6,7 @@
 //! crossing diagonals; an agent's path ends when it rests at its goal for good, so nobody
 //! may use its goal after that, and it may only arrive once nobody uses it later.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::dist::DistTables;
@@ -23,6 +22,8 @@ pub(crate) struct Table {
     on: HashMap<(u32, u32), u32, BuildHasherDefault<Mix>>,
     /// `(from time, agent)` of the agent resting on each goal vertex for good.
     rest: Vec<(u32, u32)>,
+    /// No path added ever had a step after this time (an upper bound: removals keep it).
+    horizon: u32,
 }
 
 impl Table {
@@ -32,6 +33,7 @@ impl Table {
             visits: vec![Vec::new(); graph.len()],
             on: HashMap::default(),
             rest: vec![(0, NONE); graph.len()],
+            horizon: 0,
         }
     }
 
@@ -42,6 +44,7 @@ impl Table {
         }
         let last = path.len() - 1;
         self.rest[path[last] as usize] = (last as u32, a);
+        self.horizon = self.horizon.max(last as u32);
     }
 
     pub(crate) fn remove(&mut self, a: u32, path: &[u32]) {
@@ -102,9 +105,46 @@ pub(crate) struct SpaceTime {
     /// `(vertex, time, parent)` of every generated state.
     states: Vec<(u32, u32, u32)>,
     seen: HashSet<(u32, u32), BuildHasherDefault<Mix>>,
-    /// Expansions, for the debug counters.
-    pub(crate) expanded: u64,
-    open: BinaryHeap<Reverse<(u64, Reverse<u32>, u32)>>,
+    open: Buckets,
+}
+
+/// The open list: one stack of states per `f` (steps are unit and `f` never decreases
+/// along a path, so the smallest `f` only grows); last in, first out within an `f`, which
+/// breaks ties towards the later (deeper) state as the search wants. A binary heap was
+/// the search's largest cost.
+#[derive(Default)]
+struct Buckets {
+    base: u64,
+    cur: usize,
+    stacks: Vec<Vec<u32>>,
+}
+
+impl Buckets {
+    fn reset(&mut self, base: u64) {
+        for s in &mut self.stacks {
+            s.clear();
+        }
+        self.base = base;
+        self.cur = 0;
+    }
+
+    fn push(&mut self, f: u64, id: u32) {
+        let k = (f - self.base) as usize;
+        if k >= self.stacks.len() {
+            self.stacks.resize_with(k + 1, Vec::new);
+        }
+        self.stacks[k].push(id);
+    }
+
+    fn pop(&mut self) -> Option<u32> {
+        while self.cur < self.stacks.len() {
+            if let Some(id) = self.stacks[self.cur].pop() {
+                return Some(id);
+            }
+            self.cur += 1;
+        }
+        None
+    }
 }
 
 impl SpaceTime {
@@ -136,16 +176,16 @@ impl SpaceTime {
         };
         self.states.clear();
         self.seen.clear();
-        self.open.clear();
+        let f0 = h0.max(free_after as u64);
+        self.open.reset(f0);
         self.states.push((s, 0, NONE));
         self.seen.insert((s, 0));
         // Arrival is at `free_after` at the earliest, so `max(t + h, free_after)` is still a
         // lower bound; with ties going to the later state the search dives towards the
         // goal (waiting where it must) instead of widening over every state that ties.
-        self.open
-            .push(Reverse((h0.max(free_after as u64), Reverse(0), 0)));
+        self.open.push(f0, 0);
         let mut expanded = 0;
-        while let Some(Reverse((_, _, id))) = self.open.pop() {
+        while let Some(id) = self.open.pop() {
             let (u, t, _) = self.states[id as usize];
             if u == g && t >= free_after {
                 let mut out = Vec::with_capacity(t as usize + 1);
@@ -158,11 +198,15 @@ impl SpaceTime {
                 return Some(out);
             }
             expanded += 1;
-            self.expanded += 1;
             if expanded > cap || (expanded % 1024 == 0 && opts.stopped()) {
                 return None;
             }
             let t2 = t + 1;
+            // After the horizon nothing moves any more: a goal reachable at all is reached
+            // within |V| more steps, so later states only wait in vain.
+            if t2 as usize > table.horizon as usize + p.graph.len() {
+                continue;
+            }
             for &v in p.graph.neighbours(u).iter().chain(std::iter::once(&u)) {
                 let f =
                     (t2 as u64 + dist.get(p.graph, a as usize, v) as u64).max(free_after as u64);
@@ -171,8 +215,7 @@ impl SpaceTime {
                     continue;
                 }
                 self.states.push((v, t2, id));
-                self.open
-                    .push(Reverse((f, Reverse(t2), self.states.len() as u32 - 1)));
+                self.open.push(f, self.states.len() as u32 - 1);
             }
         }
         None

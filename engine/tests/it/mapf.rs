@@ -348,7 +348,7 @@ fn crowds_get_valid_first_solutions() {
         };
         let plan = solve(&grid, movement, &s, &g, &opts);
         assert_eq!(plan.status, MapfStatus::Solved, "seed {seed}");
-        assert_eq!(plan.stats.first_cost.is_some(), true);
+        assert!(plan.stats.first_cost.is_some());
         assert_plan(&grid, movement, &s, &g, &plan, Objective::SumOfCosts);
     }
 }
