@@ -17,6 +17,7 @@ use std::time::Instant;
 use super::dist::DistTables;
 use super::instance::MapfOptions;
 use super::lacam::Problem;
+use super::rng::Rng;
 use super::spacetime::{SpaceTime, Table, pos};
 
 /// Expansions one agent's search may make.
@@ -61,6 +62,8 @@ pub(crate) fn prioritized(
     }
     order.sort_by_key(|&a| (passed[a as usize], std::cmp::Reverse(d[a as usize])));
     let mut astar = SpaceTime::default();
+    let mut rng = Rng::new(opts.seed ^ 0x9E37);
+    let (mut failed, mut attempts) = (Vec::new(), 0u32);
     'attempt: for _ in 0..MAX_ATTEMPTS {
         let mut table = Table::new(p.graph);
         let mut paths: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -84,8 +87,27 @@ pub(crate) fn prioritized(
                     paths[a as usize] = path;
                 }
                 None => {
+                    // The agent that failed goes first; every other time the agents
+                    // that never failed are shuffled too (one order's accidents are not
+                    // the next one's).
                     order.remove(k);
                     order.insert(0, a);
+                    if !failed.contains(&a) {
+                        failed.push(a);
+                    }
+                    attempts += 1;
+                    if attempts % 2 == 0 {
+                        let bumped = failed.len().min(n);
+                        let mut rest: Vec<u32> = order
+                            .iter()
+                            .copied()
+                            .filter(|b| !failed.contains(b))
+                            .collect();
+                        rng.shuffle(&mut rest);
+                        order.truncate(0);
+                        order.extend(failed.iter().rev().take(bumped).copied());
+                        order.extend(rest);
+                    }
                     continue 'attempt;
                 }
             }
@@ -98,4 +120,49 @@ pub(crate) fn prioritized(
         );
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapf::check::check_plan;
+    use crate::mapf::dist::DistTables;
+    use crate::mapf::graph::Graph;
+    use crate::{Movement, Point, movingai};
+
+    /// Shelves with one-cell aisles (the warehouse shape PIBT can livelock in): the agents
+    /// planned one after another get a valid plan.
+    #[test]
+    fn plans_a_warehouse_in_sequence() {
+        let rows = [
+            "...........",
+            ".@@@@.@@@@.",
+            "...........",
+            ".@@@@.@@@@.",
+            "...........",
+        ];
+        let text = format!(
+            "type octile\nheight 5\nwidth 11\nmap\n{}\n",
+            rows.join("\n")
+        );
+        let grid = movingai::parse_map(&text).unwrap();
+        let graph = Graph::with_movement(&grid, Movement::Cardinal);
+        let starts: Vec<Point> = (0..6).map(|x| Point::new(x * 2, 0)).collect();
+        let goals: Vec<Point> = (0..6).map(|x| Point::new(10 - x * 2, 4)).collect();
+        let s: Vec<u32> = starts.iter().map(|&p| graph.vertex(p).unwrap()).collect();
+        let g: Vec<u32> = goals.iter().map(|&p| graph.vertex(p).unwrap()).collect();
+        let mut dist = DistTables::new(&graph, &g);
+        let p = Problem {
+            graph: &graph,
+            starts: &s,
+            goals: &g,
+        };
+        let opts = MapfOptions::new();
+        let until = Instant::now() + std::time::Duration::from_secs(60);
+        let plan = prioritized(&p, &mut dist, &opts, until).expect("a plan");
+        let paths: Vec<Vec<Point>> = (0..6)
+            .map(|i| plan.iter().map(|c| graph.cell(c[i])).collect())
+            .collect();
+        check_plan(&grid, Movement::Cardinal, &starts, Some(&goals), &paths).unwrap();
+    }
 }
