@@ -40,7 +40,7 @@ use super::rng::Rng;
 
 /// Configurations generated without coming nearer the goals (a smaller `h` than any node
 /// before) after which prioritised planning gets a try (see `prioritized.rs`).
-const PATIENCE: u64 = 300;
+const PATIENCE: u64 = 100;
 
 /// Probability of a restart from the start configuration when a known configuration is
 /// generated after the first plan.

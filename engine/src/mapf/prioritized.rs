@@ -17,7 +17,6 @@ use std::time::Instant;
 use super::dist::DistTables;
 use super::instance::MapfOptions;
 use super::lacam::Problem;
-use super::rng::Rng;
 use super::spacetime::{SpaceTime, Table, pos};
 
 /// Expansions one agent's search may make.
@@ -62,8 +61,6 @@ pub(crate) fn prioritized(
     }
     order.sort_by_key(|&a| (passed[a as usize], std::cmp::Reverse(d[a as usize])));
     let mut astar = SpaceTime::default();
-    let mut rng = Rng::new(opts.seed ^ 0x9E37);
-    let (mut failed, mut attempts) = (Vec::new(), 0u32);
     'attempt: for _ in 0..MAX_ATTEMPTS {
         let mut table = Table::new(p.graph);
         let mut paths: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -87,27 +84,8 @@ pub(crate) fn prioritized(
                     paths[a as usize] = path;
                 }
                 None => {
-                    // The agent that failed goes first; every other time the agents
-                    // that never failed are shuffled too (one order's accidents are not
-                    // the next one's).
                     order.remove(k);
                     order.insert(0, a);
-                    if !failed.contains(&a) {
-                        failed.push(a);
-                    }
-                    attempts += 1;
-                    if attempts % 2 == 0 {
-                        let bumped = failed.len().min(n);
-                        let mut rest: Vec<u32> = order
-                            .iter()
-                            .copied()
-                            .filter(|b| !failed.contains(b))
-                            .collect();
-                        rng.shuffle(&mut rest);
-                        order.truncate(0);
-                        order.extend(failed.iter().rev().take(bumped).copied());
-                        order.extend(rest);
-                    }
                     continue 'attempt;
                 }
             }
