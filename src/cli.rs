@@ -39,6 +39,8 @@ pub enum Command {
     Serve(Box<Config>),
     /// Check a Moving AI scenario file (`pathd scen`).
     Scen(ScenArgs),
+    /// Plan a MAPF scenario's first agents (`pathd mapf`).
+    Mapf(Box<crate::mapf_cli::MapfArgs>),
     /// Report every map of the data directory (`pathd data check`).
     DataCheck {
         /// The data directory.
@@ -65,7 +67,7 @@ pub fn parse(
     // A command comes first; anything else is `serve`'s flags (so `pathd --addr X serve`
     // is an error, as the command must come first).
     let command = match args.first().and_then(|a| a.to_str()) {
-        Some(c @ ("serve" | "scen" | "data" | "help")) => {
+        Some(c @ ("serve" | "scen" | "mapf" | "data" | "help")) => {
             let c = c.to_owned();
             args.remove(0);
             c
@@ -76,6 +78,12 @@ pub fn parse(
     let r = match command.as_str() {
         "serve" => serve(&mut p, env, false),
         "scen" => scen(&mut p),
+        "mapf" => crate::mapf_cli::parse(&mut p)
+            .map(|a| match a {
+                Some(a) => Command::Mapf(Box::new(a)),
+                None => Command::Print(crate::mapf_cli::HELP.into()),
+            })
+            .map_err(Error),
         "data" => data(&mut p, env),
         "help" => Ok(Command::Print(top_help())),
         _ => serve(&mut p, env, true),
@@ -256,10 +264,12 @@ fn top_help() -> String {
         "pathd: grid pathfinding over HTTP.\n\n\
          Usage: pathd [serve] [OPTIONS]\n       \
          pathd scen [OPTIONS] MAP SCEN\n       \
+         pathd mapf [OPTIONS] -N <N> MAP SCEN\n       \
          pathd data [--data-dir DIR] check|repair --map NAME\n\n\
          Commands:\n  \
          serve  Run the HTTP server (the default)\n  \
          scen   Check a Moving AI scenario file against the engine\n  \
+         mapf   Plan a MAPF scenario's first N agents (JSON like POST .../plans)\n  \
          data   Inspect or repair the data directory (run it while the server is stopped)\n  \
          help   Print this help\n\n\
          {}  -V, --version\n          Print version\n",

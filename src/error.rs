@@ -77,6 +77,7 @@ error_codes! {
     TooManyFlowfields => "too_many_flowfields",
     ReplicaBehind => "replica_behind",
     DerivationFailed => "derivation_failed",
+    TooManyAgents => "too_many_agents",
 }
 
 impl Serialize for ErrorCode {

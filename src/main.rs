@@ -18,6 +18,7 @@ fn main() -> ExitCode {
     }) {
         Ok(Command::Serve(config)) => serve_main(*config),
         Ok(Command::Scen(args)) => scen_main(&args),
+        Ok(Command::Mapf(args)) => mapf_main(&args),
         Ok(Command::DataCheck { data_dir }) => data_check(&data_dir),
         Ok(Command::DataRepair { data_dir, map }) => data_repair(&data_dir, &map),
         Ok(Command::Print(text)) => {
@@ -26,6 +27,22 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("pathd: {e}\n\nFor more information, try `pathd --help`.");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn mapf_main(args: &pathd::mapf_cli::MapfArgs) -> ExitCode {
+    match pathd::mapf_cli::run(args) {
+        Ok(answer) => {
+            println!(
+                "{}",
+                serde_json::to_string(&answer).expect("answer serializes")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pathd mapf: {e}");
             ExitCode::from(2)
         }
     }

@@ -62,6 +62,7 @@ mod components;
 mod eroded;
 pub mod grid;
 mod landmarks;
+pub mod mapf;
 pub mod movingai;
 pub mod patch;
 mod planner;

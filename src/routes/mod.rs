@@ -7,6 +7,7 @@ pub mod health;
 pub mod maps;
 pub mod patches;
 pub mod paths;
+pub mod plans;
 pub mod posthoc;
 pub mod subscriptions;
 pub mod trace;
@@ -23,6 +24,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(maps::router())
         .merge(paths::router())
+        .merge(plans::router())
         .merge(patches::router())
         .merge(subscriptions::router())
         .merge(flowfields::router())

@@ -30,6 +30,7 @@ mod no_nats;
 mod oneshot;
 mod openapi;
 mod paths;
+mod plans;
 mod pool;
 #[cfg(feature = "nats")]
 mod replicas;

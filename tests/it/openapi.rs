@@ -810,6 +810,36 @@ async fn every_operation_matches_the_contract() {
         );
     }
 
+    let pl = "/v1/maps/{name}/plans";
+    let plans = |name: &str, body: Value| {
+        cl.post(s.at(&format!("/v1/maps/{name}/plans")))
+            .bearer_auth("reader")
+            .json(&body)
+    };
+    let two = json!({"agents": [{"start": [0, 0], "goal": [4, 0]}, {"start": [4, 0], "goal": [0, 0]}],
+        "time_limit_ms": 200});
+    let many: Vec<Value> = (0..2001)
+        .map(|_| json!({"start": [0, 0], "goal": [4, 0]}))
+        .collect();
+    for (req, status) in [
+        (plans("small", two.clone()), 200),
+        (
+            plans(
+                "small",
+                json!({"agents": [{"start": [2, 0], "goal": [4, 0]}]}),
+            ),
+            400,
+        ),
+        (plans("small", json!({"agents": many})), 413),
+        (plans("nope", two.clone()), 404),
+        (cl.post(s.at("/v1/maps/small/plans")).json(&two), 401),
+    ] {
+        assert_eq!(
+            c.check("post", pl, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+
     assert_eq!(c.seen, c.operation_ids(), "every operation is exercised");
 }
 

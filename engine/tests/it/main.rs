@@ -12,6 +12,8 @@ mod hpa;
 mod jps_plus;
 mod jps_theta;
 mod lessons;
+mod mapf;
+mod mapf_checker;
 mod movingai;
 mod oracle;
 mod parser;
