@@ -120,6 +120,10 @@ pub struct Config {
     /// How long shutdown waits for in-flight requests before closing them, in milliseconds.
     pub shutdown_grace_ms: u64,
 
+    /// Largest uniform octile map (in cells) that gets a subgoal graph (`subgoal` queries,
+    /// and `auto` where it pays off); 0: none.
+    pub subgoal_max_cells: u64,
+
     /// Bytes of derived state (JPS+ tables and landmarks, HPA* abstractions) allowed across
     /// all maps, in MiB; 0: a quarter of the machine's memory. Past it the least recently
     /// used structure is evicted and rebuilt on demand.
@@ -313,6 +317,7 @@ impl Config {
             jps_plus_max_cells: 0,
             landmark_memory_mb: 0,
             derived_memory_mb: 0,
+            subgoal_max_cells: 0,
             hpa_cluster_size: 0,
             shutdown_grace_ms: 0,
             test_store_delay_us: 0,
@@ -372,6 +377,13 @@ impl Config {
         crate::jump::JumpSettings {
             max_cells: self.jps_plus_max_cells,
             landmark_memory: self.landmark_memory_mb.saturating_mul(1 << 20),
+        }
+    }
+
+    /// Which maps get a subgoal graph.
+    pub fn subgoal_settings(&self) -> crate::derived::subgoal::SubgoalSettings {
+        crate::derived::subgoal::SubgoalSettings {
+            max_cells: self.subgoal_max_cells,
         }
     }
 

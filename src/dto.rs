@@ -48,6 +48,9 @@ pub struct MapSummary {
     /// cells).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jps_plus: Option<crate::jump::JumpInfo>,
+    /// The subgoal graph (the maps that get a JPS+ table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subgoal: Option<crate::derived::subgoal::SubgoalInfo>,
     /// The map eroded for each agent size that sized `jps` or `hpa` queries asked for, with
     /// its HPA* abstraction (absent while there is none).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -85,6 +85,7 @@ pub fn prepare_on(
     state.registry().revive(entry);
     check_hpa(state, entry, &query)?;
     check_jump(state, entry, &query)?;
+    check_subgoal(state, entry, &query)?;
     let traced = tracing == Tracing::Always || req.trace.unwrap_or(false);
     Ok(Prepared {
         entry: Arc::clone(entry),
@@ -235,6 +236,32 @@ fn check_jump(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), A
             settings.max_cells
         ),
     ))
+}
+
+/// `subgoal` needs the map's subgoal graph: say why there is none (being built: `503
+/// abstraction_building`; its build failed: `503 derivation_failed`; a map that gets none:
+/// the planner's `not_applicable`).
+fn check_subgoal(state: &AppState, entry: &MapEntry, query: &Query) -> Result<(), ApiError> {
+    if query.algorithm != Algorithm::Subgoal
+        || query.size > 1
+        || query.partial
+        || entry.subgoal.get().is_some()
+        || !state.registry().subgoal_settings().wants(&entry.grid)
+    {
+        return Ok(());
+    }
+    if crate::derived::subgoal::status(entry) == Status::Failed {
+        return Err(failed("subgoal graph", "jps, jps_plus or auto"));
+    }
+    Err(ApiError {
+        retry_after: Some(1),
+        ..ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::AbstractionBuilding,
+            "this map's subgoal graph is being built in the background; retry shortly, or \
+             use jps, jps_plus or auto meanwhile",
+        )
+    })
 }
 
 /// `503 derivation_failed`: this version's `what` failed to build (the map summary says

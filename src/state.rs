@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
+use crate::derived::subgoal::{SubgoalBuilder, SubgoalSlot};
 use crate::derived::{Budget, Builders, Status};
 use crate::dto::MapSummary;
 use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot, SizedViews};
@@ -64,6 +65,8 @@ pub struct MapEntry {
     /// This version's maps eroded for agent sizes, with their HPA* abstractions (see
     /// [`crate::hpa::SizedViews`]).
     pub sized: SizedViews,
+    /// This version's subgoal graph, once built (see [`crate::derived::subgoal`]).
+    pub subgoal: SubgoalSlot,
     /// Set when the registry stops serving this version (deleted or replaced); guards the
     /// per-map gauges a background build sets, so one finishing late cannot bring back a
     /// deleted map's gauges or overwrite the newer version's.
@@ -83,6 +86,7 @@ impl MapEntry {
             hpa: HpaSlot::default(),
             jump: JumpSlot::default(),
             sized: SizedViews::default(),
+            subgoal: SubgoalSlot::default(),
             retired: Mutex::new(false),
         }
     }
@@ -111,6 +115,7 @@ impl MapEntry {
             hpa: self.hpa.get(),
             jump_table: self.jump.get(),
             landmarks: self.jump.landmarks(),
+            subgoal: self.subgoal.get(),
         }
     }
 
@@ -121,6 +126,7 @@ impl MapEntry {
             self.hpa.status(),
             self.jump.table_slot().status(),
             self.jump.landmark_slot().status(),
+            self.subgoal.slot().status(),
         ]
         .contains(&Status::Evicted)
     }
@@ -148,6 +154,7 @@ impl MapEntry {
             hpa: self.hpa.info(),
             subscriptions: None,
             jps_plus: self.jump.info(),
+            subgoal: self.subgoal.info(),
             sized: self.sized.info(),
             recovery: None,
         }
@@ -163,6 +170,8 @@ pub struct DerivedNow {
     pub jump_table: Option<Arc<pathd_engine::JumpTable>>,
     /// The JPS+ landmarks.
     pub landmarks: Option<Arc<pathd_engine::Landmarks>>,
+    /// The subgoal graph.
+    pub subgoal: Option<Arc<pathd_engine::SubgoalGraph>>,
 }
 
 impl DerivedNow {
@@ -172,7 +181,7 @@ impl DerivedNow {
             hpa: self.hpa.as_deref(),
             jump_table: self.jump_table.as_deref(),
             landmarks: self.landmarks.as_deref(),
-            subgoal: None,
+            subgoal: self.subgoal.as_deref(),
             sized: None,
         }
     }
@@ -191,6 +200,8 @@ pub struct Registry {
     hpa: HpaBuilder,
     /// Builds JPS+ jump tables of inserted uniform octile maps in the background.
     jump: JumpBuilder,
+    /// Builds subgoal graphs of the same maps in the background.
+    subgoal: SubgoalBuilder,
     /// Bounds derived memory across all maps.
     budget: Arc<Budget>,
 }
@@ -202,6 +213,7 @@ impl Registry {
     pub fn new(
         hpa: HpaSettings,
         jump: JumpSettings,
+        subgoal: crate::derived::subgoal::SubgoalSettings,
         builders: &Builders,
         budget: Arc<Budget>,
     ) -> Self {
@@ -211,6 +223,7 @@ impl Registry {
             changes: watch::Sender::new(0),
             hpa: HpaBuilder::new(hpa, builders, Arc::clone(&budget)),
             jump: JumpBuilder::new(jump, builders, Arc::clone(&budget)),
+            subgoal: SubgoalBuilder::new(subgoal, builders, Arc::clone(&budget)),
             budget,
         }
     }
@@ -226,12 +239,18 @@ impl Registry {
         if entry.has_evicted() {
             self.hpa.ensure(entry);
             self.jump.ensure(entry);
+            self.subgoal.ensure(entry);
         }
     }
 
     /// The JPS+ settings in force.
     pub fn jump_settings(&self) -> &JumpSettings {
         self.jump.settings()
+    }
+
+    /// The subgoal-graph settings in force.
+    pub fn subgoal_settings(&self) -> &crate::derived::subgoal::SubgoalSettings {
+        self.subgoal.settings()
     }
 
     /// The HPA* settings in force.
@@ -290,6 +309,7 @@ impl Registry {
         // A patched entry already derived its abstraction and table; others queue builds.
         self.hpa.ensure(&entry);
         self.jump.ensure(&entry);
+        self.subgoal.ensure(&entry);
         self.budget.admit(&entry);
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
@@ -386,6 +406,7 @@ impl AppState {
             Registry::new(
                 config.hpa_settings(),
                 config.jump_settings(),
+                config.subgoal_settings(),
                 &builders,
                 Arc::new(Budget::new(config.derived_memory())),
             ),

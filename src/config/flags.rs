@@ -357,6 +357,16 @@ pub static FLAGS: &[Flag] = &[
         set: val!(derived_memory_mb),
     },
     Flag {
+        long: "subgoal-max-cells",
+        env: "PATHD_SUBGOAL_MAX_CELLS",
+        default: Some("262144"),
+        help: "Largest uniform octile map in cells that gets a subgoal graph (`subgoal` \
+               queries; `auto` where it pays off: maps dense in obstacle corners), built in \
+               the background for every version; 0: none.",
+        hidden: false,
+        set: val!(subgoal_max_cells),
+    },
+    Flag {
         long: "shutdown-grace-ms",
         env: "PATHD_SHUTDOWN_GRACE_MS",
         default: Some("10000"),

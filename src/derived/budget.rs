@@ -26,6 +26,8 @@ pub enum Kind {
     JumpTable,
     /// The JPS+ landmarks.
     Landmarks,
+    /// The subgoal graph.
+    Subgoal,
 }
 
 impl Kind {
@@ -35,6 +37,7 @@ impl Kind {
             Kind::Hpa => "hpa",
             Kind::JumpTable => "jps_plus",
             Kind::Landmarks => "landmarks",
+            Kind::Subgoal => "subgoal",
         }
     }
 
@@ -56,6 +59,11 @@ impl Kind {
                 let bytes = s.peek().map(|l| l.memory_bytes() as u64);
                 (s.status(), s.last_used(), bytes)
             }
+            Kind::Subgoal => {
+                let s = e.subgoal.slot();
+                let bytes = s.peek().map(|g| g.memory_bytes() as u64);
+                (s.status(), s.last_used(), bytes)
+            }
         }
     }
 
@@ -64,10 +72,11 @@ impl Kind {
             Kind::Hpa => e.hpa.slot().evict(),
             Kind::JumpTable => e.jump.table_slot().evict(),
             Kind::Landmarks => e.jump.landmark_slot().evict(),
+            Kind::Subgoal => e.subgoal.slot().evict(),
         }
     }
 
-    const ALL: [Kind; 3] = [Kind::Hpa, Kind::JumpTable, Kind::Landmarks];
+    const ALL: [Kind; 4] = [Kind::Hpa, Kind::JumpTable, Kind::Landmarks, Kind::Subgoal];
 }
 
 /// The budget (see module docs).

@@ -2,8 +2,8 @@
 //!
 //! A map version ([`crate::state::MapEntry`]) is immutable; what is computed from it lives
 //! beside it in *slots* ([`Slot`]), one per structure: the HPA* abstraction ([`hpa`]), the
-//! JPS+ jump table and its landmarks ([`jump`]), and the maps eroded for agent sizes with
-//! their abstractions ([`hpa::SizedViews`]). Every structure follows the same life:
+//! JPS+ jump table and its landmarks ([`jump`]), the subgoal graph ([`subgoal`]), and the
+//! maps eroded for agent sizes with their abstractions ([`hpa::SizedViews`]). Every structure follows the same life:
 //!
 //! - **built** from scratch on a lane of the supervised builder pool ([`Builders`]) when a
 //!   new or replaced map wants one (`building`, then `ready`);
@@ -28,6 +28,7 @@ pub mod hpa;
 pub mod jump;
 pub mod pool;
 pub mod slot;
+pub mod subgoal;
 
 pub use budget::Budget;
 pub use pool::Builders;

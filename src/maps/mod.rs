@@ -396,6 +396,8 @@ impl Maps {
                     &next_entry.grid,
                     &changed,
                 );
+                // (The subgoal graph is rebuilt on its lane: contracting its hierarchy anew
+                // costs about a build, too much for a write's path; see derived::subgoal.)
                 (next_entry, changed, costs)
             }))
         })

@@ -71,6 +71,21 @@ impl Maps {
         order
     }
 
+    /// For read-only work that registers optimistically (flow fields, subscriptions): the
+    /// write order on its last try (`attempt == tries`), so a map written without pause
+    /// still lets it through; nothing before.
+    pub async fn last_resort_order(
+        &self,
+        name: &str,
+        attempt: usize,
+        tries: usize,
+    ) -> Option<WriteOrder> {
+        if attempt < tries {
+            return None;
+        }
+        Some(self.write_order(name).await)
+    }
+
     /// Names with a write-queue entry (for tests: an entry lives only while in use).
     pub fn write_queues(&self) -> usize {
         self.inner.writers.lock().expect("writers lock").len()

@@ -156,6 +156,11 @@ fn describe() {
         Unit::Bytes,
         "Memory of a map's landmarks, by map"
     );
+    describe_histogram!(
+        "pathd_subgoal_build_seconds",
+        Unit::Seconds,
+        "Time to build a map version's subgoal graph with its contraction hierarchy"
+    );
     describe_gauge!(
         "pathd_derived_resident_bytes",
         Unit::Bytes,

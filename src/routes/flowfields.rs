@@ -198,11 +198,10 @@ async fn compute_and_register(
     spec: FlowSpec,
 ) -> Result<Arc<crate::flowfields::Flow>, ApiError> {
     for attempt in 0..=OPTIMISTIC_TRIES {
-        let _order = if attempt == OPTIMISTIC_TRIES {
-            Some(state.maps().write_order(name).await)
-        } else {
-            None
-        };
+        let _order = state
+            .maps()
+            .last_resort_order(name, attempt, OPTIMISTIC_TRIES)
+            .await;
         let entry = lookup(state, name)?;
         let grid = Arc::clone(&entry.grid);
         let s = spec;

@@ -156,11 +156,10 @@ async fn join(
     timeout: std::time::Duration,
 ) -> Result<Arc<crate::live::Sub>, ApiError> {
     for attempt in 0..=OPTIMISTIC_TRIES {
-        let _order = if attempt == OPTIMISTIC_TRIES {
-            Some(state.maps().write_order(name).await)
-        } else {
-            None
-        };
+        let _order = state
+            .maps()
+            .last_resort_order(name, attempt, OPTIMISTIC_TRIES)
+            .await;
         let entry = lookup(state, name)?;
         let limits = Limits {
             max_expansions: query.limits.max_expansions,

@@ -100,6 +100,7 @@ fn probes() -> Vec<Probe> {
         ("jps-plus-max-cells", "1016", |c| s(c.jps_plus_max_cells)),
         ("landmark-memory-mb", "1031", |c| s(c.landmark_memory_mb)),
         ("derived-memory-mb", "1033", |c| s(c.derived_memory_mb)),
+        ("subgoal-max-cells", "1034", |c| s(c.subgoal_max_cells)),
         ("shutdown-grace-ms", "1017", |c| s(c.shutdown_grace_ms)),
         ("header-timeout-ms", "1018", |c| {
             s(c.connections.header_timeout_ms)

@@ -39,6 +39,7 @@ fn ready(m: &Value) -> bool {
     m["hpa"]["status"] == "ready"
         && m["jps_plus"]["status"] == "ready"
         && m["jps_plus"]["landmarks"]["status"] == "ready"
+        && m["subgoal"]["status"] == "ready"
 }
 
 async fn cost(s: &TestServer, map: &str, algorithm: &str) -> (u16, Value) {
@@ -57,7 +58,9 @@ async fn a_panicking_build_is_reported_and_the_next_version_builds_again() {
     assert_eq!(s.put_json("good", &open_map(64)).await.status(), 201);
     until(&s, "good", "ready", ready).await;
     let m = until(&s, "bad", "failed", |m| {
-        m["hpa"]["status"] == "failed" && m["jps_plus"]["status"] == "failed"
+        m["hpa"]["status"] == "failed"
+            && m["jps_plus"]["status"] == "failed"
+            && m["subgoal"]["status"] == "failed"
     })
     .await;
     assert!(
@@ -70,7 +73,7 @@ async fn a_panicking_build_is_reported_and_the_next_version_builds_again() {
 
     // Queries that need a failed structure say so; `auto` falls back and stays exact.
     let (_, astar) = cost(&s, "bad", "astar").await;
-    for algorithm in ["hpa", "jps_plus"] {
+    for algorithm in ["hpa", "jps_plus", "subgoal"] {
         let (status, v) = cost(&s, "bad", algorithm).await;
         assert_eq!(
             (status, v["error"]["code"].as_str()),
@@ -96,11 +99,12 @@ async fn a_panicking_build_is_reported_and_the_next_version_builds_again() {
     })
     .await;
     let (_, astar) = cost(&s, "bad", "astar").await;
-    for algorithm in ["hpa", "jps_plus"] {
+    for algorithm in ["hpa", "jps_plus", "subgoal"] {
         let (status, v) = cost(&s, "bad", algorithm).await;
         assert_eq!(status, 200, "{algorithm}: {v}");
-        if algorithm == "jps_plus" {
-            assert_eq!(v["cost"], astar["cost"], "{v}");
+        if algorithm != "hpa" {
+            let (a, b) = (v["cost"].as_f64().unwrap(), astar["cost"].as_f64().unwrap());
+            assert!((a - b).abs() < 1e-6, "{algorithm} {a} vs A*'s {b}");
         }
     }
     let metrics = s
@@ -166,6 +170,7 @@ async fn derived_memory_is_bounded_across_maps_and_comes_back_on_demand() {
     let dirs = Dirs::new();
     let mut config = dirs.config();
     config.hpa_min_cells = 0; // tables and landmarks only
+    config.subgoal_max_cells = 0;
     config.derived_memory_mb = 45; // a 512x512 map: 4 MiB of table, 16 MiB of landmarks
     let budget = 45 << 20;
     let s = TestServer::start(dirs, config).await;
@@ -245,4 +250,88 @@ async fn derived_memory_is_bounded_across_maps_and_comes_back_on_demand() {
         resident <= budget,
         "{resident} resident over the budget at the end"
     );
+}
+
+/// Subgoal graphs are a derived structure like the others: built in the background,
+/// answering exactly like A*, built again for a patched version (walls and openings),
+/// reported in the summary.
+#[tokio::test]
+async fn subgoal_graphs_serve_queries_and_follow_patches() {
+    let dirs = Dirs::new();
+    let config = dirs.config();
+    let s = TestServer::start(dirs, config).await;
+    let mut map = seeded_map(96, 35);
+    // Dense obstacles, where the graph pays off: about 30% walls.
+    let costs: Vec<u8> = map["costs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if i % 7 == 3 && i != 96 * 96 - 1 {
+                0
+            } else {
+                c.as_u64().unwrap() as u8
+            }
+        })
+        .collect();
+    map["costs"] = json!(costs);
+    assert_eq!(s.put_json("g", &map).await.status(), 201);
+    let m = until(&s, "g", "given its subgoal graph", |m| {
+        m["subgoal"]["status"] == "ready"
+    })
+    .await;
+    assert!(m["subgoal"]["subgoals"].as_u64().unwrap() > 0, "{m}");
+    let mut rng = 12345u64;
+    let mut pick = || {
+        rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        ((rng >> 33) % 96) as u32
+    };
+    let mut pairs = Vec::new();
+    for _ in 0..40 {
+        pairs.push(([pick(), pick()], [pick(), pick()]));
+    }
+    async fn same_as_astar(s: &TestServer, pairs: &[([u32; 2], [u32; 2])]) -> usize {
+        let mut found = 0;
+        for (a, b) in pairs {
+            let q = |alg: &str| json!({"start": a, "goal": b, "algorithm": alg});
+            let (sa, astar) = read_json(s.path("g", &q("astar")).await).await;
+            let (sg, sub) = read_json(s.path("g", &q("subgoal")).await).await;
+            assert_eq!(sa, sg, "{a:?}->{b:?}: {astar} vs {sub}");
+            if sa == 200 {
+                assert_eq!(astar["status"], sub["status"], "{sub}");
+                let (x, y) = (
+                    astar["cost"].as_f64().unwrap(),
+                    sub["cost"].as_f64().unwrap(),
+                );
+                assert!((x - y).abs() < 1e-6, "{a:?}->{b:?}: A* {x}, subgoal {y}");
+                if sub["status"] == "found" {
+                    found += 1;
+                    assert_eq!(sub["algorithm"], "subgoal");
+                }
+            }
+        }
+        found
+    }
+    assert!(same_as_astar(&s, &pairs).await > 10);
+    // Walls and openings: the next version's graph is derived, and still exact.
+    let mut cells = Vec::new();
+    for i in 0..30u32 {
+        let (x, y) = (pick(), pick());
+        cells.push(json!({"x": x, "y": y, "cost": if i % 2 == 0 { 0 } else { 1 }}));
+    }
+    let r = s
+        .client
+        .patch(s.at("/v1/maps/g"))
+        .json(&json!({"cells": cells}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // Built again in the background for version 2 (not on the write's path).
+    until(&s, "g", "given version 2's graph", |m| {
+        m["version"] == 2 && m["subgoal"]["status"] == "ready"
+    })
+    .await;
+    assert!(same_as_astar(&s, &pairs).await > 10);
 }

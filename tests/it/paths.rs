@@ -41,8 +41,10 @@ async fn found_path_is_legal_and_optimal() {
             v["algorithm"],
             match algorithm {
                 "dijkstra" => "dijkstra",
-                // JPS, or JPS+ once the map's jump table is built (in the background).
+                // JPS, or JPS+ once the map's jump table is built (in the background), or
+                // the subgoal graph once built where it pays off.
                 "auto" if v["algorithm"] == "jps_plus" => "jps_plus",
+                "auto" if v["algorithm"] == "subgoal" => "subgoal",
                 "auto" => pathd_engine::resolve_auto(&grid).as_str(),
                 _ => "astar",
             }
