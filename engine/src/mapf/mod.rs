@@ -172,6 +172,13 @@ pub fn solve(
             .sum();
         optimal &= loss == sum_of_costs && Some(loss) == end_loss;
     }
+    // A plan at the lower bound is optimal whatever the search proved.
+    optimal |= status == MapfStatus::Solved
+        && lower_bound
+            == match opts.objective {
+                Objective::SumOfCosts => sum_of_costs,
+                Objective::Makespan => makespan,
+            };
     stats.elapsed = started.elapsed();
     Ok(MapfPlan {
         status,

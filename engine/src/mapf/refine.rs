@@ -48,7 +48,12 @@ pub(crate) fn refine(
     let mut rng = Rng::new(opts.seed ^ 0x5EED);
     let mut astar = SpaceTime::default();
     let mut kept = 0;
-    while !opts.stopped() {
+    // Stop early at the lower bound: every agent on a shortest path, nothing to gain.
+    let lb: u64 = (0..n)
+        .map(|i| dist.get(p.graph, i, p.starts[i]) as u64)
+        .sum();
+    let soc = |paths: &[Vec<u32>]| paths.iter().map(|q| q.len() as u64 - 1).sum::<u64>();
+    while !opts.stopped() && soc(&paths) > lb {
         let group = neighbourhood(p, dist, &paths, &table, &mut rng);
         let old: u64 = group
             .iter()

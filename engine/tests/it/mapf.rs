@@ -318,6 +318,12 @@ fn octile_plans_use_diagonals_but_never_cross() {
         &MapfOptions::new(),
     );
     assert_eq!(plan.sum_of_costs, 1);
+    // At the lower bound a plan is optimal, and the anytime phase stops there (a limit
+    // of ten minutes would otherwise hold the test that long).
+    assert!(plan.optimal);
+    let opts = MapfOptions::new().with_time_limit(Duration::from_secs(600));
+    let plan = solve(&grid, Movement::Octile, &s[..1], &g[..1], &opts);
+    assert!(plan.optimal && plan.sum_of_costs == plan.lower_bound);
 }
 
 /// A seeded 24x24 map with 10% walls and `n` agents (all goals reachable).
