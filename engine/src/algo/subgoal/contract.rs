@@ -193,7 +193,8 @@ impl Witness {
             self.work += adj[u as usize].len() as u64;
             for &(w, c, _) in &adj[u as usize] {
                 let nd = d + c;
-                if w != skip && nd < self.get(w) {
+                // Beyond the bound a node could not witness anything: not queued.
+                if w != skip && nd <= bound && nd < self.get(w) {
                     self.set(w, nd);
                     self.heap.push(Reverse((nd.to_bits(), w)));
                 }
