@@ -239,7 +239,7 @@ impl SubgoalGraph {
     }
 
     /// Heap bytes held: the placement planes (3/8 byte a cell), the node index (4 bytes a
-    /// cell), the scans kept for updates, and the hierarchy (16 bytes an edge).
+    /// cell), the scans kept for updates, and the hierarchy (20 bytes an edge).
     pub fn memory_bytes(&self) -> usize {
         self.place.memory_bytes()
             + self.cells.len() * 4
