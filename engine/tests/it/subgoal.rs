@@ -192,6 +192,12 @@ fn auto_takes_the_subgoal_graph_where_it_pays_off() {
 }
 
 #[test]
+fn subgoal_graphs_are_shared_between_threads() {
+    fn shared<T: Send + Sync + Clone>() {}
+    shared::<SubgoalGraph>();
+}
+
+#[test]
 fn subgoal_stops_at_its_expansion_limit() {
     let mut rng = StdRng::seed_from_u64(11);
     let grid = random_grid(&mut rng, 60, 40, 0.35, false, Movement::Octile);

@@ -79,10 +79,6 @@ pub(crate) struct Hierarchy {
     /// `m -> h` it stands for (both in `m`'s list, as `m` was contracted first); [`NONE`]
     /// twice for an edge of the subgoal graph.
     pub kids: Vec<[u32; 2]>,
-    /// Contraction order of each node.
-    pub rank: Vec<u32>,
-    /// The node whose list holds each edge.
-    pub tail: Vec<u32>,
     /// Nodes left uncontracted when the work budget ran out (the core): they share the top
     /// rank, and each lists all its core neighbours.
     pub core: usize,
@@ -93,6 +89,11 @@ impl Hierarchy {
     #[inline(always)]
     pub(crate) fn up(&self, v: u32) -> std::ops::Range<usize> {
         self.first[v as usize] as usize..self.first[v as usize + 1] as usize
+    }
+
+    /// The node whose list holds edge `e` (`O(log nodes)`; only paths being unpacked ask).
+    pub(crate) fn tail(&self, e: usize) -> u32 {
+        (self.first.partition_point(|&f| f as usize <= e) - 1) as u32
     }
 
     /// Appends the subgoal-graph nodes of edge `e` (between `from` and `to`, either way
@@ -106,7 +107,7 @@ impl Hierarchy {
         }
         // The middle node is the tail of both kids; which kid comes first depends on the
         // direction `e` is walked in.
-        let m = self.tail[to_tail as usize];
+        let m = self.tail(to_tail as usize);
         let (first, second) = if self.head[e] == to {
             (to_tail, to_head)
         } else {
@@ -118,7 +119,7 @@ impl Hierarchy {
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.first.len() * 4 + self.head.len() * 24 + self.rank.len() * 4
+        self.first.len() * 4 + self.head.len() * 20
     }
 }
 
@@ -193,7 +194,8 @@ impl Witness {
             self.work += adj[u as usize].len() as u64;
             for &(w, c, _) in &adj[u as usize] {
                 let nd = d + c;
-                if w != skip && nd < self.get(w) {
+                // Beyond the bound a node could not witness anything: not queued.
+                if w != skip && nd <= bound && nd < self.get(w) {
                     self.set(w, nd);
                     self.heap.push(Reverse((nd.to_bits(), w)));
                 }
@@ -328,22 +330,19 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)], budget: u64) -> Hier
     let core = rank.iter().filter(|&&r| r == NONE).count();
     for v in 0..n {
         if rank[v] == NONE {
-            rank[v] = next_rank;
             up[v] = std::mem::take(&mut adj[v]);
         }
     }
     let mut h = Hierarchy {
         first: Vec::with_capacity(n + 1),
-        rank,
         core,
         ..Hierarchy::default()
     };
     h.first.push(0);
-    for (v, list) in up.iter().enumerate() {
+    for list in &up {
         for &(w, c, _) in list {
             h.head.push(w);
             h.cost.push(c);
-            h.tail.push(v as u32);
         }
         h.first.push(h.head.len() as u32);
     }

@@ -57,17 +57,17 @@
 //!
 //! | map | warthog's fastest | JPS+ (16 landmarks) | subgoal | subgoal build | memory | core |
 //! |---|---:|---:|---:|---:|---:|---:|
-//! | random512-40-0 | 2,294 | 541 | 37 | 0.2 s | 6.6 MB | 0 |
-//! | random512-30-0 | 2,393 | 457 | 67 | 1.9 s | 13.3 MB | 0 |
-//! | random512-20-0 | 2,206 | 1,656 | 224 | 9.2 s | 19.6 MB | 0 |
-//! | maze512-1-0 | 2,118 | 240 | 31 | 0.06 s | 4.6 MB | 0 |
-//! | arena2 | 11.0 | 15.8 | 11.3 | 0.03 s | 0.4 MB | 0 |
-//! | 16room_000 | 64 | 46.5 | 18.0 | 0.07 s | 1.7 MB | 0 |
-//! | Berlin_1_1024 | 42 | 30.9 | 1,984 | 1.2 s | 10.9 MB | 3,036 |
+//! | random512-40-0 | 1,643 | 502 | 38 | 0.2 s | 5.9 MB | 0 |
+//! | random512-30-0 | 2,117 | 688 | 74 | 1.4 s | 11.8 MB | 0 |
+//! | random512-20-0 | 1,710 | 766 | 202 | 6.6 s | 17.2 MB | 0 |
+//! | maze512-1-0 | 1,764 | 235 | 59 | 0.04 s | 4.2 MB | 0 |
+//! | arena2 | 9.5 | 3.7 | 10.3 | 0.02 s | 0.4 MB | 0 |
+//! | 16room_000 | 59 | 27.0 | 17.6 | 0.05 s | 1.6 MB | 0 |
+//! | Berlin_1_1024 | 40 | 27.7 | 1,494 | 0.9 s | 10.2 MB | 3,037 |
 //!
 //! (JPS+ with its landmarks: 21 MB on the 512x512 maps, 84 MB on Berlin_1_1024.) A 1-cell
-//! patch costs about a build, as the contraction dominates it: 0.15 s on random512-40-0,
-//! 1.4 s on Berlin_1_1024.
+//! patch costs about a build, as the contraction dominates it: 0.12 s on random512-40-0,
+//! 1.0 s on Berlin_1_1024.
 //!
 //! # Patches
 //!
@@ -239,7 +239,7 @@ impl SubgoalGraph {
     }
 
     /// Heap bytes held: the placement planes (3/8 byte a cell), the node index (4 bytes a
-    /// cell), the scans kept for updates, and the hierarchy (16 bytes an edge).
+    /// cell), the scans kept for updates, and the hierarchy (20 bytes an edge).
     pub fn memory_bytes(&self) -> usize {
         self.place.memory_bytes()
             + self.cells.len() * 4

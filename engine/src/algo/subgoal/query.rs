@@ -188,7 +188,7 @@ pub(crate) fn search(
     let mut v = meet;
     while sides[0].parent[v as usize] != NONE {
         let e = sides[0].parent[v as usize] as usize;
-        let tail = ch.tail[e];
+        let tail = ch.tail(e);
         ch.unpack(e, v, tail, nodes);
         v = tail;
     }
@@ -196,7 +196,7 @@ pub(crate) fn search(
     let mut v = meet;
     while sides[1].parent[v as usize] != NONE {
         let e = sides[1].parent[v as usize] as usize;
-        let tail = ch.tail[e];
+        let tail = ch.tail(e);
         ch.unpack(e, v, tail, nodes);
         v = tail;
     }
