@@ -45,6 +45,8 @@ const (
 	CodeFlowFieldNotFound    Code = "flowfield_not_found"
 	CodeTooManyFlowFields    Code = "too_many_flowfields"
 	CodeReplicaBehind        Code = "replica_behind"
+	CodeDerivationFailed     Code = "derivation_failed"
+	CodeTooManyAgents        Code = "too_many_agents"
 )
 
 // Error is an error answer of pathd (or a batch item's error): the HTTP status, the stable

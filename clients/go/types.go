@@ -26,6 +26,7 @@ const (
 	Theta         Algorithm = "theta"
 	HPA           Algorithm = "hpa"
 	Auto          Algorithm = "auto"
+	Subgoal       Algorithm = "subgoal"
 )
 
 // PathRequest is a path query (findPath, a batch item, createSubscription).

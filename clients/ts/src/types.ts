@@ -15,7 +15,8 @@ export type Algorithm =
   | "jps_plus"
   | "theta"
   | "hpa"
-  | "auto";
+  | "auto"
+  | "subgoal";
 
 /** The stable error codes of `{"error": {"code", "message"}}`. */
 export type ErrorCode =
@@ -52,7 +53,9 @@ export type ErrorCode =
   | "abstraction_building"
   | "flowfield_not_found"
   | "too_many_flowfields"
-  | "replica_behind";
+  | "replica_behind"
+  | "derivation_failed"
+  | "too_many_agents";
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
@@ -146,8 +149,13 @@ export interface MapRows {
   movement?: Movement;
 }
 
+/** Where a derived structure is (`failed`: its build panicked, `error` says why; `evicted`:
+ * dropped to stay within the server's derived-memory budget, rebuilt on demand). */
+export type DerivedStatus = "building" | "ready" | "failed" | "evicted";
+
 export interface HpaInfo {
-  status: "building" | "ready";
+  status: DerivedStatus;
+  error?: string;
   cluster_size: number;
   nodes: number;
   edges: number;
@@ -156,12 +164,14 @@ export interface HpaInfo {
 }
 
 export interface JumpInfo {
-  status: "building" | "ready";
+  status: DerivedStatus;
+  error?: string;
   made_by: "build" | "update";
   memory_bytes: number;
   took_us: number;
   landmarks?: {
-    status: "building" | "ready";
+    status: DerivedStatus;
+    error?: string;
     made_by: "build" | "carried" | "update";
     count: number;
     memory_bytes: number;
@@ -184,8 +194,23 @@ export interface MapSummary {
   source: "bundled" | "uploaded";
   hpa?: HpaInfo;
   jps_plus?: JumpInfo;
+  subgoal?: SubgoalInfo;
   sized?: { size: number; memory_bytes: number; hpa?: HpaInfo }[];
   subscriptions?: { count: number; memory_bytes: number };
+  /** Only when recovery at start found the map's patch log cut. */
+  recovery?: { lost_versions: [number, number] | number[]; served_as: number };
+}
+
+export interface SubgoalInfo {
+  status: DerivedStatus;
+  error?: string;
+  made_by: "build" | "update";
+  subgoals: number;
+  edges: number;
+  /** True when `auto` runs it rather than JPS+ on this map. */
+  auto: boolean;
+  memory_bytes: number;
+  took_us: number;
 }
 
 export interface DamagedMap {
@@ -338,5 +363,7 @@ export interface Health {
   status: "ok" | "ready";
   maps: number;
   damaged_maps: string[];
+  /** Maps served after recovery found their patch log cut (see `MapSummary.recovery`). */
+  cut_logs: string[];
   store?: Record<string, unknown>;
 }

@@ -15,7 +15,9 @@ Point = Tuple[int, int]
 """``[x, y]``: column, row; ``[0, 0]`` is the top-left cell (lists on the wire)."""
 
 Movement = Literal["octile", "cardinal"]
-Algorithm = Literal["astar", "dijkstra", "weighted_astar", "jps", "jps_plus", "theta", "hpa", "auto"]
+Algorithm = Literal[
+    "astar", "dijkstra", "weighted_astar", "jps", "jps_plus", "theta", "hpa", "auto", "subgoal"
+]
 
 ErrorCode = Literal[
     "invalid_request", "invalid_map", "out_of_bounds", "start_blocked", "goal_blocked",
@@ -25,7 +27,8 @@ ErrorCode = Literal[
     "not_ready", "invalid_patch", "patch_out_of_bounds", "patch_too_large",
     "version_conflict", "subscription_not_found", "too_many_subscriptions", "map_damaged",
     "store_unavailable", "body_timeout", "too_many_connections", "abstraction_building",
-    "flowfield_not_found", "too_many_flowfields", "replica_behind",
+    "flowfield_not_found", "too_many_flowfields", "replica_behind", "derivation_failed",
+    "too_many_agents",
 ]
 
 
