@@ -12,7 +12,9 @@
 // (drawing), live.js (painting, undo, subscriptions), lessons.js (the presets), this one.
 'use strict';
 
-const ALGORITHMS = ['astar', 'dijkstra', 'weighted_astar', 'jps', 'jps_plus', 'theta', 'hpa', 'auto'];
+const ALGORITHMS = ['astar', 'dijkstra', 'weighted_astar', 'jps', 'jps_plus', 'theta', 'hpa', 'auto', 'subgoal'];
+// Run on the server only: they need a structure the server keeps per map version.
+const SERVER_ONLY = ['hpa', 'subgoal'];
 const $ = (id) => document.getElementById(id);
 
 // ---------------------------------------------------------------- state
@@ -203,14 +205,23 @@ function setVersion(v) {
   $('map-version').textContent = String(v);
 }
 
-// `hpa` needs the server's abstraction of this map: offered only when it has one.
+// `hpa` and `subgoal` need the server's abstraction or subgoal graph of this map: offered
+// only when it has one ready.
 function updateAlgoOptions() {
-  const hpa = S.source === 'server' && S.summary && S.summary.hpa && S.summary.hpa.status === 'ready';
-  for (const id of ['algo-a', 'algo-b']) {
-    const o = $(id).querySelector('option[value=hpa]');
-    o.disabled = !hpa;
-    o.title = hpa ? '' : 'hpa needs the server\'s HPA* abstraction of this map, which it has not (built for large maps)';
-    if (!hpa && $(id).value === 'hpa') $(id).value = id === 'algo-a' ? 'astar' : '';
+  const ready = (k) => S.source === 'server' && S.summary && S.summary[k] && S.summary[k].status === 'ready';
+  const why = {
+    hpa: 'hpa needs the server\'s HPA* abstraction of this map, which it has not (built for large maps)',
+    subgoal: 'subgoal needs the server\'s subgoal graph of this map, which it has not (uniform octile maps up to --subgoal-max-cells)',
+  };
+  for (const algo of SERVER_ONLY) {
+    const on = ready(algo);
+    for (const id of ['algo-a', 'algo-b']) {
+      const o = $(id).querySelector(`option[value=${algo}]`);
+      if (!o) continue;
+      o.disabled = !on;
+      o.title = on ? '' : why[algo];
+      if (!on && $(id).value === algo) $(id).value = id === 'algo-a' ? 'astar' : '';
+    }
   }
 }
 
@@ -330,7 +341,7 @@ function serverBody(o) {
 }
 
 function useServer(algorithm) {
-  return S.source === 'server' && !S.offline && (algorithm === 'hpa' || $('on-server').checked);
+  return S.source === 'server' && !S.offline && (SERVER_ONLY.includes(algorithm) || $('on-server').checked);
 }
 
 function localOutcome(o) {
