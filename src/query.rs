@@ -250,7 +250,7 @@ fn check_subgoal(state: &AppState, entry: &MapEntry, query: &Query) -> Result<()
     {
         return Ok(());
     }
-    if crate::derived::subgoal::status(entry) == Status::Failed {
+    if entry.subgoal.slot().status() == Status::Failed {
         return Err(failed("subgoal graph", "jps, jps_plus or auto"));
     }
     Err(ApiError {

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use super::budget::Budget;
 use super::pool::{Builders, Lane};
-use super::slot::{Slot, Status};
+use super::slot::Slot;
 use crate::state::MapEntry;
 
 /// The subgoal graph of one map version, once built.
@@ -161,9 +161,4 @@ fn build(entry: &MapEntry) {
         "subgoal graph ready"
     );
     entry.subgoal.slot.set(Arc::new(graph), "build", took);
-}
-
-/// True when `entry`'s graph is ready, and why not otherwise (for the readiness rule).
-pub fn status(entry: &MapEntry) -> Status {
-    entry.subgoal.slot.status()
 }
