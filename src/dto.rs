@@ -59,6 +59,25 @@ pub struct MapSummary {
     /// process ends.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery: Option<Recovery>,
+    /// The profile of requests that name none (`default` on a plain map).
+    pub default_profile: String,
+    /// The map's unit-type profiles (a plain map: its one implicit `default`).
+    pub profiles: Vec<ProfileSummary>,
+}
+
+/// One profile of a map summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileSummary {
+    /// Its name.
+    pub name: String,
+    /// True for the map's default profile.
+    pub default: bool,
+    /// The cost of each terrain class `0..=255` for its units (0: impassable).
+    pub costs: Vec<u8>,
+    /// Cells its units can enter, once this version's view of it was made (the default
+    /// profile's always is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passable_cells: Option<u64>,
 }
 
 /// `recovery` of a map summary: the patch log's tail was found cut at start.
@@ -121,7 +140,7 @@ impl From<crate::store::Damage> for DamagedMap {
     }
 }
 
-/// The JSON body of `PUT /v1/maps/{name}`: `costs` or `rows`, exactly one.
+/// The JSON body of `PUT /v1/maps/{name}`: `costs`, `rows` or `terrain`, exactly one.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MapUpload {
@@ -134,6 +153,16 @@ pub struct MapUpload {
     pub costs: Option<Vec<u32>>,
     /// Rows of Moving AI terrain characters.
     pub rows: Option<Vec<String>>,
+    /// Row-major terrain classes `0..=255` (class 0 a wall for every profile), read
+    /// through `profiles`.
+    pub terrain: Option<Vec<u32>>,
+    /// Unit-type profiles: per profile, a cost per terrain class (see
+    /// [`crate::profiles::ProfileSpec`]). With `costs` the costs are the classes; with
+    /// `rows` these join the Moving AI profile `ground`.
+    pub profiles: Option<std::collections::BTreeMap<String, crate::profiles::ProfileSpec>>,
+    /// The profile of requests that name none (default: `ground` for `rows`, else the
+    /// only profile).
+    pub default_profile: Option<String>,
     /// `octile` (default) or `cardinal`.
     pub movement: Option<String>,
 }
@@ -157,6 +186,8 @@ pub struct PathRequest {
     pub start: [u32; 2],
     /// `[x, y]`.
     pub goal: [u32; 2],
+    /// The unit-type profile to search for (default: the map's default profile).
+    pub profile: Option<String>,
     /// Algorithm wire name (default `astar`).
     pub algorithm: Option<String>,
     /// Weight of `weighted_astar` (default 1.5); `1..=100` for every algorithm.

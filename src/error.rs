@@ -78,6 +78,7 @@ error_codes! {
     ReplicaBehind => "replica_behind",
     DerivationFailed => "derivation_failed",
     TooManyAgents => "too_many_agents",
+    ProfileNotFound => "profile_not_found",
 }
 
 impl Serialize for ErrorCode {
@@ -325,6 +326,9 @@ impl From<crate::maps::MapsError> for ApiError {
                 ErrorCode::PatchOutOfBounds,
                 message,
             ),
+            E::InvalidProfiles(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidPatch, message)
+            }
             E::Store(_) => ApiError {
                 retry_after: Some(1),
                 ..ApiError::new(

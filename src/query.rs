@@ -17,7 +17,7 @@ use crate::dto::PathRequest;
 use crate::error::{ApiError, ErrorCode};
 use crate::metrics::record_query;
 use crate::routes::maps::lookup;
-use crate::state::{AppState, MapEntry};
+use crate::state::{AppState, Found, MapEntry};
 
 /// A query ready for the pool: its map snapshot, the engine query and its time limit.
 #[derive(Debug)]
@@ -70,7 +70,45 @@ pub async fn prepare(
 ) -> Result<Prepared, ApiError> {
     wait_version(state, name, req.min_version).await?;
     let entry = lookup(state, name)?;
+    let entry = on_profile(state, &entry, req.profile.as_deref()).await?;
     prepare_on(state, &entry, req, tracing)
+}
+
+/// The entry that serves `profile` (`None`: the map's default) on `entry`'s version: the
+/// entry itself or its view of that profile, made off the runtime the first time a version
+/// is asked for it (`O(cells)`; a patch carries views over to the next version), else
+/// `404 profile_not_found`.
+pub async fn on_profile(
+    state: &AppState,
+    entry: &Arc<MapEntry>,
+    profile: Option<&str>,
+) -> Result<Arc<MapEntry>, ApiError> {
+    match entry.find_view(profile) {
+        Ok(Found::Ready(e)) => Ok(e),
+        Ok(Found::Missing) => {
+            let (e, p) = (Arc::clone(entry), profile.unwrap_or_default().to_owned());
+            let view = tokio::task::spawn_blocking(move || e.make_view(&p))
+                .await
+                .map_err(|e| ApiError::internal(format!("making the profile view failed: {e}")))?
+                .ok_or_else(|| ApiError::internal("the profile vanished from its version"))?;
+            state.registry().adopt(&view);
+            Ok(view)
+        }
+        Err(_) => Err(no_profile(entry, profile.unwrap_or_default())),
+    }
+}
+
+/// `404 profile_not_found`: `entry`'s map has no profile `profile`.
+pub fn no_profile(entry: &MapEntry, profile: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        ErrorCode::ProfileNotFound,
+        format!(
+            "map {:?} has no profile {profile:?}; it has: {}",
+            entry.map_name(),
+            entry.profile_names().join(", ")
+        ),
+    )
 }
 
 /// [`prepare`] on a snapshot already taken (a batch's queries share one).

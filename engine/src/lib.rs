@@ -66,6 +66,7 @@ pub mod mapf;
 pub mod movingai;
 pub mod patch;
 mod planner;
+pub mod profiles;
 pub mod query;
 mod search;
 mod tiles;
@@ -87,6 +88,7 @@ pub use patch::{Patch, PatchError, Rect};
 pub use planner::{
     Derived, Searcher, SizedDerived, find_path, find_path_derived, find_path_with, resolve_auto,
 };
+pub use profiles::{CostTable, ProfileError, Profiles};
 pub use query::{
     Algorithm, HeuristicKind, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status,
     TieBreak,

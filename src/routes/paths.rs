@@ -67,11 +67,27 @@ async fn find_paths(
         .max();
     wait_version(&state, &name, min_version).await?;
     let entry = lookup(&state, &name)?;
+    // Each profile the batch names, once (its view of this one snapshot).
+    let mut views = std::collections::BTreeMap::new();
+    for q in &req.queries {
+        if let Some(p) = q.profile.as_deref()
+            && !views.contains_key(p)
+        {
+            let view = query::on_profile(&state, &entry, Some(p)).await.ok();
+            views.insert(p.to_owned(), view);
+        }
+    }
     let items: Vec<_> = req
         .queries
         .iter()
         .map(|q| {
-            let prepared = query::prepare_on(&state, &entry, q, Tracing::AsAsked)?;
+            let on = match q.profile.as_deref() {
+                Some(p) => views[p]
+                    .clone()
+                    .ok_or_else(|| query::no_profile(&entry, p))?,
+                None => std::sync::Arc::clone(&entry),
+            };
+            let prepared = query::prepare_on(&state, &on, q, Tracing::AsAsked)?;
             Ok((prepared, q.debug.unwrap_or(false)))
         })
         .collect();

@@ -32,6 +32,7 @@ mod openapi;
 mod paths;
 mod plans;
 mod pool;
+mod profiles;
 #[cfg(feature = "nats")]
 mod replicas;
 mod same_answer;
