@@ -47,6 +47,7 @@ const (
 	CodeReplicaBehind        Code = "replica_behind"
 	CodeDerivationFailed     Code = "derivation_failed"
 	CodeTooManyAgents        Code = "too_many_agents"
+	CodeProfileNotFound      Code = "profile_not_found"
 )
 
 // Error is an error answer of pathd (or a batch item's error): the HTTP status, the stable

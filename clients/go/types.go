@@ -42,6 +42,8 @@ type PathRequest struct {
 	Smooth        bool      `json:"smooth,omitempty"`
 	Trace         bool      `json:"trace,omitempty"`
 	Size          int       `json:"size,omitempty"`
+	// Profile is the unit-type profile (default the map's default profile).
+	Profile string `json:"profile,omitempty"`
 	// MinVersion: wait until this replica has applied this map version.
 	MinVersion *uint64 `json:"min_version,omitempty"`
 }
@@ -96,6 +98,31 @@ type MapRows struct {
 	Height   int      `json:"height"`
 	Rows     []string `json:"rows"`
 	Movement Movement `json:"movement,omitempty"`
+	// Profiles beside the Moving AI "ground" (each character its own class).
+	Profiles       map[string]ProfileCosts `json:"profiles,omitempty"`
+	DefaultProfile string                  `json:"default_profile,omitempty"`
+}
+
+// ProfileCosts is a profile's cost per terrain class, keyed by class number ("87") or
+// one ASCII character ("W").
+type ProfileCosts map[string]int
+
+// MapTerrain is unit types on one map: a terrain class per cell, read through profiles.
+type MapTerrain struct {
+	Width          int                     `json:"width"`
+	Height         int                     `json:"height"`
+	Terrain        []int                   `json:"terrain"`
+	Profiles       map[string]ProfileCosts `json:"profiles"`
+	DefaultProfile string                  `json:"default_profile,omitempty"`
+	Movement       Movement                `json:"movement,omitempty"`
+}
+
+// ProfileSummary is one profile of a map summary.
+type ProfileSummary struct {
+	Name          string  `json:"name"`
+	Default       bool    `json:"default"`
+	Costs         []int   `json:"costs"`
+	PassableCells *uint64 `json:"passable_cells,omitempty"`
 }
 
 // MapSummary describes a map version.
@@ -115,7 +142,10 @@ type MapSummary struct {
 	HPA           map[string]any `json:"hpa,omitempty"`
 	JPSPlus       map[string]any `json:"jps_plus,omitempty"`
 	Sized         []any          `json:"sized,omitempty"`
-	Subscriptions map[string]any `json:"subscriptions,omitempty"`
+	// DefaultProfile and Profiles: the unit-type profiles (a plain map: "default").
+	DefaultProfile string           `json:"default_profile,omitempty"`
+	Profiles       []ProfileSummary `json:"profiles,omitempty"`
+	Subscriptions  map[string]any   `json:"subscriptions,omitempty"`
 }
 
 // DamagedMap is a map whose durable data is damaged.
@@ -163,6 +193,9 @@ type MapPatch struct {
 	Cells     []CellChange `json:"cells,omitempty"`
 	Rects     []RectChange `json:"rects,omitempty"`
 	IfVersion *uint64      `json:"if_version,omitempty"`
+	// Profiles added or replaced; a nil value removes one.
+	Profiles       map[string]*ProfileCosts `json:"profiles,omitempty"`
+	DefaultProfile string                   `json:"default_profile,omitempty"`
 }
 
 // PatchResult answers a patch.
@@ -176,6 +209,7 @@ type PatchResult struct {
 type Subscription struct {
 	ID         string  `json:"id"`
 	Map        string  `json:"map"`
+	Profile    string  `json:"profile,omitempty"`
 	Status     string  `json:"status"`
 	Path       []Point `json:"path"`
 	Cost       float64 `json:"cost"`
@@ -220,6 +254,7 @@ type FlowFieldRequest struct {
 	Region  *Region  `json:"region,omitempty"`
 	MaxCost *float64 `json:"max_cost,omitempty"`
 	Size    int      `json:"size,omitempty"`
+	Profile string   `json:"profile,omitempty"`
 }
 
 // FlowField is a field as sent: Directions one byte per region cell, Costs one
@@ -228,6 +263,7 @@ type FlowField struct {
 	ID         string   `json:"id"`
 	Secret     string   `json:"secret,omitempty"`
 	Map        string   `json:"map"`
+	Profile    string   `json:"profile,omitempty"`
 	MapVersion uint64   `json:"map_version"`
 	Seq        uint64   `json:"seq"`
 	Goal       Point    `json:"goal"`

@@ -13,6 +13,7 @@ import type {
   MapList,
   MapPatch,
   MapRows,
+  MapTerrain,
   MapSummary,
   Movement,
   PatchResult,
@@ -70,7 +71,7 @@ export interface PutResult {
   map: MapSummary;
 }
 
-const FINAL = new Set(["deleted", "map_deleted", "map_replaced", "expired"]);
+const FINAL = new Set(["deleted", "map_deleted", "map_replaced", "profile_removed", "expired"]);
 
 type Auth = "admin" | "query" | "none";
 
@@ -192,7 +193,7 @@ export class PathdClient {
   }
 
   /** `PUT /v1/maps/{name}` with JSON costs or rows. */
-  putMap(name: string, map: MapCosts | MapRows, call?: CallOptions): Promise<PutResult> {
+  putMap(name: string, map: MapCosts | MapRows | MapTerrain, call?: CallOptions): Promise<PutResult> {
     return this.put(name, JSON.stringify(map), "application/json", call);
   }
 

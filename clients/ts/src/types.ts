@@ -55,7 +55,8 @@ export type ErrorCode =
   | "too_many_flowfields"
   | "replica_behind"
   | "derivation_failed"
-  | "too_many_agents";
+  | "too_many_agents"
+  | "profile_not_found";
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
@@ -64,6 +65,8 @@ export interface ErrorBody {
 export interface PathRequest {
   start: Point;
   goal: Point;
+  /** The unit-type profile (default the map's `default_profile`). */
+  profile?: string;
   algorithm?: Algorithm;
   weight?: number;
   max_expansions?: number;
@@ -133,11 +136,18 @@ export function isBatchError(item: BatchItem): item is ErrorBody {
   return (item as ErrorBody).error !== undefined;
 }
 
+/** A profile's cost per terrain class: an array (entry i is class i), or an object from a
+ * class (its number, or one ASCII character such as "W") to its cost. */
+export type ProfileCosts = number[] | Record<string, number>;
+
 export interface MapCosts {
   width: number;
   height: number;
   /** Row-major, `width * height` entries; 0 blocked, 1..255 cost. */
   costs: number[];
+  /** With profiles, the costs are terrain classes. */
+  profiles?: Record<string, ProfileCosts>;
+  default_profile?: string;
   movement?: Movement;
 }
 
@@ -146,7 +156,28 @@ export interface MapRows {
   height: number;
   /** `height` strings of `width` Moving AI terrain characters. */
   rows: string[];
+  /** Profiles beside the Moving AI `ground`. */
+  profiles?: Record<string, ProfileCosts>;
+  default_profile?: string;
   movement?: Movement;
+}
+
+/** Unit types on one map: a terrain class per cell, read through named profiles. */
+export interface MapTerrain {
+  width: number;
+  height: number;
+  terrain: number[];
+  profiles: Record<string, ProfileCosts>;
+  default_profile?: string;
+  movement?: Movement;
+}
+
+export interface ProfileSummary {
+  name: string;
+  default: boolean;
+  /** The cost of each class 0..255. */
+  costs: number[];
+  passable_cells?: number;
 }
 
 /** Where a derived structure is (`failed`: its build panicked, `error` says why; `evicted`:
@@ -197,6 +228,8 @@ export interface MapSummary {
   subgoal?: SubgoalInfo;
   sized?: { size: number; memory_bytes: number; hpa?: HpaInfo }[];
   subscriptions?: { count: number; memory_bytes: number };
+  default_profile?: string;
+  profiles?: ProfileSummary[];
   /** Only when recovery at start found the map's patch log cut. */
   recovery?: { lost_versions: [number, number] | number[]; served_as: number };
 }
@@ -254,6 +287,9 @@ export interface MapPatch {
   rects?: RectChange[];
   /** `409 version_conflict` unless the map is at this version. */
   if_version?: number;
+  /** Profiles added or replaced, or removed (`null`). */
+  profiles?: Record<string, ProfileCosts | null>;
+  default_profile?: string;
 }
 
 export interface PatchResult {
@@ -267,6 +303,7 @@ export type PathStatus = "found" | "no_path" | "limit_reached";
 export interface Subscription {
   id: string;
   map: string;
+  profile?: string;
   status: PathStatus;
   path: Point[];
   cost: number;
@@ -294,6 +331,7 @@ export type SubscriptionReason =
   | "deleted"
   | "map_deleted"
   | "map_replaced"
+  | "profile_removed"
   | "expired";
 
 export interface SubscriptionEvent {
@@ -321,6 +359,7 @@ export interface FlowFieldRequest {
   region?: Region;
   max_cost?: number;
   size?: number;
+  profile?: string;
 }
 
 export interface FlowField {
@@ -328,6 +367,7 @@ export interface FlowField {
   /** Only in the create answer. */
   secret?: string;
   map: string;
+  profile?: string;
   map_version: number;
   seq: number;
   goal: Point;
@@ -348,6 +388,7 @@ export type FlowFieldReason =
   | "deleted"
   | "map_deleted"
   | "map_replaced"
+  | "profile_removed"
   | "expired";
 
 export interface FlowFieldEvent {

@@ -28,13 +28,14 @@ ErrorCode = Literal[
     "version_conflict", "subscription_not_found", "too_many_subscriptions", "map_damaged",
     "store_unavailable", "body_timeout", "too_many_connections", "abstraction_building",
     "flowfield_not_found", "too_many_flowfields", "replica_behind", "derivation_failed",
-    "too_many_agents",
+    "too_many_agents", "profile_not_found",
 ]
 
 
 class PathRequest(TypedDict):
     start: Point
     goal: Point
+    profile: NotRequired[str]
     algorithm: NotRequired[Algorithm]
     weight: NotRequired[float]
     max_expansions: NotRequired[int]
@@ -98,6 +99,8 @@ class MapSummary(TypedDict):
     jps_plus: NotRequired[Dict[str, Any]]
     sized: NotRequired[List[Dict[str, Any]]]
     subscriptions: NotRequired[Dict[str, Any]]
+    default_profile: NotRequired[str]
+    profiles: NotRequired[List[Dict[str, Any]]]
 
 
 class MapList(TypedDict):
@@ -132,6 +135,8 @@ class MapPatch(TypedDict, total=False):
     cells: List[CellChange]
     rects: List[RectChange]
     if_version: int
+    profiles: Dict[str, Optional[Any]]
+    default_profile: str
 
 
 class PatchResult(TypedDict):
@@ -143,6 +148,7 @@ class PatchResult(TypedDict):
 class Subscription(TypedDict):
     id: str
     map: str
+    profile: NotRequired[str]
     status: Literal["found", "no_path", "limit_reached"]
     path: List[List[int]]
     cost: float
@@ -181,12 +187,14 @@ class FlowFieldRequest(TypedDict):
     region: NotRequired[Region]
     max_cost: NotRequired[float]
     size: NotRequired[int]
+    profile: NotRequired[str]
 
 
 class FlowField(TypedDict):
     id: str
     secret: NotRequired[str]
     map: str
+    profile: NotRequired[str]
     map_version: int
     seq: int
     goal: List[int]
