@@ -78,6 +78,16 @@ pub struct ProfileSummary {
     /// profile's always is).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passable_cells: Option<u64>,
+    /// A non-default profile's own derived structures, once its view was made (the
+    /// default profile's are the summary's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<crate::hpa::HpaInfo>,
+    /// Its JPS+ jump table (see the summary's `jps_plus`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jps_plus: Option<crate::jump::JumpInfo>,
+    /// Its subgoal graph (see the summary's `subgoal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subgoal: Option<crate::derived::subgoal::SubgoalInfo>,
 }
 
 /// `recovery` of a map summary: the patch log's tail was found cut at start.

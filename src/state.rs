@@ -210,31 +210,33 @@ impl MapEntry {
     /// Each profile of the map with its costs (and passable cells, for views made).
     fn profile_summaries(&self) -> Vec<crate::dto::ProfileSummary> {
         let views = self.views();
-        let passable = |p: &str| {
-            if p == self.profile_name() {
-                return Some(self.grid.passable_cells() as u64);
+        let view = |p: &str| views.iter().find(|(q, _)| q == p).map(|(_, v)| v);
+        let summary = |name: &str, default: bool, costs: Vec<u8>| {
+            let v = view(name);
+            crate::dto::ProfileSummary {
+                name: name.to_owned(),
+                default,
+                costs,
+                passable_cells: if default {
+                    Some(self.grid.passable_cells() as u64)
+                } else {
+                    v.map(|v| v.grid.passable_cells() as u64)
+                },
+                hpa: v.and_then(|v| v.hpa.info()),
+                jps_plus: v.and_then(|v| v.jump.info()),
+                subgoal: v.and_then(|v| v.subgoal.info()),
             }
-            views
-                .iter()
-                .find(|(q, _)| q == p)
-                .map(|(_, v)| v.grid.passable_cells() as u64)
         };
         match self.terrain.profiles() {
             Some(set) => set
                 .iter()
-                .map(|(name, t)| crate::dto::ProfileSummary {
-                    name: name.to_owned(),
-                    default: name == set.default_name(),
-                    costs: t.to_vec(),
-                    passable_cells: passable(name),
-                })
+                .map(|(name, t)| summary(name, name == set.default_name(), t.to_vec()))
                 .collect(),
-            None => vec![crate::dto::ProfileSummary {
-                name: pathd_engine::profiles::DEFAULT_PROFILE.to_owned(),
-                default: true,
-                costs: pathd_engine::profiles::identity_table().to_vec(),
-                passable_cells: passable(pathd_engine::profiles::DEFAULT_PROFILE),
-            }],
+            None => vec![summary(
+                pathd_engine::profiles::DEFAULT_PROFILE,
+                true,
+                pathd_engine::profiles::identity_table().to_vec(),
+            )],
         }
     }
 

@@ -178,6 +178,10 @@ export interface ProfileSummary {
   /** The cost of each class 0..255. */
   costs: number[];
   passable_cells?: number;
+  /** A non-default profile's own derived structures, once its view was made. */
+  hpa?: HpaInfo;
+  jps_plus?: JumpInfo;
+  subgoal?: SubgoalInfo;
 }
 
 /** Where a derived structure is (`failed`: its build panicked, `error` says why; `evicted`:
