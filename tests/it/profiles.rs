@@ -304,6 +304,30 @@ async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
     // The default profile is today's map: the same answer as a plain parse.
     let plain = pathd_engine::movingai::parse_map(&text).unwrap();
     assert_eq!(plain.costs(), under(&cells, &tables["ground"]));
+    // `/cells` per profile, and the terrain itself.
+    for (query, want) in [
+        ("", under(&cells, &tables["ground"])),
+        ("?profile=boat", under(&cells, &tables["boat"])),
+        ("?profile=slog", under(&cells, &tables["slog"])),
+        ("?terrain=true", cells.clone()),
+    ] {
+        let r = s
+            .client
+            .get(s.at(&format!("/v1/maps/wc3/cells{query}")))
+            .header("accept", "application/octet-stream")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{query}");
+        assert_eq!(r.bytes().await.unwrap().to_vec(), want, "{query}");
+    }
+    let r = s
+        .client
+        .get(s.at("/v1/maps/wc3/cells?profile=nope"))
+        .send()
+        .await
+        .unwrap();
+    expect_error(r, 404, "profile_not_found").await;
 }
 
 #[tokio::test]

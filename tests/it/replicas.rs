@@ -1103,7 +1103,9 @@ async fn a_boat_subscription_on_b_follows_water_patched_through_a_and_not_ground
     }
     let (s, v) = a.put("lake", &text).await;
     assert_eq!(s, 201, "{v}");
-    let (s, v) = a.patch("lake", json!({"profiles": {"boat": {"W": 1}}})).await;
+    let (s, v) = a
+        .patch("lake", json!({"profiles": {"boat": {"W": 1}}}))
+        .await;
     assert_eq!((s, v["version"].as_u64()), (200, Some(2)), "{v}");
     let resp = b
         .client
