@@ -84,14 +84,20 @@ pub async fn on_profile(
     profile: Option<&str>,
 ) -> Result<Arc<MapEntry>, ApiError> {
     match entry.find_view(profile) {
-        Ok(Found::Ready(e)) => Ok(e),
+        Ok(Found::Ready(e)) => {
+            if e.profile.is_some() {
+                // A view carried over by a patch asks for what it could not derive.
+                state.registry().adopt_view(&e);
+            }
+            Ok(e)
+        }
         Ok(Found::Missing) => {
             let (e, p) = (Arc::clone(entry), profile.unwrap_or_default().to_owned());
             let view = tokio::task::spawn_blocking(move || e.make_view(&p))
                 .await
                 .map_err(|e| ApiError::internal(format!("making the profile view failed: {e}")))?
                 .ok_or_else(|| ApiError::internal("the profile vanished from its version"))?;
-            state.registry().adopt(&view);
+            state.registry().adopt_view(&view);
             Ok(view)
         }
         Err(_) => Err(no_profile(entry, profile.unwrap_or_default())),

@@ -110,11 +110,16 @@ struct Patched {
     /// Cells whose terrain (a plain map: cost) changed, with their new values: what the
     /// patch log records.
     cells: Vec<(Point, u8)>,
-    /// Per carried-over profile view, the cells whose cost changed for it.
-    by_profile: Vec<(String, Vec<Point>)>,
+    /// Per carried-over profile view, the cells whose cost changed for it, the view and
+    /// the previous version's (its structures derive from that one's on a lane).
+    by_profile: Vec<ProfileStep>,
     /// True when the profile set changed (the write is then stored as a whole map).
     profiles_changed: bool,
 }
+
+/// A profile view a patch carried over: its name, the cells whose cost changed for it, the
+/// new view and the previous one.
+type ProfileStep = (String, Vec<Point>, Arc<MapEntry>, Arc<MapEntry>);
 
 /// A patch's changes to a map's unit-type profiles.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -136,7 +141,7 @@ impl ProfileChange {
 /// changed: only what the change touches is rebuilt (see [`crate::hpa`], [`crate::jump`]).
 /// (The subgoal graph is rebuilt on its lane: contracting its hierarchy anew costs about a
 /// build, too much for a write's path; see `derived::subgoal`.)
-fn derive_from(
+pub(crate) fn derive_from(
     next: &MapEntry,
     prev: &MapEntry,
     jump: &crate::jump::JumpSettings,
@@ -526,10 +531,10 @@ impl Maps {
                         continue; // now the default: the entry itself serves it
                     }
                     let (g, c) = follow(&view.grid, &terrain, &class_changed, &before, now);
-                    let next_view = next_entry.view_entry(&p, g);
-                    derive_from(&next_view, &view, &jump_settings, &c);
-                    next_entry.set_view(Arc::new(next_view));
-                    by_profile.push((p, c));
+                    let next_view = Arc::new(next_entry.view_entry(&p, g));
+                    next_entry.set_view(Arc::clone(&next_view));
+                    // Its derived structures follow on a lane (Registry::derive_view).
+                    by_profile.push((p, c, next_view, view));
                 }
             }
             Ok(Some(Patched {
@@ -553,8 +558,13 @@ impl Maps {
         prev: &MapEntry,
         new: &Arc<MapEntry>,
         changed: Vec<Point>,
-        by_profile: Vec<(String, Vec<Point>)>,
+        by_profile: Vec<ProfileStep>,
     ) -> u64 {
+        for (_, c, next_view, prev_view) in &by_profile {
+            self.inner
+                .registry
+                .derive_view(next_view, Arc::clone(prev_view), c.clone());
+        }
         self.inner.registry.insert(Arc::clone(new));
         let live = &self.inner.live;
         let delivery = live.on_patch(
@@ -568,7 +578,7 @@ impl Maps {
         let prev_views: std::collections::BTreeMap<String, Arc<MapEntry>> =
             prev.views().into_iter().collect();
         let mut done = std::collections::BTreeSet::new();
-        for (p, c) in by_profile {
+        for (p, c, _, _) in by_profile {
             let (Some(before), Found::Ready(view)) = (
                 prev_views.get(&p),
                 new.find_view(Some(&p)).unwrap_or(Found::Missing),

@@ -632,6 +632,63 @@ async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
         .clone();
     assert_eq!(w["jps_plus"]["status"], "ready", "{w}");
     assert_eq!(w["passable_cells"], wgrid.passable_cells() as u64, "{w}");
+    // Patches carry the walker's view over; its JPS+ table follows on the views lane
+    // (derived from the previous version's, `made_by: update`) and stays exact.
+    let mut terrain = terrain;
+    for round in 0..3 {
+        let cells: Vec<Value> = (0..8)
+            .map(|_| {
+                let (x, y) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+                let c = [0u8, 1, 3][rng.below(3) as usize];
+                terrain[y * N + x] = c;
+                json!({"x": x, "y": y, "cost": c})
+            })
+            .collect();
+        let (st, v) = patch(&s, "big", &json!({"cells": cells})).await;
+        assert_eq!(st, 200, "{v}");
+        let wcosts = under(&terrain, &walker);
+        let mut asked = 0;
+        while asked < 5 {
+            let (sx, sy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+            let (gx, gy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+            if wcosts[sy * N + sx] == 0 || wcosts[gy * N + gx] == 0 {
+                continue;
+            }
+            asked += 1;
+            let best = reference(&wcosts, N, N, (gx, gy), 1)[sy * N + sx];
+            for algorithm in ["jps_plus", "auto", "astar"] {
+                let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
+                    "profile": "walker"});
+                let (st, v) = settled(&s, "big", &q).await;
+                assert_eq!(st, 200, "round {round} {algorithm}: {v}");
+                if best.is_finite() {
+                    let cost = v["cost"].as_f64().unwrap();
+                    assert!(
+                        (cost - best).abs() < 1e-6,
+                        "round {round} {algorithm}: {cost} vs {best}"
+                    );
+                } else {
+                    assert_eq!(v["status"], "no_path", "round {round} {algorithm}: {v}");
+                }
+            }
+        }
+    }
+    let (_, m) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
+    let w = m["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "walker")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            w["jps_plus"]["status"].as_str(),
+            w["jps_plus"]["made_by"].as_str()
+        ),
+        (Some("ready"), Some("update")),
+        "{w}"
+    );
     // A flow field for the walker: every reachable cell's cost is the walker's distance.
     let goal = (0..N * N).find(|&i| wcosts[i] != 0).unwrap();
     let (gx, gy) = (goal % N, goal / N);
