@@ -78,6 +78,8 @@ error_codes! {
     ReplicaBehind => "replica_behind",
     DerivationFailed => "derivation_failed",
     TooManyAgents => "too_many_agents",
+    TooManyGoals => "too_many_goals",
+    NoUsableCell => "no_usable_cell",
 }
 
 impl Serialize for ErrorCode {
@@ -295,6 +297,7 @@ impl From<QueryError> for ApiError {
             QueryError::InvalidWeight(_) => ErrorCode::InvalidRequest,
             QueryError::NotApplicable { .. } => ErrorCode::NotApplicable,
             QueryError::InvalidSize(_) => ErrorCode::InvalidRequest,
+            QueryError::InvalidTarget(_) => ErrorCode::InvalidRequest,
             QueryError::DoesNotFit { which: "start", .. } => ErrorCode::StartBlocked,
             QueryError::DoesNotFit { .. } => ErrorCode::GoalBlocked,
         };
