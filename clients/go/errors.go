@@ -47,6 +47,8 @@ const (
 	CodeReplicaBehind        Code = "replica_behind"
 	CodeDerivationFailed     Code = "derivation_failed"
 	CodeTooManyAgents        Code = "too_many_agents"
+	CodeTooManyGoals         Code = "too_many_goals"
+	CodeNoUsableCell         Code = "no_usable_cell"
 )
 
 // Error is an error answer of pathd (or a batch item's error): the HTTP status, the stable
