@@ -49,7 +49,10 @@ pub enum Target {
     },
     /// The cheapest cell whose path cost from `from` (for a one-cell unit there) is at least
     /// `distance`; cells that unit cannot reach at all count as infinitely far, so they
-    /// qualify (all of them when `from` is blocked).
+    /// qualify (all of them when `from` is blocked). Two searches: a Dijkstra from `from`
+    /// bounded to `distance`, then one from the start (with `h = 0`, whatever the
+    /// algorithm) to the first cell the first did not settle; the result's counters and
+    /// the expansion budget cover both.
     Flee {
         /// The threat.
         from: Point,
@@ -222,8 +225,8 @@ impl Searcher {
                         "partial answers need a closest cell, which a flight has not",
                     ));
                 }
-                let area = match search::threat_area(grid, s, *from, *distance, query) {
-                    Ok(area) => area,
+                let (area, threat) = match search::threat_area(grid, s, *from, *distance, query) {
+                    Ok(found) => found,
                     Err(outcome) => {
                         let mut r = no_path(algorithm);
                         r.result.status = Status::LimitReached;
@@ -234,15 +237,17 @@ impl Searcher {
                         return Ok(r);
                     }
                 };
-                let (result, reached) = search::search(
-                    grid,
-                    s,
-                    query,
-                    algorithm,
-                    weight,
-                    Toward::Zero,
-                    &Beyond(area),
-                );
+                // One budget for both searches: the flight gets what the threat left.
+                let mut q = query.clone();
+                q.limits.max_expansions = q
+                    .limits
+                    .max_expansions
+                    .map(|m| m.saturating_sub(threat.expanded));
+                let (mut result, reached) =
+                    search::search(grid, s, &q, algorithm, weight, Toward::Zero, &Beyond(area));
+                result.stats.expanded += threat.expanded;
+                result.stats.generated += threat.generated;
+                result.stats.elapsed += threat.elapsed;
                 TargetResult {
                     result,
                     reached,

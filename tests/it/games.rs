@@ -452,3 +452,59 @@ async fn nearest_answers_the_nearest_usable_cell() {
         .unwrap();
     expect_error(other, 404, "map_not_found").await;
 }
+
+#[tokio::test]
+async fn games_options_combine_with_the_others_or_say_why_not() {
+    let s = server().await;
+    // smooth, debug and partial apply as usual.
+    let (_, v) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goals": [[4, 0]], "smooth": true, "debug": true}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(v["status"], "found", "{v}");
+    assert!(
+        v["waypoints"].is_array() && v["expanded_cells"].is_array(),
+        "{v}"
+    );
+    let (_, v) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goals": [[4, 0]], "max_expansions": 2, "partial": true}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(v["status"], "partial", "{v}");
+    assert!(v.get("goal_index").is_none(), "{v}");
+    // A 2x2 agent fits at (0,0), (0,1), (3,0) and (3,1) only: (3,1) is out of its reach.
+    let (_, v) = json(
+        s.path(
+            "small",
+            &json!({"start": [0, 0], "goals": [[3, 1]], "size": 2}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(v["status"], "no_path", "{v}");
+    // Subscriptions keep one goal.
+    let sub = s
+        .client
+        .post(s.at("/v1/maps/small/subscriptions"))
+        .json(&json!({"start": [0, 0], "goals": [[4, 0]]}))
+        .send()
+        .await
+        .unwrap();
+    expect_error(sub, 400, "invalid_request").await;
+    let sub = s
+        .client
+        .post(s.at("/v1/maps/small/subscriptions"))
+        .json(&json!({"start": [0, 0], "goal": [4, 0], "snap": 1}))
+        .send()
+        .await
+        .unwrap();
+    expect_error(sub, 400, "invalid_request").await;
+}

@@ -34,7 +34,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::algo::sized::SizedExpander;
 use crate::grid::{Cells, Grid, Movement, Point, SQRT2, distance};
-use crate::query::{Algorithm, Query, SearchResult};
+use crate::query::{Algorithm, Query, SearchResult, Stats};
 use crate::search::{
     CoreEnd, CoreOutcome, Estimate, Expander, GridExpander, Heuristic, Run, Scratch, Succ, Zero,
     best_first,
@@ -257,16 +257,16 @@ impl Expander for Bounded {
 }
 
 /// The padded cells a one-cell unit at `from` reaches for less than `distance` (empty when
-/// `from` is blocked), or the limit that stopped the Dijkstra.
+/// `from` is blocked) and the Dijkstra's counters, or the limit that stopped it.
 pub(crate) fn threat_area(
     grid: &Grid,
     scratch: &mut Scratch,
     from: Point,
     distance: f64,
     query: &Query,
-) -> Result<HashSet<u32>, CoreOutcome> {
+) -> Result<(HashSet<u32>, Stats), CoreOutcome> {
     if !grid.is_passable(from) || distance <= 0.0 {
-        return Ok(HashSet::new());
+        return Ok((HashSet::new(), Stats::default()));
     }
     scratch.begin(grid.padded_len());
     let run = Run {
@@ -286,7 +286,7 @@ pub(crate) fn threat_area(
     let outcome = best_first(grid, scratch, &mut expander, &run);
     match outcome.end {
         CoreEnd::Limit(_) => Err(outcome),
-        _ => Ok(expander.settled.into_iter().collect()),
+        _ => Ok((expander.settled.into_iter().collect(), outcome.stats)),
     }
 }
 
