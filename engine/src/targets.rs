@@ -311,11 +311,11 @@ pub fn nearest_usable(
         return None;
     }
     let (w, h) = (grid.width() - 1, grid.height() - 1);
-    let (x0, x1) = (p.x.saturating_sub(r).min(w), p.x.saturating_add(r).min(w));
-    let (y0, y1) = (p.y.saturating_sub(r).min(h), p.y.saturating_add(r).min(h));
-    if p.x.saturating_sub(r) > w || p.y.saturating_sub(r) > h {
-        return None;
+    let (x0, y0) = (p.x.saturating_sub(r), p.y.saturating_sub(r));
+    if x0 > w || y0 > h {
+        return None; // the whole square lies off the map
     }
+    let (x1, y1) = (p.x.saturating_add(r).min(w), p.y.saturating_add(r).min(h));
     let mut best: Option<(u64, Point)> = None;
     for y in y0..=y1 {
         for x in x0..=x1 {
@@ -359,11 +359,11 @@ pub struct Snapped {
 /// ```
 /// use pathd_engine::{Grid, Movement, Point};
 /// use pathd_engine::targets::snap_ends;
-/// // A wall at x = 2: the goal (2,0) is blocked; (1,0) is nearer than (3,0)... both 1 away,
-/// // but only (1,0) shares the start's component.
-/// let grid = Grid::from_costs(4, 1, vec![1, 1, 0, 1], Movement::Octile).unwrap();
-/// let s = snap_ends(&grid, Point::new(0, 0), Some(Point::new(2, 0)), 2, 1);
-/// assert_eq!((s.start, s.goal, s.moved), (Point::new(0, 0), Some(Point::new(1, 0)), true));
+/// // The goal (1,0) is a wall; (0,0) and (2,0) are both one away, and (0,0) would win the
+/// // tie, but (2,0) is in the start's component.
+/// let grid = Grid::from_costs(4, 1, vec![1, 0, 1, 1], Movement::Octile).unwrap();
+/// let s = snap_ends(&grid, Point::new(3, 0), Some(Point::new(1, 0)), 2, 1);
+/// assert_eq!((s.start, s.goal, s.moved), (Point::new(3, 0), Some(Point::new(2, 0)), true));
 /// ```
 pub fn snap_ends(
     grid: &Grid,
