@@ -5,7 +5,7 @@
 
 use crate::common::{check_path, random_grid, random_passable, reference_all, show};
 use pathd_engine::targets::{Target, nearest_usable, snap_ends, usable};
-use pathd_engine::{Algorithm, Grid, Movement, Point, Query, Searcher, Status};
+use pathd_engine::{Algorithm, Eroded, Grid, Movement, Point, Query, Searcher, Status};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -202,7 +202,13 @@ fn ranges_are_optimal_and_satisfy_their_condition() {
             continue;
         }
         let radius = rng.random_range(0.0..8.0f64).floor() + [0.0, 0.5, 0.99][case % 3];
-        let dist = reference_all(&grid, start);
+        // A 2x2 agent now and then: its moves are a one-cell agent's on the eroded map.
+        let size = if case % 5 == 0 { 2 } else { 1 };
+        if !usable(&grid, start, size) {
+            continue;
+        }
+        let eroded = Eroded::build(&grid, size);
+        let dist = reference_all(if size > 1 { eroded.grid() } else { &grid }, start);
         let ok = |p: Point| euclid(p, goal) <= radius && (!visible || sees(&grid, p, goal));
         let best = cells(&grid)
             .filter(|&p| ok(p))
@@ -220,10 +226,11 @@ fn ranges_are_optimal_and_satisfy_their_condition() {
         ] {
             let mut q = Query::new(start, goal).with_algorithm(alg);
             q.weight = 2.0;
+            q.size = size;
             let r = searcher.find_target(&grid, &q, &target).unwrap();
             let ctx = || {
                 format!(
-                    "case {case} {alg} goal {goal} r {radius} visible {visible}\n{}",
+                    "case {case} {alg} size {size} goal {goal} r {radius} visible {visible}\n{}",
                     show(&grid, start, goal, &r.result.path)
                 )
             };
@@ -234,7 +241,8 @@ fn ranges_are_optimal_and_satisfy_their_condition() {
             assert_eq!(r.result.status, Status::Found, "{}", ctx());
             let end = r.reached.unwrap();
             assert!(ok(end), "{} ends at {end}", ctx());
-            check_path(&grid, &r.result.path, start, end, r.result.cost).unwrap();
+            let walked = if size > 1 { eroded.grid() } else { &grid };
+            check_path(walked, &r.result.path, start, end, r.result.cost).unwrap();
             if alg == Algorithm::WeightedAStar {
                 assert!(r.result.cost <= 2.0 * best + 1e-9, "{}", ctx());
             } else {
@@ -272,19 +280,27 @@ fn flights_are_optimal_and_get_far_enough() {
             random_passable(&mut rng, &grid).unwrap()
         };
         let distance = rng.random_range(0.0..40.0);
+        let size = if case % 5 == 0 { 2 } else { 1 };
+        if !usable(&grid, start, size) {
+            continue;
+        }
+        // The threat is a one-cell unit; a 2x2 fleer moves on the eroded map.
+        let eroded = Eroded::build(&grid, size);
+        let walked = if size > 1 { eroded.grid() } else { &grid };
         let threat = reference_all(&grid, from);
-        let dist = reference_all(&grid, start);
+        let dist = reference_all(walked, start);
         let best = cells(&grid)
             .filter(|&p| at(&grid, &threat, p) >= distance)
             .map(|p| at(&grid, &dist, p))
             .fold(f64::INFINITY, f64::min);
         let target = Target::Flee { from, distance };
         for alg in [Algorithm::Auto, Algorithm::AStar, Algorithm::WeightedAStar] {
-            let q = Query::new(start, start).with_algorithm(alg);
+            let mut q = Query::new(start, start).with_algorithm(alg);
+            q.size = size;
             let r = searcher.find_target(&grid, &q, &target).unwrap();
             let ctx = || {
                 format!(
-                    "case {case} {alg} from {from} d {distance}\n{}",
+                    "case {case} {alg} size {size} from {from} d {distance}\n{}",
                     show(&grid, start, from, &r.result.path)
                 )
             };
@@ -295,7 +311,7 @@ fn flights_are_optimal_and_get_far_enough() {
             assert_eq!(r.result.status, Status::Found, "{}", ctx());
             let end = r.reached.unwrap();
             assert!(at(&grid, &threat, end) >= distance, "{}", ctx());
-            check_path(&grid, &r.result.path, start, end, r.result.cost).unwrap();
+            check_path(walked, &r.result.path, start, end, r.result.cost).unwrap();
             assert!(
                 close(r.result.cost, best),
                 "{} got {} want {best}",
