@@ -41,8 +41,12 @@ use crate::search::{
 };
 
 /// Up to this many goals the estimate is the minimum over them; above, the bounding box.
-/// (Measured as a rule of thumb: one octile evaluation costs a few ns, an expansion about a
-/// hundred, so beyond a dozen or so goals the exact minimum costs more than it saves.)
+/// A rule of thumb, not tuned: one octile evaluation costs a few ns, an expansion about a
+/// hundred, so beyond a dozen or so goals the exact minimum costs about an expansion per
+/// estimate. With goals spread over the map either estimate is near 0 where it matters and
+/// Dijkstra is as fast (`examples/goals.rs`: 40 random goals on maze512-1-0, A* 0.28 ms,
+/// Dijkstra 0.18 ms a query); the estimates pay when the goals lie together, away from the
+/// start.
 pub(crate) const MIN_OVER_GOALS: usize = 16;
 
 /// Never a node id: the core's own goal test never fires, [`Targeted::settle`] decides.
