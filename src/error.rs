@@ -79,6 +79,8 @@ error_codes! {
     DerivationFailed => "derivation_failed",
     TooManyAgents => "too_many_agents",
     ProfileNotFound => "profile_not_found",
+    TooManyGoals => "too_many_goals",
+    NoUsableCell => "no_usable_cell",
 }
 
 impl Serialize for ErrorCode {
@@ -296,6 +298,7 @@ impl From<QueryError> for ApiError {
             QueryError::InvalidWeight(_) => ErrorCode::InvalidRequest,
             QueryError::NotApplicable { .. } => ErrorCode::NotApplicable,
             QueryError::InvalidSize(_) => ErrorCode::InvalidRequest,
+            QueryError::InvalidTarget(_) => ErrorCode::InvalidRequest,
             QueryError::DoesNotFit { which: "start", .. } => ErrorCode::StartBlocked,
             QueryError::DoesNotFit { .. } => ErrorCode::GoalBlocked,
         };

@@ -11,6 +11,7 @@ mod damage;
 mod derived;
 mod durability;
 mod flowfields;
+mod games;
 mod hardening;
 mod holes;
 mod hpa;

@@ -706,3 +706,66 @@ async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
     let reachable = dist.iter().filter(|d| d.is_finite()).count() as u64;
     assert_eq!(f["reachable"], reachable);
 }
+
+#[tokio::test]
+async fn goals_snapping_and_nearest_follow_the_profile() {
+    let s = TestServer::new().await;
+    // A lake (columns 2..18 of rows 2..10) in a field.
+    let rows: Vec<String> = (0..12)
+        .map(|y| {
+            (0..20)
+                .map(|x| {
+                    if (2..18).contains(&x) && (2..10).contains(&y) {
+                        'W'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let body = json!({"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}});
+    assert_eq!(s.put_json("lake", &body).await.status(), 201);
+    // Two water goals: the boat reaches the nearer; for the walker they are walls.
+    let q = json!({"start": [3, 3], "goals": [[17, 9], [3, 9]], "profile": "boat"});
+    let (st, v) = json(s.path("lake", &q).await).await;
+    assert_eq!((st, v["goal_index"].as_u64()), (200, Some(1)), "{v}");
+    assert!((v["cost"].as_f64().unwrap() - 6.0).abs() < 1e-9, "{v}");
+    let q = json!({"start": [0, 0], "goals": [[17, 9], [3, 9]]});
+    expect_error(s.path("lake", &q).await, 400, "goal_blocked").await;
+    // The nearest cell a boat can use from the shore is water; the walker's is the shore.
+    let near = |profile: &str| {
+        let q = if profile.is_empty() {
+            String::new()
+        } else {
+            format!("&profile={profile}")
+        };
+        s.client
+            .get(s.at(&format!("/v1/maps/lake/nearest?x=1&y=5&radius=4{q}")))
+            .send()
+    };
+    let (st, v) = json(near("boat").await.unwrap()).await;
+    assert_eq!(
+        (st, v["x"].as_u64(), v["y"].as_u64()),
+        (200, Some(2), Some(5)),
+        "{v}"
+    );
+    let (st, v) = json(near("").await.unwrap()).await;
+    assert_eq!(
+        (st, v["x"].as_u64(), v["y"].as_u64()),
+        (200, Some(1), Some(5)),
+        "{v}"
+    );
+    expect_error(near("nope").await.unwrap(), 404, "profile_not_found").await;
+    // A boat asked to start on the shore snaps into the water.
+    let (st, v) = json(
+        s.path(
+            "lake",
+            &json!({"start": [1, 5], "goal": [16, 5], "snap": 2, "profile": "boat"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((st, v["snapped"].as_bool()), (200, Some(true)), "{v}");
+    assert_eq!(v["start"], json!([2, 5]), "{v}");
+}
