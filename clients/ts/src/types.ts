@@ -61,7 +61,8 @@ export type ErrorCode =
   | "no_usable_cell";
 
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  /** `request_id`: the request's id (its `X-Request-Id`), to find its log lines. */
+  error: { code: ErrorCode; message: string; request_id?: string };
 }
 
 export interface PathRequest {

@@ -88,6 +88,7 @@ class NearestCell(TypedDict):
 class ErrorDetail(TypedDict):
     code: ErrorCode
     message: str
+    request_id: NotRequired[str]
 
 
 class ErrorBody(TypedDict):
