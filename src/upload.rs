@@ -163,9 +163,13 @@ fn from_json(up: MapUpload, movement: Movement, max_cells: u64) -> Result<Grid, 
             ));
         }
     };
-    let grid = Grid::from_costs(up.width, up.height, costs, movement)
-        .map_err(|e| ApiError::invalid_map(e.to_string()))?;
-    Ok(grid.with_profiles(profiles.map(Arc::new)))
+    // With profiles the cells are terrain classes: a raster, which nobody searches.
+    let grid = match profiles {
+        Some(p) => Grid::raster(up.width, up.height, costs, movement)
+            .map(|g| g.with_profiles(Some(Arc::new(p)))),
+        None => Grid::from_costs(up.width, up.height, costs, movement),
+    };
+    grid.map_err(|e| ApiError::invalid_map(e.to_string()))
 }
 
 /// The upload's profile set: none for a plain map; `terrain` needs one; `rows` with

@@ -110,6 +110,17 @@ impl Components {
 
     /// Number of components.
     #[inline]
+    /// No labelling at all: every cell reads as blocked (a terrain raster's, which nobody
+    /// searches; see [`crate::Grid::raster`]). Costs one shared tile.
+    pub(crate) fn none(width: u32, height: u32) -> Self {
+        Components {
+            labels: Tiles::filled(width, height, NO_COMPONENT),
+            alias: Arc::new(Vec::new()),
+            count: 0,
+            next: 0,
+        }
+    }
+
     pub(crate) fn count(&self) -> u32 {
         self.count
     }

@@ -258,6 +258,9 @@ pub struct Grid {
     /// Unit-type profiles: when set, the costs are *terrain classes* and each profile says
     /// what a class costs its units (see [`crate::profiles`]). Patches carry it over.
     pub(crate) profiles: Option<Arc<crate::profiles::Profiles>>,
+    /// A terrain raster ([`Grid::raster`]): its cells are classes that nobody searches, so
+    /// it keeps no flat copy and no components (patches neither derive nor repair them).
+    raster: bool,
 }
 
 impl Clone for Grid {
@@ -279,6 +282,7 @@ impl Clone for Grid {
             clearance: self.clearance.clone(),
             clearance_from: self.clearance_from.clone(),
             profiles: self.profiles.clone(),
+            raster: self.raster,
         }
     }
 }
@@ -464,10 +468,66 @@ impl Grid {
             clearance: OnceLock::new(),
             clearance_from: None,
             profiles: None,
+            raster: false,
         };
         g.flat = Arc::new(FlatSlot::new(FlatState::Ready(Arc::new(cells))));
         g.update_stats();
         Ok(g)
+    }
+
+    /// A terrain raster: `classes` (row-major) held like a grid's costs, for the profiles
+    /// to read ([`Grid::under_profile`]), stored, patched and replicated like any map, but
+    /// never searched: it keeps no padded copy and no component labels (one byte a cell,
+    /// not six), and its component queries answer as if every cell were blocked.
+    ///
+    /// ```
+    /// use pathd_engine::{Grid, Movement};
+    /// let r = Grid::raster(3, 1, vec![7, 0, 9], Movement::Octile).unwrap();
+    /// assert_eq!((r.costs(), r.passable_cells()), (vec![7, 0, 9], 2));
+    /// ```
+    pub fn raster(
+        width: u32,
+        height: u32,
+        classes: Vec<u8>,
+        movement: Movement,
+    ) -> Result<Self, GridError> {
+        check_dims(width as u64, height as u64)?;
+        let expected = width as u64 * height as u64;
+        if classes.len() as u64 != expected {
+            return Err(GridError::WrongCellCount {
+                expected,
+                got: classes.len() as u64,
+            });
+        }
+        let hist = histogram(&classes);
+        let costs = Tiles::from_rows(width, height, &classes, 0);
+        drop(classes);
+        let mut g = Grid {
+            width,
+            height,
+            movement,
+            costs,
+            flat: Arc::new(FlatSlot::new(FlatState::Empty)),
+            hist,
+            min_cost: 1,
+            max_cost: 0,
+            uniform: true,
+            passable: 0,
+            components: Components::none(width, height),
+            jps_planes: OnceLock::new(),
+            planes_from: None,
+            clearance: OnceLock::new(),
+            clearance_from: None,
+            profiles: None,
+            raster: true,
+        };
+        g.update_stats();
+        Ok(g)
+    }
+
+    /// True for a terrain raster ([`Grid::raster`]).
+    pub fn is_raster(&self) -> bool {
+        self.raster
     }
 
     /// Recomputes the `O(1)` statistics from the histogram (256 buckets).
@@ -539,6 +599,30 @@ impl Grid {
             }
             _ => FlatState::Empty,
         };
+        if self.raster {
+            // Nobody searches a raster: no flat copy, no components to keep current.
+            let mut g = Grid {
+                width: w,
+                height: self.height,
+                movement: self.movement,
+                costs,
+                flat: Arc::new(FlatSlot::new(FlatState::Empty)),
+                hist,
+                min_cost: 1,
+                max_cost: 0,
+                uniform: true,
+                passable: 0,
+                components: self.components.clone(),
+                jps_planes: OnceLock::new(),
+                planes_from: None,
+                clearance: OnceLock::new(),
+                clearance_from: None,
+                profiles: self.profiles.clone(),
+                raster: true,
+            };
+            g.update_stats();
+            return Some((g, changed));
+        }
         let repaired = if changes.len() > cap {
             None
         } else {
@@ -585,6 +669,7 @@ impl Grid {
             clearance: OnceLock::new(),
             clearance_from,
             profiles: self.profiles.clone(),
+            raster: false,
         };
         g.update_stats();
         Some((g, changed))

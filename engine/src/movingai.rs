@@ -69,7 +69,7 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// assert_eq!(e.line, 6);
 /// ```
 pub fn parse_map(text: &str) -> Result<Grid, ParseError> {
-    parse_cells(text, terrain_cost)
+    parse_cells(text, terrain_cost, false)
 }
 
 /// Parses a Moving AI `.map` file keeping its terrain: each character is its own class
@@ -85,12 +85,17 @@ pub fn parse_map(text: &str) -> Result<Grid, ParseError> {
 /// assert_eq!(ground.costs(), vec![1, 0, 0]);
 /// ```
 pub fn parse_map_terrain(text: &str) -> Result<Grid, ParseError> {
-    let g = parse_cells(text, |b| terrain_cost(b).map(|_| b))?;
+    let g = parse_cells(text, |b| terrain_cost(b).map(|_| b), true)?;
     Ok(g.with_profiles(Some(std::sync::Arc::new(Profiles::moving_ai()))))
 }
 
-/// Parses a `.map` file, each character's cell value given by `cell`.
-fn parse_cells(text: &str, cell: impl Fn(u8) -> Option<u8>) -> Result<Grid, ParseError> {
+/// Parses a `.map` file, each character's cell value given by `cell`; into a terrain
+/// raster ([`Grid::raster`]) when `raster`.
+fn parse_cells(
+    text: &str,
+    cell: impl Fn(u8) -> Option<u8>,
+    raster: bool,
+) -> Result<Grid, ParseError> {
     let mut it = lines(text);
     let (mut movement, mut height, mut width) = (None, None, None);
     // The line each header field was first seen on: a field given twice is an error.
@@ -188,8 +193,13 @@ fn parse_cells(text: &str, cell: impl Fn(u8) -> Option<u8>) -> Result<Grid, Pars
             format!("map is truncated: {rows} of {height} rows present"),
         ));
     }
-    Grid::from_costs(width, height, costs, movement.unwrap_or_default())
-        .map_err(|e| err(map_line, e.to_string()))
+    let movement = movement.unwrap_or_default();
+    if raster {
+        Grid::raster(width, height, costs, movement)
+    } else {
+        Grid::from_costs(width, height, costs, movement)
+    }
+    .map_err(|e| err(map_line, e.to_string()))
 }
 
 fn parse_dim(line: usize, what: &str, value: &str) -> Result<u32, ParseError> {

@@ -93,6 +93,32 @@ impl<T: Copy + PartialEq> Tiles<T> {
         }
     }
 
+    /// Every cell `value`: one tile shared by every position (writes copy it, as
+    /// always), so it costs a tile and the tree, not the cells.
+    pub(crate) fn filled(width: u32, height: u32, value: T) -> Self {
+        let tw = (width as usize).div_ceil(TILE);
+        let th = (height as usize).div_ceil(TILE);
+        let leaf: Arc<[T]> = Arc::from(vec![value; TILE * TILE]);
+        let mut level: Vec<Node<T>> = (0..tw * th)
+            .map(|_| Node::Leaf(Arc::clone(&leaf)))
+            .collect();
+        let mut depth = 0;
+        while level.len() > 1 {
+            level = level
+                .chunks(1 << FAN_SHIFT)
+                .map(|c| Node::Inner(Arc::new(c.to_vec())))
+                .collect();
+            depth += 1;
+        }
+        Tiles {
+            width,
+            height,
+            tw: tw as u32,
+            depth,
+            root: level.pop().expect("at least one tile"),
+        }
+    }
+
     /// Width in cells.
     #[inline]
     pub(crate) fn width(&self) -> u32 {

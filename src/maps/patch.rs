@@ -145,6 +145,18 @@ impl Maps {
             if class_changed.is_empty() && !profiles_changed {
                 return Ok(None);
             }
+            // A plain map taking its first profile: its costs become a terrain raster.
+            let terrain = if terrain.profiles().is_none() && set_now.is_some() {
+                Grid::raster(
+                    terrain.width(),
+                    terrain.height(),
+                    terrain.costs(),
+                    terrain.movement(),
+                )
+                .expect("the dimensions of a valid grid")
+            } else {
+                terrain
+            };
             let terrain = Arc::new(terrain.with_profiles(set_now.clone()));
             let cells: Vec<(Point, u8)> = class_changed
                 .iter()

@@ -288,9 +288,14 @@ pub fn decode(bytes: &[u8]) -> Result<StoredMap, String> {
         .as_ref()
         .map(StoredProfiles::to_profiles)
         .transpose()?;
-    let grid = Grid::from_costs(header.width, header.height, costs, movement)
-        .map_err(|e| e.to_string())?
-        .with_profiles(profiles.map(std::sync::Arc::new));
+    let grid = match profiles {
+        // Terrain classes: a raster, which nobody searches.
+        Some(p) => Grid::raster(header.width, header.height, costs, movement)
+            .map_err(|e| e.to_string())?
+            .with_profiles(Some(std::sync::Arc::new(p))),
+        None => Grid::from_costs(header.width, header.height, costs, movement)
+            .map_err(|e| e.to_string())?,
+    };
     Ok(StoredMap {
         name: header.name,
         version: header.version,
