@@ -78,6 +78,9 @@ pub use algo::flowfield::{
 pub use algo::goal_tree::{Agent, GoalTree, REPAIRED_KEEP};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
 pub use algo::jps_plus::JumpTable;
+pub use algo::los::{Sight, line_of_sight};
+pub use algo::matrix::CostRow;
+pub use algo::reach::{RandomPick, Reach};
 pub use algo::subgoal::SubgoalGraph;
 pub use clearance::Clearance;
 pub use eroded::Eroded;

@@ -8,6 +8,8 @@ pub mod hpa;
 pub(crate) mod jps;
 pub(crate) mod jps_plus;
 pub(crate) mod los;
+pub(crate) mod matrix;
+pub(crate) mod reach;
 pub(crate) mod sized;
 pub(crate) mod smooth;
 pub(crate) mod subgoal;
