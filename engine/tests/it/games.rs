@@ -28,7 +28,7 @@ fn close(a: f64, b: f64) -> bool {
 
 /// Checks a 20 x 20 table on `grid` against one reference Dijkstra per entry.
 fn check_table(grid: &Grid, rng: &mut StdRng, what: &str) {
-    let mut pick = |rng: &mut StdRng| {
+    let pick = |rng: &mut StdRng| {
         if rng.random_bool(0.9) {
             random_passable(rng, grid).unwrap()
         } else {
