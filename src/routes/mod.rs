@@ -10,6 +10,7 @@ pub mod paths;
 pub mod plans;
 pub mod posthoc;
 pub mod subscriptions;
+pub mod tables;
 pub mod trace;
 pub mod ui;
 
@@ -31,6 +32,7 @@ pub fn router() -> Router<AppState> {
         .merge(health::router())
         .merge(cells::router())
         .merge(posthoc::router())
+        .merge(tables::router())
         .merge(ui::router())
         .layer(axum::middleware::from_fn(crate::error::json_errors))
 }

@@ -125,6 +125,29 @@ impl Searcher {
         radius: f64,
         limits: &Limits,
     ) -> Result<Reach, QueryError> {
+        let (settled, stats, limit) = self.region(grid, start, radius, limits)?;
+        let nodes = self.scratch.nodes();
+        let cells = settled
+            .iter()
+            .map(|&n| (grid.ppoint(n as usize), nodes.g(n)))
+            .collect();
+        Ok(Reach {
+            cells,
+            stats,
+            limit,
+        })
+    }
+
+    /// The bounded Dijkstra of [`Searcher::reachable_within`]: the padded indices it
+    /// settled, in order (their costs stay in the scratch until the next search), its work
+    /// and the limit that stopped it, if any.
+    fn region(
+        &mut self,
+        grid: &Grid,
+        start: Point,
+        radius: f64,
+        limits: &Limits,
+    ) -> Result<(Vec<u32>, Stats, Option<LimitKind>), QueryError> {
         check_in_bounds(grid, "start", start)?;
         if !grid.is_passable(start) {
             return Err(QueryError::StartBlocked(start));
@@ -147,20 +170,11 @@ impl Searcher {
             settled: Vec::new(),
         };
         let outcome = best_first(grid, scratch, &mut expander, &run);
-        let nodes = scratch.nodes();
-        let cells = expander
-            .settled
-            .iter()
-            .map(|&n| (grid.ppoint(n as usize), nodes.g(n)))
-            .collect();
-        Ok(Reach {
-            cells,
-            stats: outcome.stats,
-            limit: match outcome.end {
-                CoreEnd::Limit(kind) => Some(kind),
-                CoreEnd::Goal | CoreEnd::Exhausted => None,
-            },
-        })
+        let limit = match outcome.end {
+            CoreEnd::Limit(kind) => Some(kind),
+            CoreEnd::Goal | CoreEnd::Exhausted => None,
+        };
+        Ok((expander.settled, outcome.stats, limit))
     }
 
     /// A uniformly random cell among those within path cost `radius` of `start`
@@ -185,17 +199,17 @@ impl Searcher {
         seed: u64,
         limits: &Limits,
     ) -> Result<Result<RandomPick, LimitKind>, QueryError> {
-        let reach = self.reachable_within(grid, start, radius, limits)?;
-        if let Some(limit) = reach.limit {
+        // Drawn from the settled ids (4 bytes a cell), not a list of points and costs.
+        let (settled, _, limit) = self.region(grid, start, radius, limits)?;
+        if let Some(limit) = limit {
             return Ok(Err(limit));
         }
         let mut state = seed;
-        let i = below(&mut state, reach.cells.len() as u64) as usize;
-        let (point, distance) = reach.cells[i];
+        let n = settled[below(&mut state, settled.len() as u64) as usize];
         Ok(Ok(RandomPick {
-            point,
-            distance,
-            candidates: reach.cells.len(),
+            point: grid.ppoint(n as usize),
+            distance: self.scratch.nodes().g(n),
+            candidates: settled.len(),
         }))
     }
 }
