@@ -1,8 +1,8 @@
 //! Distance tables: the costs from each of a few sources to each of a few targets, one
 //! Dijkstra per source instead of one search per pair.
 //!
-//! A row is a Dijkstra (the core with `h = 0`, the plain grid expander) from its source that
-//! stops as soon as the last of its *reachable* targets is settled ([`Expander::settle`]):
+//! A row is a Dijkstra flood from its source ([`crate::algo::flood`]: a bucket queue, the
+//! map's move rule) that stops as soon as the last of its *reachable* targets is settled:
 //! targets in another connected component (or blocked) are answered `None` from the map's
 //! components before the search starts, so an unreachable target never makes a row flood
 //! its whole component. Settled costs are final (Dijkstra), so a row's entries are exactly
@@ -21,10 +21,10 @@
 //! Agents wider than one cell: pass the map eroded for their size ([`crate::Eroded`]), on
 //! which a one-cell search answers the sized query (its components are the agent's).
 
+use crate::algo::flood::flood;
 use crate::grid::{Grid, Point};
 use crate::planner::Searcher;
 use crate::query::{LimitKind, Limits, QueryError, Stats, check_in_bounds};
-use crate::search::{CoreEnd, Expander, GridExpander, Run, Succ, Zero, best_first};
 
 /// One row of a distance table ([`Searcher::cost_row`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -89,67 +89,6 @@ impl TargetSet {
     }
 }
 
-/// The grid expander, counting down the row's distinct reachable targets as they settle.
-struct RowExpander<'a> {
-    grid: GridExpander,
-    targets: &'a TargetSet,
-    remaining: usize,
-}
-
-impl Expander for RowExpander<'_> {
-    const TARGETS: bool = true;
-    const PARENT_G: bool = false;
-
-    #[inline(always)]
-    fn successors(
-        &mut self,
-        grid: &Grid,
-        node: u32,
-        g: f64,
-        parent: Option<(u32, f64)>,
-        out: &mut Vec<Succ>,
-    ) {
-        self.grid.successors(grid, node, g, parent, out);
-    }
-
-    #[inline(always)]
-    fn each_successor(
-        &mut self,
-        grid: &Grid,
-        node: u32,
-        g: f64,
-        parent: Option<(u32, f64)>,
-        buf: &mut Vec<Succ>,
-        mut visit: impl FnMut(&mut Self, Succ),
-    ) {
-        // The grid expander's moves into a local array (no round trip through `buf`), then
-        // handed on, so `visit` can take `self`.
-        let mut local = [Succ {
-            node: 0,
-            g: 0.0,
-            parent: 0,
-        }; 8];
-        let mut k = 0;
-        self.grid
-            .each_successor(grid, node, g, parent, buf, |_, s| {
-                local[k] = s;
-                k += 1;
-            });
-        for &s in &local[..k] {
-            visit(self, s);
-        }
-    }
-
-    #[inline]
-    fn settle(&mut self, node: u32) -> bool {
-        if !self.targets.contains(node) {
-            return false;
-        }
-        self.remaining -= 1;
-        self.remaining == 0
-    }
-}
-
 impl Searcher {
     /// One row of a distance table: the optimal cost from `source` to each of `targets`
     /// (`None`: unreachable, or an end blocked), by one Dijkstra that stops once every
@@ -199,32 +138,19 @@ impl Searcher {
         if remaining == 0 {
             return Ok(row);
         }
-        // Step 2: Dijkstra until the last of them is settled (no goal node: `u32::MAX`
-        // is no padded index).
-        let scratch = &mut self.scratch;
-        scratch.begin(grid.padded_len());
-        let run = Run {
-            start: grid.pidx(source) as u32,
-            goal: u32::MAX,
-            weight: 0.0,
-            heuristic: Zero,
-            limits,
-            track_closest: false,
-            debug_cap: 0,
-        };
-        let mut expander = RowExpander {
-            grid: GridExpander::new(grid),
-            targets: &set,
-            remaining,
-        };
-        let outcome = best_first(grid, scratch, &mut expander, &run);
-        row.stats = outcome.stats;
-        row.limit = match outcome.end {
-            CoreEnd::Limit(kind) => Some(kind),
-            CoreEnd::Goal | CoreEnd::Exhausted => None,
-        };
+        // Step 2: a Dijkstra flood until the last of them is settled.
+        let start = grid.pidx(source) as u32;
+        let (stats, limit) = flood(grid, &mut self.scratch, start, limits, |n| {
+            if !set.contains(n) {
+                return false;
+            }
+            remaining -= 1;
+            remaining == 0
+        });
+        row.stats = stats;
+        row.limit = limit;
         // Step 3: read the settled costs back (a target left open by a limit is not final).
-        let nodes = scratch.nodes();
+        let nodes = self.scratch.nodes();
         for (cost, &t) in row.costs.iter_mut().zip(targets) {
             let n = grid.pidx(t) as u32;
             if grid.component(t) == Some(label) && nodes.is_expanded(n) {

@@ -2,6 +2,7 @@
 
 pub(crate) mod astar;
 pub(crate) mod dstar_lite;
+pub(crate) mod flood;
 pub(crate) mod flowfield;
 pub(crate) mod goal_tree;
 pub mod hpa;
