@@ -16,6 +16,13 @@
 //!   ([`TieBreak`]) make A*, Dijkstra and weighted A* show what a mismatched heuristic or
 //!   tie-breaking does; a choice that gives up optimality clears
 //!   [`SearchResult::keeps_guarantee`]. The default search never goes through them.
+//! - The questions games ask besides one path: [`Searcher::cost_row`] /
+//!   [`Searcher::cost_matrix`] (distance tables, one Dijkstra flood per source on a bucket
+//!   queue, stopped once the source's reachable targets are settled), [`line_of_sight`]
+//!   (the Theta* rule, with the first blocking cell) and [`Searcher::reachable_within`] /
+//!   [`Searcher::random_reachable`] (every cell within a path cost, and a seeded uniform
+//!   pick among them). Agents wider than one cell ask them of the map [`Eroded`] for
+//!   their size.
 //! - [`clock`]: `wasm32-unknown-unknown` has no clock; the engine builds and runs there
 //!   (the `wasm/` crate) with a stopped one.
 //!
