@@ -1,8 +1,9 @@
 //! Distance tables: the costs from each of a few sources to each of a few targets, one
 //! Dijkstra per source instead of one search per pair.
 //!
-//! A row is a Dijkstra flood from its source ([`crate::algo::flood`]: a bucket queue, the
-//! map's move rule) that stops as soon as the last of its *reachable* targets is settled:
+//! A row is a Dijkstra flood from its source that stops as soon as the last of its
+//! *reachable* targets has its final cost (canonical Dijkstra, [`crate::algo::canonical`],
+//! on uniform octile maps; else a bucket queue, [`crate::algo::flood`]):
 //! targets in another connected component (or blocked) are answered `None` from the map's
 //! components before the search starts, so an unreachable target never makes a row flood
 //! its whole component. Settled costs are final (Dijkstra), so a row's entries are exactly
@@ -21,8 +22,9 @@
 //! Agents wider than one cell: pass the map eroded for their size ([`crate::Eroded`]), on
 //! which a one-cell search answers the sized query (its components are the agent's).
 
+use crate::algo::canonical;
 use crate::algo::flood::flood;
-use crate::grid::{Grid, Point};
+use crate::grid::{Grid, Movement, Point};
 use crate::planner::Searcher;
 use crate::query::{LimitKind, Limits, QueryError, Stats, check_in_bounds};
 
@@ -35,7 +37,7 @@ pub struct CostRow {
     /// The row's search work.
     pub stats: Stats,
     /// The limit that stopped the row's search before every reachable target was settled,
-    /// if one did (then the costs not yet final are `None` as well).
+    /// if one did (then every cost is `None`).
     pub limit: Option<LimitKind>,
 }
 
@@ -129,32 +131,41 @@ impl Searcher {
             return Ok(row);
         };
         let mut set = TargetSet::new(targets.len());
-        let mut remaining = 0;
+        let mut distinct = Vec::new();
         for &t in targets {
-            if grid.component(t) == Some(label) && set.insert(grid.pidx(t) as u32) {
-                remaining += 1;
+            let n = grid.pidx(t) as u32;
+            if grid.component(t) == Some(label) && set.insert(n) {
+                distinct.push(n);
             }
         }
-        if remaining == 0 {
+        if distinct.is_empty() {
             return Ok(row);
         }
-        // Step 2: a Dijkstra flood until the last of them is settled.
+        // Step 2: flood until the last of them has its final cost: canonical Dijkstra on
+        // uniform octile maps, else Dijkstra on a bucket queue.
         let start = grid.pidx(source) as u32;
-        let (stats, limit) = flood(grid, &mut self.scratch, start, limits, |n| {
-            if !set.contains(n) {
-                return false;
-            }
-            remaining -= 1;
-            remaining == 0
-        });
+        let (stats, limit) = if grid.is_uniform() && grid.movement() == Movement::Octile {
+            canonical::flood(grid, &mut self.scratch, start, &distinct, limits)
+        } else {
+            let mut remaining = distinct.len();
+            flood(grid, &mut self.scratch, start, limits, |n| {
+                if !set.contains(n) {
+                    return false;
+                }
+                remaining -= 1;
+                remaining == 0
+            })
+        };
         row.stats = stats;
         row.limit = limit;
-        // Step 3: read the settled costs back (a target left open by a limit is not final).
+        if limit.is_some() {
+            return Ok(row);
+        }
+        // Step 3: read the costs back.
         let nodes = self.scratch.nodes();
         for (cost, &t) in row.costs.iter_mut().zip(targets) {
-            let n = grid.pidx(t) as u32;
-            if grid.component(t) == Some(label) && nodes.is_expanded(n) {
-                *cost = Some(nodes.g(n));
+            if grid.component(t) == Some(label) {
+                *cost = Some(nodes.g(grid.pidx(t) as u32));
             }
         }
         Ok(row)

@@ -1,6 +1,7 @@
 //! The algorithms. Each file is one algorithm over the shared core in [`crate::search`].
 
 pub(crate) mod astar;
+pub(crate) mod canonical;
 pub(crate) mod dstar_lite;
 pub(crate) mod flood;
 pub(crate) mod flowfield;

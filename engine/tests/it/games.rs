@@ -71,6 +71,13 @@ fn matrix_entries_equal_reference_dijkstra() {
     check_table(&cardinal, &mut rng, "weighted cardinal");
     let arena = load_map("arena.map");
     check_table(&arena, &mut rng, "arena.map");
+    // Uniform octile maps take canonical Dijkstra: more of them, sparse to dense.
+    for density in [0.0, 0.05, 0.1, 0.2, 0.3, 0.4] {
+        let grid = random_grid(&mut rng, 36, 30, density, false, Movement::Octile);
+        check_table(&grid, &mut rng, &format!("uniform octile, {density} walls"));
+    }
+    let den = load_map("den200d.map");
+    check_table(&den, &mut rng, "den200d.map");
 }
 
 #[test]
@@ -101,16 +108,30 @@ fn matrix_on_the_eroded_map_answers_sized_agents() {
 
 #[test]
 fn matrix_rows_stop_at_limits_and_reject_points_off_the_map() {
-    let grid = Grid::from_costs(64, 64, vec![1; 64 * 64], Movement::Octile).unwrap();
+    // A weighted map (the bucket flood) and a uniform one full of walls (canonical
+    // Dijkstra, whose expansions are jump points).
+    let mut costs = vec![1; 64 * 64];
+    costs[5] = 2;
+    let weighted = Grid::from_costs(64, 64, costs, Movement::Octile).unwrap();
+    let mut rng = StdRng::seed_from_u64(0x11);
+    let walls = random_grid(&mut rng, 64, 64, 0.3, false, Movement::Octile);
     let limits = Limits {
-        max_expansions: Some(10),
+        max_expansions: Some(3),
         ..Limits::default()
     };
-    let row = Searcher::new()
-        .cost_row(&grid, Point::new(0, 0), &[Point::new(63, 63)], &limits)
-        .unwrap();
-    assert_eq!(row.costs, vec![None]);
-    assert!(row.limit.is_some());
+    for grid in [&weighted, &walls] {
+        let (s, t) = loop {
+            let s = random_passable(&mut rng, grid).unwrap();
+            let t = random_passable(&mut rng, grid).unwrap();
+            if grid.same_component(s, t) && grid.heuristic(s, t) > 30.0 {
+                break (s, t);
+            }
+        };
+        let row = Searcher::new().cost_row(grid, s, &[t], &limits).unwrap();
+        assert_eq!(row.costs, vec![None], "{s} -> {t}");
+        assert!(row.limit.is_some());
+    }
+    let grid = weighted;
     let off = Searcher::new().cost_row(
         &grid,
         Point::new(0, 0),
