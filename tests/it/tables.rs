@@ -178,17 +178,23 @@ async fn a_row_stopped_by_a_limit_is_limit_reached() {
         "limit_reached",
     )
     .await;
-    // Within the limit: near targets, a small radius.
+    // Within the limit: a small map (a table row on a uniform map writes the costs of
+    // whole straight runs at once, so its limit counts cells written), a small radius.
+    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
     let (st, v) = json(
         matrix(
             &s,
-            "open",
-            &json!({"sources": [[0, 0]], "targets": [[1, 0]]}),
+            "small",
+            &json!({"sources": [[0, 0]], "targets": [[4, 0]]}),
         )
         .await,
     )
     .await;
-    assert_eq!((st, v["costs"].clone()), (200, json!([[1.0]])));
+    assert_eq!(
+        (st, v["costs"][0][0].as_f64().is_some()),
+        (200, true),
+        "{v}"
+    );
     let (st, v) = json(random(&s, "open", "x=0&y=0&radius=1&seed=3").await).await;
     assert_eq!(st, 200, "{v}");
 }

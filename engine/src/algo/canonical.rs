@@ -26,7 +26,9 @@
 //! Why: a plain Dijkstra queues and settles every cell; here the open list holds only the
 //! jump points (a small share of the cells on game and city maps) and the rest are written
 //! in passing by straight scans. Counters count the jump points taken (`expanded`) and the
-//! costs written (`generated`).
+//! costs written (`generated`); the expansion limit bounds the costs written (one jump point
+//! can write a whole open map), and the clock and the cancellation flag are looked at every
+//! few thousand of them, inside the rays.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -35,8 +37,8 @@ use crate::grid::{DIAG_SIDES, Grid, Movement, SQRT2};
 use crate::query::{LimitKind, Limits, Stats};
 use crate::search::{IMPROVES_BY, Scratch, limit_hit};
 
-/// Check the clock and the cancellation flag every this many jump points.
-const CHECK_EVERY: u64 = 256;
+/// Check the clock and the cancellation flag every this many costs written.
+const CHECK_EVERY: u64 = 4096;
 
 /// The diagonal between two perpendicular cardinals of [`crate::grid::DIRS`].
 fn diagonal(a: usize, b: usize) -> usize {
@@ -55,6 +57,11 @@ struct Flood<'a> {
     offsets: [isize; 8],
     open: BinaryHeap<(Reverse<u64>, u32, u8)>,
     stats: Stats,
+    limits: &'a Limits,
+    /// Most costs written (the expansion limit: one jump point can write a whole open map).
+    budget: u64,
+    /// The limit that fired inside a ray, if one did: every ray stops at once.
+    stopped: Option<LimitKind>,
 }
 
 impl Flood<'_> {
@@ -70,8 +77,13 @@ impl Flood<'_> {
         if g < old * (1.0 - IMPROVES_BY) {
             nodes.touch(n as u32, g, parent);
             self.stats.generated += 1;
+            if self.stats.generated >= self.budget {
+                self.stopped = Some(LimitKind::Expansions);
+            } else if self.stats.generated % CHECK_EVERY == 0 {
+                self.stopped = limit_hit(self.limits);
+            }
         }
-        true
+        self.stopped.is_none()
     }
 
     /// The straight ray from `from` (cost `g`) in cardinal direction `d`.
@@ -127,6 +139,9 @@ impl Flood<'_> {
             }
             self.straight(scratch, next, g, a, root);
             self.straight(scratch, next, g, b, root);
+            if self.stopped.is_some() {
+                return;
+            }
             cur = next;
         }
     }
@@ -150,13 +165,15 @@ pub(crate) fn flood(
         offsets: grid.offsets(),
         open: BinaryHeap::new(),
         stats: Stats::default(),
+        limits,
+        budget: limits.max_expansions.unwrap_or(u64::MAX),
+        stopped: None,
     };
     let (nodes, _, _) = scratch.parts();
     nodes.touch(start, 0.0, start);
     f.open.push((Reverse(0f64.to_bits()), start, 0xff));
     let mut pending: Vec<u32> = targets.to_vec();
     let mut checked = f64::NEG_INFINITY;
-    let max_exp = limits.max_expansions.unwrap_or(u64::MAX);
     let mut limit = None;
     while let Some((Reverse(bits), n, dirs)) = f.open.pop() {
         let g = f64::from_bits(bits);
@@ -173,11 +190,7 @@ pub(crate) fn flood(
         if g > scratch.nodes().g(n) * (1.0 + IMPROVES_BY) {
             continue; // strictly cheaper since: on no optimal path
         }
-        if f.stats.expanded >= max_exp {
-            limit = Some(LimitKind::Expansions);
-            break;
-        }
-        if f.stats.expanded % CHECK_EVERY == 0 {
+        if f.stats.expanded == 0 {
             if let Some(kind) = limit_hit(limits) {
                 limit = Some(kind);
                 break;
@@ -193,6 +206,10 @@ pub(crate) fn flood(
             } else {
                 f.diagonal(scratch, n as usize, g, d, n);
             }
+        }
+        if let Some(kind) = f.stopped {
+            limit = Some(kind);
+            break;
         }
     }
     let mut stats = f.stats;
