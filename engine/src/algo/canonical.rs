@@ -12,7 +12,11 @@
 //! goes onto the open list with its directions (the ray's, the open side's and the diagonal
 //! between them). Rays stop at a cell that already has a strictly cheaper cost (any cell
 //! further along is then reached at least as cheaply through that cell's own canonical
-//! path); on a tie they go on, so no optimal canonical path is ever cut.
+//! path); on a tie they go on, so no optimal canonical path is ever cut, unless a ray in the
+//! same direction already passed the cell at that cost: what follows depends only on the
+//! cell, the direction and the cost, so it is scanned already (without this, maps with many
+//! equally cheap ways, e.g. `Expedition`, rescanned long runs over and over: 40 times the
+//! work).
 //!
 //! **Exact, and when a cost is final.** Every jump point of an optimal canonical path to a
 //! cell is reached by its predecessor's ray at its optimal cost, never stopped (nothing is
@@ -65,29 +69,38 @@ struct Flood<'a> {
 }
 
 impl Flood<'_> {
-    /// Offers cost `g` (through `parent`) to `n`: `false` when `n` already has a strictly
-    /// cheaper cost (the ray stops), else records it if cheaper.
+    /// Offers cost `g` to `n` from a ray in direction `d`: `false` when the ray stops
+    /// there (`n` is strictly cheaper already, or a ray in the same direction passed it at
+    /// the same cost: what lies beyond is then scanned already), else records it. A cell's
+    /// parent field holds the directions of the rays that passed it at its current cost.
     #[inline]
-    fn offer(&mut self, scratch: &mut Scratch, n: usize, g: f64, parent: u32) -> bool {
+    fn offer(&mut self, scratch: &mut Scratch, n: usize, g: f64, d: usize) -> bool {
         let (nodes, _, _) = scratch.parts();
-        let old = nodes.g(n as u32);
+        let (n, bit) = (n as u32, 1u32 << d);
+        let old = nodes.g(n);
         if g > old * (1.0 + IMPROVES_BY) {
             return false;
         }
-        if g < old * (1.0 - IMPROVES_BY) {
-            nodes.touch(n as u32, g, parent);
-            self.stats.generated += 1;
-            if self.stats.generated >= self.budget {
-                self.stopped = Some(LimitKind::Expansions);
-            } else if self.stats.generated % CHECK_EVERY == 0 {
-                self.stopped = limit_hit(self.limits);
+        if g >= old * (1.0 - IMPROVES_BY) {
+            let passed = nodes.parent(n);
+            if passed & bit != 0 {
+                return false;
             }
+            nodes.touch(n, old, passed | bit);
+            return true;
+        }
+        nodes.touch(n, g, bit);
+        self.stats.generated += 1;
+        if self.stats.generated >= self.budget {
+            self.stopped = Some(LimitKind::Expansions);
+        } else if self.stats.generated % CHECK_EVERY == 0 {
+            self.stopped = limit_hit(self.limits);
         }
         self.stopped.is_none()
     }
 
     /// The straight ray from `from` (cost `g`) in cardinal direction `d`.
-    fn straight(&mut self, scratch: &mut Scratch, from: usize, mut g: f64, d: usize, root: u32) {
+    fn straight(&mut self, scratch: &mut Scratch, from: usize, mut g: f64, d: usize) {
         let o = self.offsets[d];
         let sides = if d % 2 == 0 { [1, 3] } else { [0, 2] };
         let mut prev = from;
@@ -97,7 +110,7 @@ impl Flood<'_> {
                 return;
             }
             g += 1.0;
-            if !self.offer(scratch, x, g, root) {
+            if !self.offer(scratch, x, g, d) {
                 return;
             }
             let mut dirs = 0u8;
@@ -121,7 +134,7 @@ impl Flood<'_> {
 
     /// The diagonal ray from `from` (cost `g`) in diagonal direction `d`, with both straight
     /// arms from each of its cells.
-    fn diagonal(&mut self, scratch: &mut Scratch, from: usize, mut g: f64, d: usize, root: u32) {
+    fn diagonal(&mut self, scratch: &mut Scratch, from: usize, mut g: f64, d: usize) {
         let (a, b) = DIAG_SIDES[d - 4];
         let (oa, ob, od) = (self.offsets[a], self.offsets[b], self.offsets[d]);
         let mut cur = from;
@@ -134,11 +147,11 @@ impl Flood<'_> {
                 return;
             }
             g += SQRT2;
-            if !self.offer(scratch, next, g, root) {
+            if !self.offer(scratch, next, g, d) {
                 return;
             }
-            self.straight(scratch, next, g, a, root);
-            self.straight(scratch, next, g, b, root);
+            self.straight(scratch, next, g, a);
+            self.straight(scratch, next, g, b);
             if self.stopped.is_some() {
                 return;
             }
@@ -170,7 +183,7 @@ pub(crate) fn flood(
         stopped: None,
     };
     let (nodes, _, _) = scratch.parts();
-    nodes.touch(start, 0.0, start);
+    nodes.touch(start, 0.0, u32::MAX); // every direction has passed it
     f.open.push((Reverse(0f64.to_bits()), start, 0xff));
     let mut pending: Vec<u32> = targets.to_vec();
     let mut checked = f64::NEG_INFINITY;
@@ -202,9 +215,9 @@ pub(crate) fn flood(
                 continue;
             }
             if d < 4 {
-                f.straight(scratch, n as usize, g, d, n);
+                f.straight(scratch, n as usize, g, d);
             } else {
-                f.diagonal(scratch, n as usize, g, d, n);
+                f.diagonal(scratch, n as usize, g, d);
             }
         }
         if let Some(kind) = f.stopped {
