@@ -80,6 +80,9 @@ error_codes! {
     ReplicaBehind => "replica_behind",
     DerivationFailed => "derivation_failed",
     TooManyAgents => "too_many_agents",
+    ProfileNotFound => "profile_not_found",
+    TooManyGoals => "too_many_goals",
+    NoUsableCell => "no_usable_cell",
 }
 
 impl Serialize for ErrorCode {
@@ -297,6 +300,7 @@ impl From<QueryError> for ApiError {
             QueryError::InvalidWeight(_) => ErrorCode::InvalidRequest,
             QueryError::NotApplicable { .. } => ErrorCode::NotApplicable,
             QueryError::InvalidSize(_) => ErrorCode::InvalidRequest,
+            QueryError::InvalidTarget(_) => ErrorCode::InvalidRequest,
             QueryError::DoesNotFit { which: "start", .. } => ErrorCode::StartBlocked,
             QueryError::DoesNotFit { .. } => ErrorCode::GoalBlocked,
         };
@@ -327,6 +331,9 @@ impl From<crate::maps::MapsError> for ApiError {
                 ErrorCode::PatchOutOfBounds,
                 message,
             ),
+            E::InvalidProfiles(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidPatch, message)
+            }
             E::Store(_) => ApiError {
                 retry_after: Some(1),
                 ..ApiError::new(

@@ -481,6 +481,17 @@ impl Flows {
         Ok(Some(flow))
     }
 
+    /// The maps (hub keys) starting with `prefix` that have fields.
+    pub fn maps_with_prefix(&self, prefix: &str) -> Vec<String> {
+        let flows = self.inner.flows.lock().expect("flows lock");
+        flows
+            .by_map
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
     /// True when `map` has a field.
     pub fn has_map(&self, map: &str) -> bool {
         self.inner

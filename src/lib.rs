@@ -27,6 +27,7 @@ pub mod maps;
 pub mod memory;
 pub mod metrics;
 pub mod plans;
+pub mod profiles;
 pub mod query;
 pub mod routes;
 pub mod scen;

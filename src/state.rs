@@ -5,12 +5,12 @@
 //! side and swaps it in. A query that already holds the old `Arc` finishes on it, whatever
 //! happens to the name meanwhile.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use pathd_engine::{Derived, Grid};
+use pathd_engine::{Derived, Grid, Point};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -52,8 +52,26 @@ pub struct MapEntry {
     pub name: String,
     /// Version: 1 when first created, +1 on every change; never reused for a name.
     pub version: u64,
-    /// The cells (shared with running searches).
+    /// The cells this entry's units see (shared with running searches): the map's default
+    /// profile, or for a profile's view (see [`MapEntry::view`]) that profile.
     pub grid: Arc<Grid>,
+    /// The stored cells: a map with unit-type profiles keeps its terrain classes here, with
+    /// the profile set ([`Grid::profiles`]); a plain map's terrain is its grid (the same
+    /// `Arc`). This is what is made durable and replicated.
+    pub terrain: Arc<Grid>,
+    /// The profile this entry answers for when it is a view of another profile than the
+    /// default (its `name` is then `map~profile`, which no map name can be, so the
+    /// derived-state budget, the builders and the live hub keep it apart).
+    pub profile: Option<String>,
+    /// The other profiles' views of this version, made when first asked for (and carried
+    /// over, incrementally, by the next version's patch).
+    views: Mutex<BTreeMap<String, Arc<MapEntry>>>,
+    /// A view carried over by a patch whose structures are still being derived from the
+    /// previous version's on the `views` lane (see [`Registry::derive_view`]): it asks for
+    /// no builds meanwhile.
+    pending: AtomicBool,
+    /// Set once the registry was asked for this view's builds ([`Registry::adopt_view`]).
+    adopted: AtomicBool,
     /// Where it came from.
     pub source: MapSource,
     /// Largest passable cell cost (computed once; the summary needs it).
@@ -75,12 +93,37 @@ pub struct MapEntry {
 
 impl MapEntry {
     /// Wraps a grid (O(1): the grid keeps its own cost statistics).
-    pub fn new(name: String, version: u64, grid: Grid, source: MapSource) -> Self {
+    ///
+    /// `stored` is the map as stored: with a profile set its costs are terrain classes and
+    /// the entry serves the default profile's grid (made here, `O(cells)`).
+    pub fn new(name: String, version: u64, stored: Grid, source: MapSource) -> Self {
+        let terrain = Arc::new(stored);
+        let grid = match terrain.profiles() {
+            Some(p) => Arc::new(terrain.under_profile(p.default_table())),
+            None => Arc::clone(&terrain),
+        };
+        Self::of_grids(name, version, terrain, grid, None, source)
+    }
+
+    /// An entry serving `grid`, the view of `terrain` for `profile` (`None`: the default).
+    pub fn of_grids(
+        name: String,
+        version: u64,
+        terrain: Arc<Grid>,
+        grid: Arc<Grid>,
+        profile: Option<String>,
+        source: MapSource,
+    ) -> Self {
         let max_cost = grid.max_cost();
         MapEntry {
             name,
             version,
-            grid: Arc::new(grid),
+            grid,
+            terrain,
+            profile,
+            views: Mutex::default(),
+            pending: AtomicBool::new(false),
+            adopted: AtomicBool::new(false),
             source,
             max_cost,
             hpa: HpaSlot::default(),
@@ -88,6 +131,128 @@ impl MapEntry {
             sized: SizedViews::default(),
             subgoal: SubgoalSlot::default(),
             retired: Mutex::new(false),
+        }
+    }
+
+    /// The map's name (a view's too).
+    pub fn map_name(&self) -> &str {
+        self.name.split_once('~').map_or(&self.name, |(m, _)| m)
+    }
+
+    /// The profile this entry serves: its view's, or the map's default (`default` on a
+    /// plain map).
+    pub fn profile_name(&self) -> &str {
+        match (&self.profile, self.terrain.profiles()) {
+            (Some(p), _) => p,
+            (None, Some(set)) => set.default_name(),
+            (None, None) => pathd_engine::profiles::DEFAULT_PROFILE,
+        }
+    }
+
+    /// Where `profile` (`None`: the default) is served on this version: this entry, a
+    /// view already made, or a view to make ([`Self::make_view`]); `Err` names the
+    /// profiles there are.
+    pub fn find_view(self: &Arc<Self>, profile: Option<&str>) -> Result<Found, Vec<String>> {
+        let names = || self.profile_names();
+        let Some(p) = profile else {
+            return Ok(Found::Ready(Arc::clone(self)));
+        };
+        match self.terrain.profiles() {
+            None if p == pathd_engine::profiles::DEFAULT_PROFILE => {
+                Ok(Found::Ready(Arc::clone(self)))
+            }
+            None => Err(names()),
+            Some(set) if set.default_name() == p => Ok(Found::Ready(Arc::clone(self))),
+            Some(set) if set.get(p).is_some() => {
+                match self.views.lock().expect("views lock").get(p) {
+                    Some(v) => Ok(Found::Ready(Arc::clone(v))),
+                    None => Ok(Found::Missing),
+                }
+            }
+            Some(_) => Err(names()),
+        }
+    }
+
+    /// Makes (`O(cells)`: call it off the runtime) or takes the view of `profile`, one of
+    /// this version's non-default profiles; `None` if there is no such profile.
+    pub fn make_view(&self, profile: &str) -> Option<Arc<MapEntry>> {
+        let table = self.terrain.profiles()?.get(profile)?;
+        if let Some(v) = self.views.lock().expect("views lock").get(profile) {
+            return Some(Arc::clone(v));
+        }
+        let grid = Arc::new(self.terrain.under_profile(table));
+        let view = Arc::new(self.view_entry(profile, grid));
+        let mut views = self.views.lock().expect("views lock");
+        Some(Arc::clone(views.entry(profile.to_owned()).or_insert(view)))
+    }
+
+    /// A view of this version for `profile` serving `grid` (not yet installed).
+    pub fn view_entry(&self, profile: &str, grid: Arc<Grid>) -> MapEntry {
+        MapEntry::of_grids(
+            format!("{}~{profile}", self.map_name()),
+            self.version,
+            Arc::clone(&self.terrain),
+            grid,
+            Some(profile.to_owned()),
+            self.source,
+        )
+    }
+
+    /// Installs `view` as this version's view of its profile (a patch carrying an earlier
+    /// version's view over).
+    pub fn set_view(&self, view: Arc<MapEntry>) {
+        let p = view.profile.clone().expect("a view has a profile");
+        self.views.lock().expect("views lock").insert(p, view);
+    }
+
+    /// This version's views made so far, by profile.
+    pub fn views(&self) -> Vec<(String, Arc<MapEntry>)> {
+        self.views
+            .lock()
+            .expect("views lock")
+            .iter()
+            .map(|(k, v)| (k.clone(), Arc::clone(v)))
+            .collect()
+    }
+
+    /// Each profile of the map with its costs (and passable cells, for views made).
+    fn profile_summaries(&self) -> Vec<crate::dto::ProfileSummary> {
+        let views = self.views();
+        let view = |p: &str| views.iter().find(|(q, _)| q == p).map(|(_, v)| v);
+        let summary = |name: &str, default: bool, costs: Vec<u8>| {
+            let v = view(name);
+            crate::dto::ProfileSummary {
+                name: name.to_owned(),
+                default,
+                costs,
+                passable_cells: if default {
+                    Some(self.grid.passable_cells() as u64)
+                } else {
+                    v.map(|v| v.grid.passable_cells() as u64)
+                },
+                hpa: v.and_then(|v| v.hpa.info()),
+                jps_plus: v.and_then(|v| v.jump.info()),
+                subgoal: v.and_then(|v| v.subgoal.info()),
+            }
+        };
+        match self.terrain.profiles() {
+            Some(set) => set
+                .iter()
+                .map(|(name, t)| summary(name, name == set.default_name(), t.to_vec()))
+                .collect(),
+            None => vec![summary(
+                pathd_engine::profiles::DEFAULT_PROFILE,
+                true,
+                pathd_engine::profiles::identity_table().to_vec(),
+            )],
+        }
+    }
+
+    /// The profiles this map has.
+    pub fn profile_names(&self) -> Vec<String> {
+        match self.terrain.profiles() {
+            Some(set) => set.iter().map(|(n, _)| n.to_owned()).collect(),
+            None => vec![pathd_engine::profiles::DEFAULT_PROFILE.to_owned()],
         }
     }
 
@@ -104,6 +269,9 @@ impl MapEntry {
     fn retire(&self, then: impl FnOnce()) {
         let mut retired = self.retired.lock().expect("retired lock");
         *retired = true;
+        for (_, v) in self.views() {
+            *v.retired.lock().expect("retired lock") = true;
+        }
         then();
     }
 
@@ -157,8 +325,19 @@ impl MapEntry {
             subgoal: self.subgoal.info(),
             sized: self.sized.info(),
             recovery: None,
+            default_profile: self.profile_name().to_owned(),
+            profiles: self.profile_summaries(),
         }
     }
+}
+
+/// Where a profile is served (see [`MapEntry::find_view`]).
+#[derive(Debug)]
+pub enum Found {
+    /// By this entry.
+    Ready(Arc<MapEntry>),
+    /// By a view not made yet.
+    Missing,
 }
 
 /// The derived structures a query holds while it runs (see [`MapEntry::derived`]).
@@ -202,6 +381,8 @@ pub struct Registry {
     jump: JumpBuilder,
     /// Builds subgoal graphs of the same maps in the background.
     subgoal: SubgoalBuilder,
+    /// Derives profile views carried over by patches, off the write's path.
+    views: crate::derived::pool::Lane,
     /// Bounds derived memory across all maps.
     budget: Arc<Budget>,
 }
@@ -224,6 +405,7 @@ impl Registry {
             hpa: HpaBuilder::new(hpa, builders, Arc::clone(&budget)),
             jump: JumpBuilder::new(jump, builders, Arc::clone(&budget)),
             subgoal: SubgoalBuilder::new(subgoal, builders, Arc::clone(&budget)),
+            views: builders.lane("views"),
             budget,
         }
     }
@@ -306,14 +488,56 @@ impl Registry {
         if let Some(old) = &old {
             old.retire(|| {});
         }
-        // A patched entry already derived its abstraction and table; others queue builds.
-        self.hpa.ensure(&entry);
-        self.jump.ensure(&entry);
-        self.subgoal.ensure(&entry);
-        self.budget.admit(&entry);
+        // A patched entry already derived its abstraction and table; others queue builds
+        // (its carried-over views derive theirs on the `views` lane first).
+        self.adopt(&entry);
+        for (_, view) in entry.views() {
+            self.adopt_view(&view);
+        }
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
         old
+    }
+
+    /// Queues the builds `entry` (a map's version or one of its profile views) wants and
+    /// counts it in the derived-memory budget.
+    pub fn adopt(&self, entry: &Arc<MapEntry>) {
+        self.hpa.ensure(entry);
+        self.jump.ensure(entry);
+        self.subgoal.ensure(entry);
+        self.budget.admit(entry);
+    }
+
+    /// [`Self::adopt`] for a profile's view, once, and not while its structures are being
+    /// derived from the previous version's.
+    pub fn adopt_view(&self, view: &Arc<MapEntry>) {
+        if !view.pending.load(Ordering::Acquire) && !view.adopted.swap(true, Ordering::AcqRel) {
+            self.adopt(view);
+        }
+    }
+
+    /// Derives `next`, a profile's view carried over by a patch, from `prev` (the previous
+    /// version's view; `changed` the cells whose cost moved for that profile) on the
+    /// `views` lane: a patch pays for the profiles' cells on its path, not for their
+    /// derived structures, so a map with four profiles writes about as fast as one with
+    /// one. Meanwhile queries on the view take the fallbacks of a structure being built
+    /// (`auto` runs JPS, `jps_plus` answers `503 abstraction_building`). What could not be
+    /// derived (the previous version had not built it) is queued as a build by the next
+    /// query ([`Self::adopt_view`]). One lane, in order: each version derives from the one
+    /// before, whose own derivation ran first.
+    pub fn derive_view(&self, next: &Arc<MapEntry>, prev: Arc<MapEntry>, changed: Vec<Point>) {
+        next.pending.store(true, Ordering::Release);
+        let jump = *self.jump.settings();
+        let budget = Arc::clone(&self.budget);
+        self.views.send(
+            next,
+            move |next| {
+                crate::maps::patch::derive_from(next, &prev, &jump, &changed);
+                next.pending.store(false, Ordering::Release);
+                budget.admit(next);
+            },
+            |next, _| next.pending.store(false, Ordering::Release),
+        );
     }
 
     /// Removes `name`, remembering its last version.
@@ -321,7 +545,12 @@ impl Registry {
         let old = self.maps.write().expect("registry lock").remove(name);
         if let Some(e) = &old {
             self.note_deleted(name, e.version);
-            e.retire(|| crate::metrics::handle().forget_gauges("map", name));
+            e.retire(|| {
+                crate::metrics::handle().forget_gauges("map", name);
+                for (_, v) in e.views() {
+                    crate::metrics::handle().forget_gauges("map", &v.name);
+                }
+            });
         }
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);

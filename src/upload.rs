@@ -2,7 +2,12 @@
 //! forms. Runs on the search pool (parsing and component labelling are O(cells)).
 
 use axum::http::{HeaderMap, StatusCode, header};
-use pathd_engine::{Grid, MAX_DIM, Movement, movingai};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use pathd_engine::{Grid, MAX_DIM, Movement, Profiles, movingai};
+
+use crate::profiles::ProfileSpec;
 
 use crate::dto::MapUpload;
 use crate::error::{ApiError, ErrorCode};
@@ -70,8 +75,8 @@ pub fn build_grid(
         BodyKind::Text => {
             let text = std::str::from_utf8(body)
                 .map_err(|_| ApiError::invalid_map("the map file is not valid UTF-8 text"))?;
-            let grid =
-                movingai::parse_map(text).map_err(|e| ApiError::invalid_map(e.to_string()))?;
+            let grid = movingai::parse_map_terrain(text)
+                .map_err(|e| ApiError::invalid_map(e.to_string()))?;
             let (w, h) = (grid.width() as u64, grid.height() as u64);
             if w * h > max_cells {
                 return Err(too_large(w, h, max_cells));
@@ -104,7 +109,9 @@ fn from_json(up: MapUpload, movement: Movement, max_cells: u64) -> Result<Grid, 
         return Err(too_large(w, h, max_cells));
     }
     let cells = (w * h) as usize;
-    let costs = match (up.costs, up.rows) {
+    let from_rows = up.rows.is_some();
+    let profiles = profile_set(&up, from_rows)?;
+    let costs = match (up.costs.or(up.terrain), up.rows) {
         (Some(costs), None) => {
             if costs.len() != cells {
                 return Err(ApiError::invalid_map(format!(
@@ -138,22 +145,72 @@ fn from_json(up: MapUpload, movement: Movement, max_cells: u64) -> Result<Grid, 
                     )));
                 }
                 for (x, c) in row.bytes().enumerate() {
-                    costs.push(movingai::terrain_cost(c).ok_or_else(|| {
+                    let cost = movingai::terrain_cost(c).ok_or_else(|| {
                         ApiError::invalid_map(format!(
                             "rows[{y}][{x}]: unknown terrain character {:?}",
                             c as char
                         ))
-                    })?);
+                    })?;
+                    // With profiles, each character is its own class.
+                    costs.push(if profiles.is_some() { c } else { cost });
                 }
             }
             costs
         }
         _ => {
             return Err(ApiError::invalid_map(
-                "give exactly one of `costs` and `rows`",
+                "give exactly one of `costs`, `rows` and `terrain`",
             ));
         }
     };
-    Grid::from_costs(up.width, up.height, costs, movement)
+    let grid = Grid::from_costs(up.width, up.height, costs, movement)
+        .map_err(|e| ApiError::invalid_map(e.to_string()))?;
+    Ok(grid.with_profiles(profiles.map(Arc::new)))
+}
+
+/// The upload's profile set: none for a plain map; `terrain` needs one; `rows` with
+/// profiles join the Moving AI `ground`.
+fn profile_set(up: &MapUpload, from_rows: bool) -> Result<Option<Profiles>, ApiError> {
+    if up.costs.is_some() && up.terrain.is_some() {
+        return Err(ApiError::invalid_map(
+            "give exactly one of `costs`, `rows` and `terrain`",
+        ));
+    }
+    let specs = match &up.profiles {
+        None if up.terrain.is_some() => {
+            return Err(ApiError::invalid_map(
+                "`terrain` needs `profiles`: what each class costs each unit type",
+            ));
+        }
+        None if up.default_profile.is_some() => {
+            return Err(ApiError::invalid_map("`default_profile` needs `profiles`"));
+        }
+        None => return Ok(None),
+        Some(p) => p,
+    };
+    let given: BTreeMap<String, Option<ProfileSpec>> = specs
+        .iter()
+        .map(|(k, v)| (k.clone(), Some(v.clone())))
+        .collect();
+    let tables = crate::profiles::tables(&given).map_err(ApiError::invalid_map)?;
+    let set = if from_rows {
+        Profiles::moving_ai().changed(&tables, up.default_profile.as_deref())
+    } else {
+        let default = match (&up.default_profile, tables.len()) {
+            (Some(d), _) => d.clone(),
+            (None, 1) => tables.keys().next().expect("one").clone(),
+            (None, _) => {
+                return Err(ApiError::invalid_map(
+                    "name the `default_profile` (the profile of requests that name none)",
+                ));
+            }
+        };
+        let tables = tables
+            .into_iter()
+            .map(|(k, t)| (k, t.expect("uploads add profiles")))
+            .collect();
+        Profiles::new(default, tables)
+    };
+    set.map(Some)
         .map_err(|e| ApiError::invalid_map(e.to_string()))
 }

@@ -49,6 +49,9 @@ const (
 	CodeReplicaBehind        Code = "replica_behind"
 	CodeDerivationFailed     Code = "derivation_failed"
 	CodeTooManyAgents        Code = "too_many_agents"
+	CodeProfileNotFound      Code = "profile_not_found"
+	CodeTooManyGoals         Code = "too_many_goals"
+	CodeNoUsableCell         Code = "no_usable_cell"
 )
 
 // Error is an error answer of pathd (or a batch item's error): the HTTP status, the stable

@@ -13,7 +13,7 @@ import (
 )
 
 // finalReasons end a stream: nothing follows them.
-var finalReasons = map[string]bool{"deleted": true, "map_deleted": true, "map_replaced": true, "expired": true}
+var finalReasons = map[string]bool{"deleted": true, "map_deleted": true, "map_replaced": true, "profile_removed": true, "expired": true}
 
 // Stream is an event stream that survives dropped connections: Next reconnects with
 // Last-Event-ID (the last Seq it returned), so no event is missed; the server either

@@ -1,5 +1,7 @@
 package pathd
 
+import "encoding/json"
+
 // The wire types of openapi.yaml. Optional request fields are pointers or omitempty, so a
 // zero value is never sent by accident; answers decode into plain fields.
 
@@ -42,8 +44,50 @@ type PathRequest struct {
 	Smooth        bool      `json:"smooth,omitempty"`
 	Trace         bool      `json:"trace,omitempty"`
 	Size          int       `json:"size,omitempty"`
+	// Profile is the unit-type profile (default the map's default profile).
+	Profile string `json:"profile,omitempty"`
 	// MinVersion: wait until this replica has applied this map version.
 	MinVersion *uint64 `json:"min_version,omitempty"`
+	// Goals: the cheapest reachable of these instead of Goal (1 to 1024; Goal is then
+	// not sent).
+	Goals []Point `json:"goals,omitempty"`
+	// GoalRadius: with Goal, stop at the cheapest cell within this Euclidean distance.
+	GoalRadius *float64 `json:"goal_radius,omitempty"`
+	// GoalVisible: with GoalRadius, that cell must also see Goal.
+	GoalVisible bool `json:"goal_visible,omitempty"`
+	// Flee: instead of a goal, get at least Distance (path cost) away from From (Goal is
+	// then not sent).
+	Flee *Flee `json:"flee,omitempty"`
+	// Snap: move a blocked or unreachable start (and goal) to the nearest usable cell at
+	// most this many cells away (0..64).
+	Snap *int `json:"snap,omitempty"`
+}
+
+// Flee is a path query's threat to get away from.
+type Flee struct {
+	From     Point   `json:"from"`
+	Distance float64 `json:"distance"`
+}
+
+// MarshalJSON leaves Goal out when Goals or Flee replaces it (the server wants exactly one).
+func (q PathRequest) MarshalJSON() ([]byte, error) {
+	type plain PathRequest
+	if q.Goals == nil && q.Flee == nil {
+		return json.Marshal(plain(q))
+	}
+	// The outer Goal (shallower) hides the embedded one, and is omitted when nil.
+	return json.Marshal(struct {
+		plain
+		Goal *Point `json:"goal,omitempty"`
+	}{plain: plain(q)})
+}
+
+// NearestCell is the usable cell nearest to a point (GET /v1/maps/{name}/nearest).
+type NearestCell struct {
+	X          int     `json:"x"`
+	Y          int     `json:"y"`
+	Distance   float64 `json:"distance"`
+	MapVersion uint64  `json:"map_version"`
 }
 
 // PathResult is the outcome of a query; "no path" is a status, not an error.
@@ -62,6 +106,14 @@ type PathResult struct {
 	Waypoints     []Point        `json:"waypoints,omitempty"`
 	WaypointsCost *float64       `json:"waypoints_cost,omitempty"`
 	Trace         map[string]any `json:"trace,omitempty"`
+	// Start: with Goals, GoalRadius, Flee or Snap, the start searched from.
+	Start *Point `json:"start,omitempty"`
+	// Goal: the goal as snapped, or the cell reached (Goals, GoalRadius, Flee).
+	Goal *Point `json:"goal,omitempty"`
+	// GoalIndex: with Goals, the index of the goal reached.
+	GoalIndex *int `json:"goal_index,omitempty"`
+	// Snapped: with Snap, whether an end moved.
+	Snapped *bool `json:"snapped,omitempty"`
 }
 
 // BatchRequest is many queries on one snapshot.
@@ -96,6 +148,31 @@ type MapRows struct {
 	Height   int      `json:"height"`
 	Rows     []string `json:"rows"`
 	Movement Movement `json:"movement,omitempty"`
+	// Profiles beside the Moving AI "ground" (each character its own class).
+	Profiles       map[string]ProfileCosts `json:"profiles,omitempty"`
+	DefaultProfile string                  `json:"default_profile,omitempty"`
+}
+
+// ProfileCosts is a profile's cost per terrain class, keyed by class number ("87") or
+// one ASCII character ("W").
+type ProfileCosts map[string]int
+
+// MapTerrain is unit types on one map: a terrain class per cell, read through profiles.
+type MapTerrain struct {
+	Width          int                     `json:"width"`
+	Height         int                     `json:"height"`
+	Terrain        []int                   `json:"terrain"`
+	Profiles       map[string]ProfileCosts `json:"profiles"`
+	DefaultProfile string                  `json:"default_profile,omitempty"`
+	Movement       Movement                `json:"movement,omitempty"`
+}
+
+// ProfileSummary is one profile of a map summary.
+type ProfileSummary struct {
+	Name          string  `json:"name"`
+	Default       bool    `json:"default"`
+	Costs         []int   `json:"costs"`
+	PassableCells *uint64 `json:"passable_cells,omitempty"`
 }
 
 // MapSummary describes a map version.
@@ -115,7 +192,10 @@ type MapSummary struct {
 	HPA           map[string]any `json:"hpa,omitempty"`
 	JPSPlus       map[string]any `json:"jps_plus,omitempty"`
 	Sized         []any          `json:"sized,omitempty"`
-	Subscriptions map[string]any `json:"subscriptions,omitempty"`
+	// DefaultProfile and Profiles: the unit-type profiles (a plain map: "default").
+	DefaultProfile string           `json:"default_profile,omitempty"`
+	Profiles       []ProfileSummary `json:"profiles,omitempty"`
+	Subscriptions  map[string]any   `json:"subscriptions,omitempty"`
 }
 
 // DamagedMap is a map whose durable data is damaged.
@@ -163,6 +243,9 @@ type MapPatch struct {
 	Cells     []CellChange `json:"cells,omitempty"`
 	Rects     []RectChange `json:"rects,omitempty"`
 	IfVersion *uint64      `json:"if_version,omitempty"`
+	// Profiles added or replaced; a nil value removes one.
+	Profiles       map[string]*ProfileCosts `json:"profiles,omitempty"`
+	DefaultProfile string                   `json:"default_profile,omitempty"`
 }
 
 // PatchResult answers a patch.
@@ -176,6 +259,7 @@ type PatchResult struct {
 type Subscription struct {
 	ID         string  `json:"id"`
 	Map        string  `json:"map"`
+	Profile    string  `json:"profile,omitempty"`
 	Status     string  `json:"status"`
 	Path       []Point `json:"path"`
 	Cost       float64 `json:"cost"`
@@ -220,6 +304,7 @@ type FlowFieldRequest struct {
 	Region  *Region  `json:"region,omitempty"`
 	MaxCost *float64 `json:"max_cost,omitempty"`
 	Size    int      `json:"size,omitempty"`
+	Profile string   `json:"profile,omitempty"`
 }
 
 // FlowField is a field as sent: Directions one byte per region cell, Costs one
@@ -228,6 +313,7 @@ type FlowField struct {
 	ID         string   `json:"id"`
 	Secret     string   `json:"secret,omitempty"`
 	Map        string   `json:"map"`
+	Profile    string   `json:"profile,omitempty"`
 	MapVersion uint64   `json:"map_version"`
 	Seq        uint64   `json:"seq"`
 	Goal       Point    `json:"goal"`

@@ -255,6 +255,9 @@ pub struct Grid {
     clearance: OnceLock<Arc<Clearance>>,
     /// An earlier version's clearance and every cell changed since, to derive this one's.
     clearance_from: Option<(Arc<Clearance>, Arc<ChangeList>)>,
+    /// Unit-type profiles: when set, the costs are *terrain classes* and each profile says
+    /// what a class costs its units (see [`crate::profiles`]). Patches carry it over.
+    pub(crate) profiles: Option<Arc<crate::profiles::Profiles>>,
 }
 
 impl Clone for Grid {
@@ -275,6 +278,7 @@ impl Clone for Grid {
             planes_from: self.planes_from.clone(),
             clearance: self.clearance.clone(),
             clearance_from: self.clearance_from.clone(),
+            profiles: self.profiles.clone(),
         }
     }
 }
@@ -459,6 +463,7 @@ impl Grid {
             planes_from: None,
             clearance: OnceLock::new(),
             clearance_from: None,
+            profiles: None,
         };
         g.flat = Arc::new(FlatSlot::new(FlatState::Ready(Arc::new(cells))));
         g.update_stats();
@@ -579,6 +584,7 @@ impl Grid {
             planes_from,
             clearance: OnceLock::new(),
             clearance_from,
+            profiles: self.profiles.clone(),
         };
         g.update_stats();
         Some((g, changed))

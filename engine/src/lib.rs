@@ -16,6 +16,10 @@
 //!   ([`TieBreak`]) make A*, Dijkstra and weighted A* show what a mismatched heuristic or
 //!   tie-breaking does; a choice that gives up optimality clears
 //!   [`SearchResult::keeps_guarantee`]. The default search never goes through them.
+//! - [`targets`]: the questions games ask, each one search: the nearest of many goals, a
+//!   cell within range (and sight) of a goal, a cell far enough from a threat
+//!   ([`Searcher::find_target`]); snapping a blocked or unreachable end to the nearest usable
+//!   cell ([`targets::snap_ends`]).
 //! - The questions games ask besides one path: [`Searcher::cost_row`] /
 //!   [`Searcher::cost_matrix`] (distance tables, one Dijkstra flood per source on a bucket
 //!   queue, stopped once the source's reachable targets are settled), [`line_of_sight`]
@@ -73,8 +77,10 @@ pub mod mapf;
 pub mod movingai;
 pub mod patch;
 mod planner;
+pub mod profiles;
 pub mod query;
 mod search;
+pub mod targets;
 mod tiles;
 pub mod trace;
 
@@ -97,6 +103,7 @@ pub use patch::{Patch, PatchError, Rect};
 pub use planner::{
     Derived, Searcher, SizedDerived, find_path, find_path_derived, find_path_with, resolve_auto,
 };
+pub use profiles::{CostTable, ProfileError, Profiles};
 pub use query::{
     Algorithm, HeuristicKind, LimitKind, Limits, Query, QueryError, SearchResult, Stats, Status,
     TieBreak,

@@ -8,6 +8,7 @@
 use std::fmt;
 
 use crate::grid::{Grid, MAX_DIM, Movement, Point};
+use crate::profiles::Profiles;
 
 /// A parse failure: the 1-based line and what is wrong there.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +69,28 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 /// assert_eq!(e.line, 6);
 /// ```
 pub fn parse_map(text: &str) -> Result<Grid, ParseError> {
+    parse_cells(text, terrain_cost)
+}
+
+/// Parses a Moving AI `.map` file keeping its terrain: each character is its own class
+/// (its ASCII code), read through the profile set [`Profiles::moving_ai`] (default
+/// `ground`: today's rule), so a client can add e.g. `boat` (only `W`) on the same map.
+/// The grid's costs are the classes; [`Grid::under_profile`] gives what a profile sees.
+///
+/// ```
+/// use pathd_engine::movingai::parse_map_terrain;
+/// let g = parse_map_terrain("type octile\nheight 1\nwidth 3\nmap\n.WT\n").unwrap();
+/// assert_eq!(g.costs(), vec![b'.', b'W', b'T']);
+/// let ground = g.under_profile(g.profiles().unwrap().default_table());
+/// assert_eq!(ground.costs(), vec![1, 0, 0]);
+/// ```
+pub fn parse_map_terrain(text: &str) -> Result<Grid, ParseError> {
+    let g = parse_cells(text, |b| terrain_cost(b).map(|_| b))?;
+    Ok(g.with_profiles(Some(std::sync::Arc::new(Profiles::moving_ai()))))
+}
+
+/// Parses a `.map` file, each character's cell value given by `cell`.
+fn parse_cells(text: &str, cell: impl Fn(u8) -> Option<u8>) -> Result<Grid, ParseError> {
     let mut it = lines(text);
     let (mut movement, mut height, mut width) = (None, None, None);
     // The line each header field was first seen on: a field given twice is an error.
@@ -146,7 +169,7 @@ pub fn parse_map(text: &str) -> Result<Grid, ParseError> {
             ));
         }
         for (col, &b) in bytes.iter().enumerate() {
-            let c = terrain_cost(b).ok_or_else(|| {
+            let c = cell(b).ok_or_else(|| {
                 err(
                     n,
                     format!(

@@ -666,6 +666,36 @@ impl Hub {
         true
     }
 
+    /// The profiles of `map` other than its default (hub keys `map~profile`) that have
+    /// subscriptions or flow fields here, with the grid this hub's subscriptions of each
+    /// hold (`None`: flow fields only).
+    pub fn profile_grids(&self, map: &str) -> Vec<(String, Option<Arc<Grid>>)> {
+        let prefix = format!("{map}~");
+        let mut out: std::collections::BTreeMap<String, Option<Arc<Grid>>> = self
+            .inner
+            .flows
+            .maps_with_prefix(&prefix)
+            .into_iter()
+            .map(|k| (k[prefix.len()..].to_owned(), None))
+            .collect();
+        for (k, ms) in self.inner.maps.lock().expect("index lock").iter() {
+            if let Some(p) = k.strip_prefix(&prefix) {
+                out.insert(p.to_owned(), Some(Arc::clone(&ms.grid)));
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// [`Self::end_map`] for `map` and each of its profiles; returns how many
+    /// subscriptions ended.
+    pub fn end_map_all(&self, map: &str, reason: &'static str) -> usize {
+        let mut n = self.end_map(map, reason);
+        for (p, _) in self.profile_grids(map) {
+            n += self.end_map(&format!("{map}~{p}"), reason);
+        }
+        n
+    }
+
     /// Ends every subscription (and flow field) of `map` with a final event `reason`;
     /// returns how many subscriptions.
     pub fn end_map(&self, map: &str, reason: &'static str) -> usize {

@@ -25,6 +25,8 @@ pub enum MapsError {
     TooManyMaps(usize),
     /// A patch writes outside the map.
     PatchOutOfBounds(String),
+    /// A patch's profile changes cannot be applied (a bad name, the default removed...).
+    InvalidProfiles(String),
     /// The store refused or failed the write; nothing was acknowledged or changed.
     Store(String),
     /// Something that should not happen (a failed task); logged where it is mapped.
@@ -68,6 +70,7 @@ impl fmt::Display for MapsError {
                 write!(f, "this server holds at most {max} maps; delete one first")
             }
             MapsError::PatchOutOfBounds(m) => write!(f, "{m}"),
+            MapsError::InvalidProfiles(m) => write!(f, "{m}"),
             MapsError::Store(m) => write!(f, "the write could not be made durable: {m}"),
             MapsError::Internal(m) => write!(f, "{m}"),
             MapsError::Conflicted => write!(f, "another replica wrote the map first"),

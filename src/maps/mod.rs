@@ -18,14 +18,17 @@
 //! it: they clone the current `Arc<MapEntry>` and go.
 
 mod error;
+pub(crate) mod patch;
 mod queue;
+mod recover;
+mod replicated;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs;
-use std::path::{Path, PathBuf};
+pub use patch::ProfileChange;
+
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 
-use pathd_engine::{Grid, Patch, PatchError, Point, movingai};
+use pathd_engine::Grid;
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
@@ -37,9 +40,7 @@ pub use error::MapsError;
 use crate::compute::Compute;
 use crate::live::Hub;
 use crate::state::{MapEntry, MapSource, Registry};
-use crate::store::{
-    Change, Damage, LostTail, MapStore, Mutation, Recovered, Replicated, StoreError, StoreStatus,
-};
+use crate::store::{Damage, LostTail, MapStore, Mutation, StoreError, StoreStatus};
 
 /// True for 1-64 characters of `[A-Za-z0-9_.-]` not starting with a dot.
 pub fn valid_name(name: &str) -> bool {
@@ -100,9 +101,6 @@ pub const DRAIN_WRITES_WITHIN: std::time::Duration = std::time::Duration::from_s
 /// Attempts of a write that keeps losing the compare-and-set to other replicas.
 const MAX_ATTEMPTS: usize = 8;
 const CONTENDED: &str = "other replicas kept writing this map first";
-
-/// A patched entry, the changed cells, and their new costs.
-type Patched = (MapEntry, Vec<Point>, Vec<(Point, u8)>);
 
 /// What a `put` did.
 #[derive(Debug)]
@@ -346,12 +344,12 @@ impl Maps {
         let e = Arc::clone(&entry);
         match self
             .persist(name, version, move |s| {
-                s.append(&e.name, e.version, Mutation::Put(&e.grid))
+                s.append(&e.name, e.version, Mutation::Put(&e.terrain))
             })
             .await
         {
             Ok(()) => {}
-            Err(MapsError::Conflicted) => return Ok(Err((*entry.grid).clone())),
+            Err(MapsError::Conflicted) => return Ok(Err((*entry.terrain).clone())),
             Err(e) => return Err(e),
         }
         self.clear_damage(name);
@@ -361,63 +359,6 @@ impl Maps {
             entry,
             created: old.is_none(),
         }))
-    }
-
-    /// The entry after `patch` on `prev` (at version `prev.version + 1`, its abstraction
-    /// derived from `prev`'s), the changed cells and their costs; `None` for a no-op.
-    async fn build_patched(
-        &self,
-        prev: Arc<MapEntry>,
-        patch: Patch,
-    ) -> Result<Option<Patched>, MapsError> {
-        let (n, next) = (prev.name.clone(), prev.version + 1);
-        let jump_settings = *self.inner.registry.jump_settings();
-        // On a blocking thread of its own, not the search pool: a write must not queue
-        // behind searches (long flow-field creates hold a worker for a second). Writes are
-        // bounded without the pool: one at a time per map, `--max-pending-writes` queued.
-        tokio::task::spawn_blocking(move || {
-            let out = prev.grid.apply_patch(&patch)?;
-            Ok::<_, PatchError>(out.map(|(g, changed)| {
-                let costs: Vec<(Point, u8)> = changed.iter().map(|&p| (p, g.cost(p))).collect();
-                let next_entry = MapEntry::new(n, next, g, MapSource::Uploaded);
-                // Only the clusters the patch touched are rebuilt (see crate::hpa).
-                next_entry
-                    .hpa
-                    .derive(&next_entry.name, &prev.hpa, &next_entry.grid, &changed);
-                // The eroded maps and their abstractions take the patch likewise.
-                next_entry
-                    .sized
-                    .derive(&prev.sized, &next_entry.grid, &changed);
-                // Only the jump entries the patch can change are recomputed (crate::jump).
-                next_entry.jump.derive(
-                    &next_entry.name,
-                    &prev.jump,
-                    &jump_settings,
-                    &next_entry.grid,
-                    &changed,
-                );
-                // (The subgoal graph is rebuilt on its lane: contracting its hierarchy anew
-                // costs about a build, too much for a write's path; see derived::subgoal.)
-                (next_entry, changed, costs)
-            }))
-        })
-        .await
-        .map_err(|e| MapsError::Internal(format!("applying the patch failed: {e}")))?
-        .map_err(|e| MapsError::PatchOutOfBounds(e.to_string()))
-    }
-
-    /// Serves `new` (the patch of `prev`) and hands the change to the live hub; returns the
-    /// subscriptions it reached.
-    fn install_patched(&self, prev: &MapEntry, new: &Arc<MapEntry>, changed: Vec<Point>) -> u64 {
-        self.inner.registry.insert(Arc::clone(new));
-        let delivery = self.inner.live.on_patch(
-            &new.name,
-            &prev.grid,
-            Arc::clone(&new.grid),
-            new.version,
-            changed,
-        );
-        delivery.delivered as u64
     }
 
     /// The current entry of `name`; when it is not known here, after catching up with the
@@ -430,83 +371,6 @@ impl Maps {
             }
             other => other,
         }
-    }
-
-    /// Applies `patch` to map `name` (only at `if_version`, when given).
-    pub async fn patch(
-        &self,
-        name: String,
-        patch: Patch,
-        if_version: Option<u64>,
-    ) -> Result<PatchOutcome, MapsError> {
-        self.get_caught_up(&name).await?; // keeps unknown names away from the writer table
-        self.spawn_write(&name.clone(), move |me| async move {
-            let mut caught_up = false;
-            for _ in 0..MAX_ATTEMPTS {
-                let order = me.write_order(&name).await;
-                let entry = me.get(&name)?;
-                if let Some(expected) = if_version
-                    && expected != entry.version
-                {
-                    // A newer expected version may only mean this replica lags: catch up
-                    // once before answering.
-                    if expected > entry.version && !caught_up {
-                        drop(order);
-                        me.catch_up(&name).await?;
-                        caught_up = true;
-                        continue;
-                    }
-                    return Err(MapsError::VersionConflict {
-                        current: entry.version,
-                        expected,
-                    });
-                }
-                let Some((new, changed, costs)) =
-                    me.build_patched(Arc::clone(&entry), patch.clone()).await?
-                else {
-                    return Ok(PatchOutcome {
-                        version: entry.version,
-                        changed_cells: 0,
-                        affected_subscriptions: 0,
-                    });
-                };
-                let new = Arc::new(new);
-                let e = Arc::clone(&new);
-                match me
-                    .persist(&name, new.version, move |s| {
-                        s.append(
-                            &e.name,
-                            e.version,
-                            Mutation::Patch {
-                                cells: &costs,
-                                after: &e.grid,
-                            },
-                        )
-                    })
-                    .await
-                {
-                    Ok(()) => {}
-                    Err(MapsError::Conflicted) => {
-                        drop(order);
-                        me.catch_up(&name).await?;
-                        caught_up = true;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                }
-                let changed_cells = changed.len() as u64;
-                let affected = me.install_patched(&entry, &new, changed);
-                metrics::counter!("pathd_patches_total").increment(1);
-                tracing::info!(map = %name, version = new.version, changed_cells, affected, "map patched");
-                return Ok(PatchOutcome {
-                    version: new.version,
-                    changed_cells,
-                    affected_subscriptions: affected,
-                });
-            }
-            Err(MapsError::Store(CONTENDED.into()))
-        })
-        .await
     }
 
     /// Deletes map `name`; returns its last version. Queries already running on it finish
@@ -534,152 +398,13 @@ impl Maps {
                     Err(e) => return Err(e),
                 }
                 me.inner.registry.remove(&name);
-                me.inner.live.end_map(&name, "map_deleted");
+                me.inner.live.end_map_all(&name, "map_deleted");
                 tracing::info!(map = %name, version, "map deleted");
                 return Ok(version);
             }
             Err(MapsError::Store(CONTENDED.into()))
         })
         .await
-    }
-
-    /// Applies a mutation read back from a replicated store (written by any replica,
-    /// this one included), in the map's write order: skipped when this replica already
-    /// has that version; otherwise served, with derived state rebuilt and the live hub told
-    /// exactly as for a local write (subscriptions here are repaired by a patch written
-    /// through another replica).
-    pub async fn apply_replicated(&self, rep: Replicated) {
-        let Replicated {
-            name,
-            version,
-            position,
-            change,
-        } = rep;
-        let _order = self.write_order(&name).await;
-        let registry = &self.inner.registry;
-        let known = registry.known_version(&name);
-        let current = registry.get(&name);
-        match change {
-            Change::Delete => {
-                self.clear_damage(&name);
-                if current.as_ref().is_some_and(|c| c.version <= version) {
-                    registry.remove(&name);
-                    self.inner.live.end_map(&name, "map_deleted");
-                    tracing::info!(map = %name, version, "replicated delete applied");
-                }
-                registry.note_deleted(&name, version);
-            }
-            _ if version <= known => {} // already applied (this replica's own write)
-            Change::Unreadable(why) => self.damage_replicated(&name, version, known, why),
-            Change::Patch { cells, full } => {
-                let patch = Patch {
-                    cells,
-                    rects: Vec::new(),
-                };
-                let base = current.filter(|c| c.version + 1 == version);
-                let mut done = false;
-                if let Some(prev) = base {
-                    match self.build_patched(Arc::clone(&prev), patch).await {
-                        Ok(Some((new, changed, _))) => {
-                            self.install_patched(&prev, &Arc::new(new), changed);
-                            done = true;
-                        }
-                        Ok(None) => {
-                            // Nothing changed here: serve the same cells under the new version.
-                            let g = (*prev.grid).clone();
-                            self.replace_replicated(&name, version, g).await;
-                            done = true;
-                        }
-                        Err(e) => {
-                            tracing::error!(map = %name, version, error = %e, "replicated patch does not apply")
-                        }
-                    }
-                }
-                if !done {
-                    match full {
-                        Some(g) => self.replace_replicated(&name, version, g).await,
-                        None => self.damage_replicated(
-                            &name,
-                            version,
-                            known,
-                            format!(
-                                "patch {version} cannot be applied here (have version {known})"
-                            ),
-                        ),
-                    }
-                }
-            }
-            Change::Put(g) => self.replace_replicated(&name, version, g).await,
-        }
-        metrics::counter!("pathd_replicated_mutations_total").increment(1);
-        let store = Arc::clone(&self.inner.store);
-        store.applied(&name, version, position);
-    }
-
-    /// A replicated mutation (to `version`; this replica has `known`) that cannot be
-    /// applied here: the map is damaged, neither served as its older version nor written
-    /// on from it, until a whole map of a later version arrives; its subscriptions end.
-    /// Versions go on past `version`.
-    fn damage_replicated(&self, name: &str, version: u64, known: u64, why: String) {
-        self.inner.registry.note_deleted(name, version);
-        let mut all = self.inner.damaged.write().expect("damaged lock");
-        if let Some(d) = all.get_mut(name) {
-            d.dropped.push(version);
-            return;
-        }
-        drop(all);
-        self.mark_damaged(Damage {
-            name: name.to_owned(),
-            reason: format!("replicated {why}; a whole map (PUT) repairs it"),
-            last_good: (known > 0).then_some(known),
-            dropped: vec![version],
-        });
-        self.inner.live.end_map(name, "map_damaged");
-    }
-
-    /// Forgets the damage of `name` (a whole map or a delete replaced it).
-    fn clear_damage(&self, name: &str) {
-        if self
-            .inner
-            .damaged
-            .write()
-            .expect("damaged lock")
-            .remove(name)
-            .is_some()
-        {
-            tracing::info!(map = %name, "damaged map replaced: served again");
-        }
-    }
-
-    /// Serves `grid` as `version` of `name` (a replicated put, or a patch applied by its
-    /// whole map), telling the live hub as a local replace does.
-    async fn replace_replicated(&self, name: &str, version: u64, grid: Grid) {
-        self.clear_damage(name);
-        // O(1): the grid keeps its own statistics, so no pool hop is needed.
-        let entry = Arc::new(MapEntry::new(
-            name.to_owned(),
-            version,
-            grid,
-            MapSource::Uploaded,
-        ));
-        self.install_replacement(name, &entry).await;
-        tracing::debug!(map = %name, version, "replicated map applied");
-    }
-
-    /// Serves `entry` in place of whatever `name` held, and hands a replaced map's
-    /// subscriptions the difference (local and replicated puts alike).
-    async fn install_replacement(&self, name: &str, entry: &Arc<MapEntry>) {
-        if let Some(old) = self.inner.registry.insert(Arc::clone(entry)) {
-            self.inner
-                .live
-                .on_replace(
-                    name,
-                    Arc::clone(&old.grid),
-                    Arc::clone(&entry.grid),
-                    entry.version,
-                )
-                .await;
-        }
     }
 
     /// Waits (up to `max_wait`; with a local store not at all) until this replica has
@@ -808,124 +533,4 @@ impl Maps {
             .await
             .map_err(|e| StoreError::Io(std::io::Error::other(e)))?
     }
-
-    /// Loads the startup maps: everything the store holds, then the bundled `*.map` files
-    /// of `maps_dir` whose names the store knows nothing of (at version 1). A damaged name
-    /// is reported and stays offline, bundled file or not. Writes wait until this is done.
-    pub async fn recover(&self, maps_dir: &Path) -> LoadReport {
-        let mut report = LoadReport::default();
-        let store = Arc::clone(&self.inner.store);
-        let found = match tokio::task::spawn_blocking(move || store.recover()).await {
-            Ok(Ok(found)) => found,
-            Ok(Err(e)) => {
-                tracing::error!(error = %e, "cannot read the store; serving bundled maps only");
-                Vec::new()
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "store recovery failed");
-                Vec::new()
-            }
-        };
-        let registry = &self.inner.registry;
-        let mut seen = HashSet::new();
-        for r in found {
-            match r {
-                Recovered::Live {
-                    name,
-                    version,
-                    grid,
-                    lost,
-                } => {
-                    seen.insert(name.clone());
-                    if let Some(l) = lost {
-                        let mut cut = self.inner.cut.write().expect("cut lock");
-                        cut.insert(name.clone(), l);
-                    }
-                    // O(1): the grid keeps its own statistics.
-                    let entry = MapEntry::new(name, version, *grid, MapSource::Uploaded);
-                    registry.insert(Arc::new(entry));
-                    report.uploaded += 1;
-                }
-                Recovered::Deleted { name, version } => {
-                    registry.note_deleted(&name, version);
-                    seen.insert(name);
-                    report.deleted += 1;
-                }
-                Recovered::Damaged(d) => {
-                    seen.insert(d.name.clone());
-                    // Versions continue past whatever was acknowledged before the damage.
-                    if let Some(v) = d.dropped.iter().copied().chain(d.last_good).max() {
-                        registry.note_deleted(&d.name, v);
-                    }
-                    self.mark_damaged(d);
-                    report.damaged += 1;
-                }
-            }
-        }
-        for (name, path) in bundled_files(maps_dir) {
-            if seen.contains(&name) {
-                continue;
-            }
-            let n = name.clone();
-            let p = path.clone();
-            let read = self
-                .inner
-                .compute
-                .run_waiting(move |_| {
-                    let text = fs::read_to_string(&p).map_err(|e| e.to_string())?;
-                    let grid = movingai::parse_map(&text).map_err(|e| e.to_string())?;
-                    Ok::<_, String>(MapEntry::new(n, 1, grid, MapSource::Bundled))
-                })
-                .await;
-            match read {
-                Ok(Ok(entry)) => {
-                    registry.insert(Arc::new(entry));
-                    report.bundled += 1;
-                }
-                Ok(Err(reason)) => skip(&mut report, &path, &reason),
-                Err(e) => skip(&mut report, &path, &e.to_string()),
-            }
-        }
-        metrics::gauge!("pathd_maps_loaded").set(registry.len() as f64);
-        tracing::info!(
-            bundled = report.bundled,
-            uploaded = report.uploaded,
-            deleted = report.deleted,
-            failed = report.failed,
-            damaged = report.damaged,
-            "startup maps loaded"
-        );
-        self.follow();
-        self.inner.loaded.send_replace(true);
-        report
-    }
-}
-
-fn skip(report: &mut LoadReport, path: &Path, reason: &str) {
-    tracing::error!(path = %path.display(), %reason, "skipping unreadable map file");
-    report.failed += 1;
-}
-
-/// `*.map` files with a valid map name, sorted. A missing directory is no maps.
-fn bundled_files(dir: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        tracing::warn!(dir = %dir.display(), "maps directory not found; no bundled maps");
-        return Vec::new();
-    };
-    let mut out: Vec<_> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("map"))
-        .filter_map(|p| {
-            let name = p.file_stem()?.to_str()?.to_owned();
-            if valid_name(&name) {
-                Some((name, p))
-            } else {
-                tracing::warn!(path = %p.display(), "skipping map file: not a valid map name");
-                None
-            }
-        })
-        .collect();
-    out.sort();
-    out
 }

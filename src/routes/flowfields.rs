@@ -65,6 +65,8 @@ pub struct FlowRequest {
     pub max_cost: Option<f64>,
     /// Agent side in cells (default 1, at most 8).
     pub size: Option<u32>,
+    /// The unit-type profile (default: the map's default profile).
+    pub profile: Option<String>,
 }
 
 /// A flow field (`FlowField` in `openapi.yaml`).
@@ -74,6 +76,9 @@ pub struct FlowBody {
     pub id: String,
     /// The map it covers.
     pub map: String,
+    /// The unit-type profile it follows, when it named one other than the map's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// The goal.
     pub goal: [u32; 2],
     /// The cells covered.
@@ -109,7 +114,8 @@ fn body(flow: &Flow) -> FlowBody {
         let max = f.max_cost();
         FlowBody {
             id: flow.id.clone(),
-            map: flow.map.clone(),
+            map: flow.map.split('~').next().unwrap_or_default().to_owned(),
+            profile: flow.map.split_once('~').map(|(_, p)| p.to_owned()),
             goal: [f.goal().x, f.goal().y],
             region: RegionBody {
                 x: r.x,
@@ -164,7 +170,7 @@ async fn create(
         .unwrap_or_else(|| Region::whole(&entry.grid))
         .cells() as u64;
     state.live().flows().check_room(cells)?;
-    let flow = compute_and_register(&state, &name, spec).await?;
+    let flow = compute_and_register(&state, &name, req.profile.as_deref(), spec).await?;
     // Until the answer is ready, the field is removed again if this stops (the encoding
     // refused by a full pool, or the client gone): nobody else could ever know its secret.
     let unclaimed = Unclaimed {
@@ -195,6 +201,7 @@ async fn create(
 async fn compute_and_register(
     state: &AppState,
     name: &str,
+    profile: Option<&str>,
     spec: FlowSpec,
 ) -> Result<Arc<crate::flowfields::Flow>, ApiError> {
     for attempt in 0..=OPTIMISTIC_TRIES {
@@ -203,6 +210,8 @@ async fn compute_and_register(
             .last_resort_order(name, attempt, OPTIMISTIC_TRIES)
             .await;
         let entry = lookup(state, name)?;
+        // A profile's fields live under its view's name (`map~profile`).
+        let entry = crate::query::on_profile(state, &entry, profile).await?;
         let grid = Arc::clone(&entry.grid);
         let s = spec;
         let field = state
@@ -211,13 +220,22 @@ async fn compute_and_register(
             .await?
             .map_err(flow_error)?;
         let registry = state.registry();
-        let current = || registry.get(name).map(|e| (e.version, Arc::clone(&e.grid)));
-        if let Some(flow) =
-            state
-                .live()
-                .flows()
-                .register(name, entry.version, field, &entry.grid, current)?
-        {
+        // The current version's view of the profile; one not made yet counts as stale
+        // (the next attempt makes it).
+        let current = || {
+            let now = registry.get(name)?;
+            match now.find_view(profile) {
+                Ok(crate::state::Found::Ready(v)) => Some((v.version, Arc::clone(&v.grid))),
+                _ => None,
+            }
+        };
+        if let Some(flow) = state.live().flows().register(
+            &entry.name,
+            entry.version,
+            field,
+            &entry.grid,
+            current,
+        )? {
             return Ok(flow);
         }
         metrics::counter!("pathd_flowfield_recomputed_total").increment(1);

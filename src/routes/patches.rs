@@ -64,6 +64,12 @@ pub struct PatchRequest {
     pub rects: Vec<RectPatch>,
     /// Apply only if the map is at this version (`409 version_conflict` otherwise).
     pub if_version: Option<u64>,
+    /// Unit-type profiles added or replaced (a table) or removed (`null`); a plain map
+    /// taking its first profile keeps its costs as classes under the profile `default`.
+    #[serde(default)]
+    pub profiles: std::collections::BTreeMap<String, Option<crate::profiles::ProfileSpec>>,
+    /// Another default profile (one the map has, or one this patch adds).
+    pub default_profile: Option<String>,
 }
 
 /// The answer (`PatchResult` in `openapi.yaml`).
@@ -87,6 +93,14 @@ fn cost(c: u32, what: &str) -> Result<u8, ApiError> {
 }
 
 impl PatchRequest {
+    /// The profile changes, or `400 invalid_patch`.
+    pub fn to_profiles(&self) -> Result<crate::maps::ProfileChange, ApiError> {
+        Ok(crate::maps::ProfileChange {
+            tables: crate::profiles::tables(&self.profiles).map_err(invalid)?,
+            default: self.default_profile.clone(),
+        })
+    }
+
     /// The engine patch, or `400 invalid_patch`.
     pub fn to_patch(&self) -> Result<Patch, ApiError> {
         let mut cells = Vec::with_capacity(self.cells.len());
@@ -131,7 +145,11 @@ async fn patch_map(
     }
     tracing::Span::current().record("map", &name);
     // From here the write runs to completion even if this client goes away.
-    let out = state.maps().patch(name, patch, req.if_version).await?;
+    let profiles = req.to_profiles()?;
+    let out = state
+        .maps()
+        .patch(name, patch, profiles, req.if_version)
+        .await?;
     Ok(Json(PatchResponse {
         version: out.version,
         changed_cells: out.changed_cells,

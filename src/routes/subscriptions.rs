@@ -66,6 +66,9 @@ pub struct SubscriptionBody {
     pub position: [u32; 2],
     /// The goal.
     pub goal: [u32; 2],
+    /// The unit-type profile it follows, when it named one other than the map's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// The secret that authorizes moves and deletion: only in the create answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
@@ -96,7 +99,8 @@ fn body(sub: &Sub) -> SubscriptionBody {
     let p = sub.position();
     SubscriptionBody {
         id: sub.id.clone(),
-        map: sub.map.clone(),
+        map: sub.map.split('~').next().unwrap_or_default().to_owned(),
+        profile: sub.map.split_once('~').map(|(_, p)| p.to_owned()),
         status: cur.status,
         path: cur.path.clone(),
         cost: cur.cost,
@@ -119,6 +123,11 @@ async fn create(
     Json(req): Json<PathRequest>,
 ) -> Result<Response, ApiError> {
     let (query, timeout) = req.to_query(state.config())?;
+    if !req.games()?.is_plain() {
+        return Err(ApiError::invalid_request(
+            "`goals`, `goal_radius`, `flee` and `snap` are not available for subscriptions",
+        ));
+    }
     if !matches!(query.algorithm, Algorithm::AStar | Algorithm::Auto) {
         return Err(ApiError::invalid_request(
             "subscriptions are kept optimal by a shared goal search; `algorithm` must be astar or auto",
@@ -132,7 +141,7 @@ async fn create(
     crate::routes::paths::wait_version(&state, &name, req.min_version).await?;
     lookup(&state, &name)?;
     state.live().check_room(&name)?;
-    let sub = join(&state, &name, &query, timeout).await?;
+    let sub = join(&state, &name, req.profile.as_deref(), &query, timeout).await?;
     tracing::info!(map = %name, subscription = %sub.id, "subscription created");
     let created = SubscriptionBody {
         secret: Some(sub.secret().to_owned()),
@@ -152,6 +161,7 @@ async fn create(
 async fn join(
     state: &AppState,
     name: &str,
+    profile: Option<&str>,
     query: &pathd_engine::Query,
     timeout: std::time::Duration,
 ) -> Result<Arc<crate::live::Sub>, ApiError> {
@@ -161,6 +171,9 @@ async fn join(
             .last_resort_order(name, attempt, OPTIMISTIC_TRIES)
             .await;
         let entry = lookup(state, name)?;
+        // A profile's subscriptions live in the hub under its view's name (`map~profile`),
+        // repaired by the cells that change for that profile.
+        let entry = crate::query::on_profile(state, &entry, profile).await?;
         let limits = Limits {
             max_expansions: query.limits.max_expansions,
             deadline: None,
@@ -170,7 +183,7 @@ async fn join(
         let joined = state
             .live()
             .join(
-                name,
+                &entry.name,
                 Arc::clone(&entry.grid),
                 entry.version,
                 query.start,

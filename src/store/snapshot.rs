@@ -65,6 +65,42 @@ struct Header {
     width: u32,
     height: u32,
     movement: String,
+    /// A map with unit-type profiles: its cells are terrain classes, read through these
+    /// (absent for a plain map, and in files written before profiles existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    profiles: Option<StoredProfiles>,
+}
+
+/// A profile set in a map file's header.
+#[derive(Serialize, Deserialize)]
+struct StoredProfiles {
+    default: String,
+    /// Per profile, the cost of each of the 256 classes.
+    tables: std::collections::BTreeMap<String, Vec<u8>>,
+}
+
+impl StoredProfiles {
+    fn of(p: &pathd_engine::Profiles) -> Self {
+        StoredProfiles {
+            default: p.default_name().to_owned(),
+            tables: p.iter().map(|(k, t)| (k.to_owned(), t.to_vec())).collect(),
+        }
+    }
+
+    fn to_profiles(&self) -> Result<pathd_engine::Profiles, String> {
+        let tables = self
+            .tables
+            .iter()
+            .map(|(k, t)| {
+                let t: pathd_engine::CostTable = t
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| format!("profile {k:?} does not have 256 costs"))?;
+                Ok((k.clone(), t))
+            })
+            .collect::<Result<_, String>>()?;
+        pathd_engine::Profiles::new(self.default.clone(), tables).map_err(|e| e.to_string())
+    }
 }
 
 impl Storage {
@@ -216,6 +252,7 @@ pub fn encode(name: &str, version: u64, grid: &Grid) -> Vec<u8> {
         width: grid.width(),
         height: grid.height(),
         movement: grid.movement().as_str().to_owned(),
+        profiles: grid.profiles().map(|p| StoredProfiles::of(p)),
     };
     let mut out = MAGIC.to_vec();
     serde_json::to_writer(&mut out, &header).expect("header serializes");
@@ -246,8 +283,14 @@ pub fn decode(bytes: &[u8]) -> Result<StoredMap, String> {
     let header: Header = serde_json::from_slice(&body[..nl]).map_err(|e| e.to_string())?;
     let movement = Movement::parse(&header.movement).ok_or("unknown movement")?;
     let costs = body[nl + 1..].to_vec();
+    let profiles = header
+        .profiles
+        .as_ref()
+        .map(StoredProfiles::to_profiles)
+        .transpose()?;
     let grid = Grid::from_costs(header.width, header.height, costs, movement)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .with_profiles(profiles.map(std::sync::Arc::new));
     Ok(StoredMap {
         name: header.name,
         version: header.version,

@@ -11,6 +11,7 @@ mod damage;
 mod derived;
 mod durability;
 mod flowfields;
+mod games;
 mod hardening;
 mod holes;
 mod hpa;
@@ -32,6 +33,7 @@ mod openapi;
 mod paths;
 mod plans;
 mod pool;
+mod profiles;
 #[cfg(feature = "nats")]
 mod replicas;
 mod same_answer;

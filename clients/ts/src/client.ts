@@ -11,10 +11,12 @@ import type {
   LosRequest,
   LosResponse,
   MapCells,
+  NearestCell,
   MapCosts,
   MapList,
   MapPatch,
   MapRows,
+  MapTerrain,
   MapSummary,
   MatrixRequest,
   MatrixResponse,
@@ -76,7 +78,7 @@ export interface PutResult {
   map: MapSummary;
 }
 
-const FINAL = new Set(["deleted", "map_deleted", "map_replaced", "expired"]);
+const FINAL = new Set(["deleted", "map_deleted", "map_replaced", "profile_removed", "expired"]);
 
 type Auth = "admin" | "query" | "none";
 
@@ -188,6 +190,22 @@ export class PathdClient {
     return this.json({ method: "GET", path: `/v1/maps/${seg(name)}/cells`, auth: "query", call });
   }
 
+  /** `GET /v1/maps/{name}/nearest`: the usable cell nearest to `at` (`no_usable_cell` when
+   * none lies within `radius`, default 8). */
+  nearest(
+    name: string,
+    at: Point,
+    call?: CallOptions & { radius?: number; size?: number },
+  ): Promise<NearestCell> {
+    return this.json({
+      method: "GET",
+      path: `/v1/maps/${seg(name)}/nearest`,
+      query: { x: at[0], y: at[1], radius: call?.radius, size: call?.size },
+      auth: "query",
+      call,
+    });
+  }
+
   /** `PUT /v1/maps/{name}` with a Moving AI `.map` file. */
   putMapText(
     name: string,
@@ -198,7 +216,7 @@ export class PathdClient {
   }
 
   /** `PUT /v1/maps/{name}` with JSON costs or rows. */
-  putMap(name: string, map: MapCosts | MapRows, call?: CallOptions): Promise<PutResult> {
+  putMap(name: string, map: MapCosts | MapRows | MapTerrain, call?: CallOptions): Promise<PutResult> {
     return this.put(name, JSON.stringify(map), "application/json", call);
   }
 

@@ -57,7 +57,10 @@ export type ErrorCode =
   | "too_many_flowfields"
   | "replica_behind"
   | "derivation_failed"
-  | "too_many_agents";
+  | "too_many_agents"
+  | "profile_not_found"
+  | "too_many_goals"
+  | "no_usable_cell";
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
@@ -65,7 +68,20 @@ export interface ErrorBody {
 
 export interface PathRequest {
   start: Point;
-  goal: Point;
+  /** Exactly one of `goal`, `goals` and `flee`. */
+  goal?: Point;
+  /** The cheapest reachable of these (1 to 1024; more is `too_many_goals`). */
+  goals?: Point[];
+  /** With `goal`: stop at the cheapest cell within this Euclidean distance of it. */
+  goal_radius?: number;
+  /** With `goal_radius`: that cell must also see `goal` (Theta*'s line of sight). */
+  goal_visible?: boolean;
+  /** Instead of a goal: get at least `distance` (path cost) away from `from`. */
+  flee?: { from: Point; distance: number };
+  /** Move a blocked or unreachable start (and goal) to the nearest usable cell (0..64). */
+  snap?: number;
+  /** The unit-type profile (default the map's `default_profile`). */
+  profile?: string;
   algorithm?: Algorithm;
   weight?: number;
   max_expansions?: number;
@@ -95,6 +111,22 @@ export interface PathResult {
   waypoints_cost?: number;
   /** The search trace (`trace: true`); see `SearchTrace` in openapi.yaml. */
   trace?: SearchTrace;
+  /** With `goals`, `goal_radius`, `flee` or `snap`: the start searched from. */
+  start?: Point;
+  /** The goal as snapped, or the cell reached (`goals`, `goal_radius`, `flee`). */
+  goal?: Point;
+  /** With `goals`: the index of the goal reached. */
+  goal_index?: number;
+  /** With `snap`: whether an end moved. */
+  snapped?: boolean;
+}
+
+/** `GET /v1/maps/{name}/nearest`: the usable cell nearest to a point. */
+export interface NearestCell {
+  x: number;
+  y: number;
+  distance: number;
+  map_version: number;
 }
 
 export interface SearchTraceEvent {
@@ -135,11 +167,18 @@ export function isBatchError(item: BatchItem): item is ErrorBody {
   return (item as ErrorBody).error !== undefined;
 }
 
+/** A profile's cost per terrain class: an array (entry i is class i), or an object from a
+ * class (its number, or one ASCII character such as "W") to its cost. */
+export type ProfileCosts = number[] | Record<string, number>;
+
 export interface MapCosts {
   width: number;
   height: number;
   /** Row-major, `width * height` entries; 0 blocked, 1..255 cost. */
   costs: number[];
+  /** With profiles, the costs are terrain classes. */
+  profiles?: Record<string, ProfileCosts>;
+  default_profile?: string;
   movement?: Movement;
 }
 
@@ -148,7 +187,32 @@ export interface MapRows {
   height: number;
   /** `height` strings of `width` Moving AI terrain characters. */
   rows: string[];
+  /** Profiles beside the Moving AI `ground`. */
+  profiles?: Record<string, ProfileCosts>;
+  default_profile?: string;
   movement?: Movement;
+}
+
+/** Unit types on one map: a terrain class per cell, read through named profiles. */
+export interface MapTerrain {
+  width: number;
+  height: number;
+  terrain: number[];
+  profiles: Record<string, ProfileCosts>;
+  default_profile?: string;
+  movement?: Movement;
+}
+
+export interface ProfileSummary {
+  name: string;
+  default: boolean;
+  /** The cost of each class 0..255. */
+  costs: number[];
+  passable_cells?: number;
+  /** A non-default profile's own derived structures, once its view was made. */
+  hpa?: HpaInfo;
+  jps_plus?: JumpInfo;
+  subgoal?: SubgoalInfo;
 }
 
 /** Where a derived structure is (`failed`: its build panicked, `error` says why; `evicted`:
@@ -199,6 +263,8 @@ export interface MapSummary {
   subgoal?: SubgoalInfo;
   sized?: { size: number; memory_bytes: number; hpa?: HpaInfo }[];
   subscriptions?: { count: number; memory_bytes: number };
+  default_profile?: string;
+  profiles?: ProfileSummary[];
   /** Only when recovery at start found the map's patch log cut. */
   recovery?: { lost_versions: [number, number] | number[]; served_as: number };
 }
@@ -256,6 +322,9 @@ export interface MapPatch {
   rects?: RectChange[];
   /** `409 version_conflict` unless the map is at this version. */
   if_version?: number;
+  /** Profiles added or replaced, or removed (`null`). */
+  profiles?: Record<string, ProfileCosts | null>;
+  default_profile?: string;
 }
 
 export interface PatchResult {
@@ -269,6 +338,7 @@ export type PathStatus = "found" | "no_path" | "limit_reached";
 export interface Subscription {
   id: string;
   map: string;
+  profile?: string;
   status: PathStatus;
   path: Point[];
   cost: number;
@@ -296,6 +366,7 @@ export type SubscriptionReason =
   | "deleted"
   | "map_deleted"
   | "map_replaced"
+  | "profile_removed"
   | "expired";
 
 export interface SubscriptionEvent {
@@ -323,6 +394,7 @@ export interface FlowFieldRequest {
   region?: Region;
   max_cost?: number;
   size?: number;
+  profile?: string;
 }
 
 export interface FlowField {
@@ -330,6 +402,7 @@ export interface FlowField {
   /** Only in the create answer. */
   secret?: string;
   map: string;
+  profile?: string;
   map_version: number;
   seq: number;
   goal: Point;
@@ -350,6 +423,7 @@ export type FlowFieldReason =
   | "deleted"
   | "map_deleted"
   | "map_replaced"
+  | "profile_removed"
   | "expired";
 
 export interface FlowFieldEvent {

@@ -15,4 +15,5 @@ pub(crate) mod reach;
 pub(crate) mod sized;
 pub(crate) mod smooth;
 pub(crate) mod subgoal;
+pub(crate) mod targets;
 pub(crate) mod theta;

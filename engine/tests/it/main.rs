@@ -21,4 +21,5 @@ mod parser;
 mod patch;
 mod scenarios;
 mod subgoal;
+mod targets;
 mod trace;

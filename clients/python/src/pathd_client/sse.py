@@ -15,7 +15,7 @@ from .errors import PathdConnectionError, PathdError
 if TYPE_CHECKING:
     from .client import Client
 
-FINAL = frozenset({"deleted", "map_deleted", "map_replaced", "expired"})
+FINAL = frozenset({"deleted", "map_deleted", "map_replaced", "profile_removed", "expired"})
 
 E = TypeVar("E")
 

@@ -29,13 +29,23 @@ ErrorCode = Literal[
     "version_conflict", "subscription_not_found", "too_many_subscriptions", "map_damaged",
     "store_unavailable", "body_timeout", "too_many_connections", "abstraction_building",
     "flowfield_not_found", "too_many_flowfields", "replica_behind", "derivation_failed",
-    "too_many_agents",
+    "too_many_agents", "profile_not_found", "too_many_goals", "no_usable_cell",
 ]
+
+
+# `from` is a Python keyword, hence the functional form.
+Flee = TypedDict("Flee", {"from": Point, "distance": float})
 
 
 class PathRequest(TypedDict):
     start: Point
-    goal: Point
+    goal: NotRequired[Point]  # exactly one of goal, goals and flee
+    goals: NotRequired[List[Point]]
+    goal_radius: NotRequired[float]
+    goal_visible: NotRequired[bool]
+    flee: NotRequired[Flee]
+    snap: NotRequired[int]
+    profile: NotRequired[str]
     algorithm: NotRequired[Algorithm]
     weight: NotRequired[float]
     max_expansions: NotRequired[int]
@@ -63,6 +73,17 @@ class PathResult(TypedDict):
     waypoints: NotRequired[List[List[int]]]
     waypoints_cost: NotRequired[float]
     trace: NotRequired[Dict[str, Any]]
+    start: NotRequired[List[int]]
+    goal: NotRequired[List[int]]
+    goal_index: NotRequired[int]
+    snapped: NotRequired[bool]
+
+
+class NearestCell(TypedDict):
+    x: int
+    y: int
+    distance: float
+    map_version: int
 
 
 class ErrorDetail(TypedDict):
@@ -99,6 +120,8 @@ class MapSummary(TypedDict):
     jps_plus: NotRequired[Dict[str, Any]]
     sized: NotRequired[List[Dict[str, Any]]]
     subscriptions: NotRequired[Dict[str, Any]]
+    default_profile: NotRequired[str]
+    profiles: NotRequired[List[Dict[str, Any]]]
 
 
 class MapList(TypedDict):
@@ -133,6 +156,8 @@ class MapPatch(TypedDict, total=False):
     cells: List[CellChange]
     rects: List[RectChange]
     if_version: int
+    profiles: Dict[str, Optional[Any]]
+    default_profile: str
 
 
 class PatchResult(TypedDict):
@@ -144,6 +169,7 @@ class PatchResult(TypedDict):
 class Subscription(TypedDict):
     id: str
     map: str
+    profile: NotRequired[str]
     status: Literal["found", "no_path", "limit_reached"]
     path: List[List[int]]
     cost: float
@@ -182,12 +208,14 @@ class FlowFieldRequest(TypedDict):
     region: NotRequired[Region]
     max_cost: NotRequired[float]
     size: NotRequired[int]
+    profile: NotRequired[str]
 
 
 class FlowField(TypedDict):
     id: str
     secret: NotRequired[str]
     map: str
+    profile: NotRequired[str]
     map_version: int
     seq: int
     goal: List[int]

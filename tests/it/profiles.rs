@@ -1,0 +1,771 @@
+//! Unit types on one map (terrain classes read through named profiles) over a real server:
+//! every algorithm's answer per profile against a reference Dijkstra on seeded random
+//! terrain, before and after patches to cells and to profiles; Moving AI terrain under
+//! `ground`, `boat` and a weighted profile; subscriptions repaired only by what their
+//! profile sees; profiles surviving a restart; the errors.
+
+use std::collections::BTreeMap;
+
+use pathd_engine::{Grid, Movement, Point};
+use serde_json::{Value, json};
+
+use crate::common::{Dirs, TestServer, expect_error, json};
+use crate::flowfields::reference;
+use crate::live::sse::Sse;
+
+/// xorshift64*: seeded, reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const W: usize = 28;
+const H: usize = 20;
+/// Classes in use on the random maps (0 is a wall for everybody).
+const CLASSES: u64 = 7;
+
+fn random_terrain(rng: &mut Rng) -> Vec<u8> {
+    (0..W * H)
+        .map(|_| {
+            if rng.below(10) == 0 {
+                0
+            } else {
+                1 + rng.below(CLASSES - 1) as u8
+            }
+        })
+        .collect()
+}
+
+/// A random cost table over the classes in use: some impassable, some weighted; `uniform`
+/// makes every passable class cost 1 (so JPS applies).
+fn random_table(rng: &mut Rng, uniform: bool) -> Vec<u8> {
+    let mut t = vec![0u8; 256];
+    for cost in t.iter_mut().take(CLASSES as usize).skip(1) {
+        *cost = match rng.below(5) {
+            0 => 0,
+            _ if uniform => 1,
+            k => [1, 2, 3, 7][k as usize - 1],
+        };
+    }
+    t
+}
+
+fn under(terrain: &[u8], table: &[u8]) -> Vec<u8> {
+    terrain.iter().map(|&c| table[c as usize]).collect()
+}
+
+fn points(v: &Value) -> Vec<Point> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
+        .collect()
+}
+
+/// Checks `queries` random pairs per profile with each algorithm against the reference.
+async fn check_profiles(
+    s: &TestServer,
+    name: &str,
+    terrain: &[u8],
+    tables: &BTreeMap<String, Vec<u8>>,
+    rng: &mut Rng,
+    queries: usize,
+) {
+    for (profile, table) in tables {
+        let costs = under(terrain, table);
+        let grid = Grid::from_costs(W as u32, H as u32, costs.clone(), Movement::Octile).unwrap();
+        let mut algorithms = vec!["astar", "dijkstra", "weighted_astar", "auto"];
+        if grid.is_uniform() {
+            algorithms.push("jps");
+        }
+        for _ in 0..queries {
+            let (sx, sy) = (rng.below(W as u64) as usize, rng.below(H as u64) as usize);
+            let (gx, gy) = (rng.below(W as u64) as usize, rng.below(H as u64) as usize);
+            let dist = reference(&costs, W, H, (gx, gy), 1);
+            for algorithm in &algorithms {
+                let body = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
+                    "profile": profile, "weight": 1.5});
+                let (st, v) = json(s.path(name, &body).await).await;
+                let what = format!("{profile} {algorithm} ({sx},{sy})->({gx},{gy}): {v}");
+                if costs[sy * W + sx] == 0 {
+                    assert_eq!(
+                        (st, v["error"]["code"].as_str()),
+                        (400, Some("start_blocked")),
+                        "{what}"
+                    );
+                    continue;
+                }
+                if costs[gy * W + gx] == 0 {
+                    assert_eq!(
+                        (st, v["error"]["code"].as_str()),
+                        (400, Some("goal_blocked")),
+                        "{what}"
+                    );
+                    continue;
+                }
+                assert_eq!(st, 200, "{what}");
+                let best = dist[sy * W + sx];
+                if best.is_infinite() {
+                    assert_eq!(v["status"], "no_path", "{what}");
+                    continue;
+                }
+                assert_eq!(v["status"], "found", "{what}");
+                let path = points(&v["path"]);
+                assert_eq!(path[0], Point::new(sx as u32, sy as u32), "{what}");
+                assert_eq!(
+                    *path.last().unwrap(),
+                    Point::new(gx as u32, gy as u32),
+                    "{what}"
+                );
+                let walked = grid
+                    .path_cost(&path)
+                    .expect("every step legal for the profile");
+                let cost = v["cost"].as_f64().unwrap();
+                assert!((walked - cost).abs() < 1e-6, "{what}");
+                if *algorithm == "weighted_astar" {
+                    assert!(cost <= best * 1.5 + 1e-6, "{what}");
+                } else {
+                    assert!((cost - best).abs() < 1e-6, "{what}: reference {best}");
+                }
+            }
+        }
+    }
+}
+
+fn upload(terrain: &[u8], tables: &BTreeMap<String, Vec<u8>>, default: &str) -> Value {
+    json!({"width": W, "height": H, "terrain": terrain, "profiles": tables,
+        "default_profile": default})
+}
+
+async fn patch(s: &TestServer, name: &str, body: &Value) -> (u16, Value) {
+    json(
+        s.client
+            .patch(s.at(&format!("/v1/maps/{name}")))
+            .json(body)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn every_algorithm_per_profile_equals_the_reference_before_and_after_patches() {
+    let s = TestServer::new().await;
+    let mut rng = Rng(0x5eed_0001);
+    for round in 0..3 {
+        let name = format!("units{round}");
+        let mut terrain = random_terrain(&mut rng);
+        let mut tables: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        tables.insert("infantry".into(), random_table(&mut rng, true));
+        tables.insert("tank".into(), random_table(&mut rng, false));
+        tables.insert("hover".into(), random_table(&mut rng, false));
+        let (st, v) = json(
+            s.put_json(&name, &upload(&terrain, &tables, "infantry"))
+                .await,
+        )
+        .await;
+        assert_eq!(st, 201, "{v}");
+        assert_eq!(v["default_profile"], "infantry");
+        assert_eq!(v["profiles"].as_array().unwrap().len(), 3);
+        check_profiles(&s, &name, &terrain, &tables, &mut rng, 8).await;
+        for step in 0..4 {
+            // Cells to random classes, and now and then a profile's costs (a flood season),
+            // a profile added or removed.
+            let cells: Vec<Value> = (0..6)
+                .map(|_| {
+                    let (x, y) = (rng.below(W as u64) as usize, rng.below(H as u64) as usize);
+                    let c = rng.below(CLASSES) as u8;
+                    terrain[y * W + x] = c;
+                    json!({"x": x, "y": y, "cost": c})
+                })
+                .collect();
+            let mut body = json!({"cells": cells});
+            match step {
+                1 => {
+                    let t = random_table(&mut rng, false);
+                    tables.insert("tank".into(), t.clone());
+                    body["profiles"] = json!({"tank": t});
+                }
+                2 => {
+                    let t = random_table(&mut rng, true);
+                    tables.insert("scout".into(), t.clone());
+                    tables.remove("hover");
+                    body["profiles"] = json!({"scout": t, "hover": null});
+                }
+                3 => {
+                    body["default_profile"] = json!("tank");
+                }
+                _ => {}
+            }
+            let (st, v) = patch(&s, &name, &body).await;
+            assert_eq!(st, 200, "{v}");
+            check_profiles(&s, &name, &terrain, &tables, &mut rng, 6).await;
+        }
+        // The removed profile is gone; the default moved.
+        let (st, v) = json(
+            s.path(
+                &name,
+                &json!({"start": [0, 0], "goal": [1, 1], "profile": "hover"}),
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(
+            (st, v["error"]["code"].as_str()),
+            (404, Some("profile_not_found")),
+            "{v}"
+        );
+        let (_, summary) = json(
+            s.client
+                .get(s.at(&format!("/v1/maps/{name}")))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(summary["default_profile"], "tank");
+        // A request without `profile` is the default's.
+        let tank = under(&terrain, &tables["tank"]);
+        let (st, v) = json(
+            s.path(&name, &json!({"start": [0, 0], "goal": [W - 1, H - 1]}))
+                .await,
+        )
+        .await;
+        if tank[0] != 0 && tank[W * H - 1] != 0 {
+            let best = reference(&tank, W, H, (W - 1, H - 1), 1)[0];
+            if best.is_finite() {
+                assert!(
+                    (v["cost"].as_f64().unwrap() - best).abs() < 1e-6,
+                    "{st} {v}"
+                );
+            }
+        }
+    }
+}
+
+/// A seeded Moving AI map with all of its terrain: `.` ground, `T` trees, `W` water, `S`
+/// swamp, `G` grass, `@` walls.
+fn moving_ai_map(rng: &mut Rng) -> (String, Vec<u8>) {
+    let chars = b"....GSSTWWW@";
+    let cells: Vec<u8> = (0..W * H)
+        .map(|_| chars[rng.below(chars.len() as u64) as usize])
+        .collect();
+    let mut text = format!("type octile\nheight {H}\nwidth {W}\nmap\n");
+    for row in cells.chunks(W) {
+        text.push_str(std::str::from_utf8(row).unwrap());
+        text.push('\n');
+    }
+    (text, cells)
+}
+
+fn table_of(pairs: &[(u8, u8)]) -> Vec<u8> {
+    let mut t = vec![0u8; 256];
+    for &(c, cost) in pairs {
+        t[c as usize] = cost;
+    }
+    t
+}
+
+#[tokio::test]
+async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
+    let s = TestServer::new().await;
+    let mut rng = Rng(0x5eed_0002);
+    let (text, cells) = moving_ai_map(&mut rng);
+    assert_eq!(s.put_text("wc3", &text).await.status(), 201);
+    let (st, v) = patch(
+        &s,
+        "wc3",
+        &json!({"profiles": {"boat": {"W": 1}, "slog": {".": 1, "G": 1, "S": 4, "W": 9}}}),
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    let mut tables = BTreeMap::new();
+    // `ground`, the default: today's rule.
+    tables.insert(
+        "ground".to_owned(),
+        table_of(&[(b'.', 1), (b'G', 1), (b'S', 1)]),
+    );
+    tables.insert("boat".to_owned(), table_of(&[(b'W', 1)]));
+    tables.insert(
+        "slog".to_owned(),
+        table_of(&[(b'.', 1), (b'G', 1), (b'S', 4), (b'W', 9)]),
+    );
+    check_profiles(&s, "wc3", &cells, &tables, &mut rng, 10).await;
+    // The default profile is today's map: the same answer as a plain parse.
+    let plain = pathd_engine::movingai::parse_map(&text).unwrap();
+    assert_eq!(plain.costs(), under(&cells, &tables["ground"]));
+    // `/cells` per profile, and the terrain itself.
+    for (query, want) in [
+        ("", under(&cells, &tables["ground"])),
+        ("?profile=boat", under(&cells, &tables["boat"])),
+        ("?profile=slog", under(&cells, &tables["slog"])),
+        ("?terrain=true", cells.clone()),
+    ] {
+        let r = s
+            .client
+            .get(s.at(&format!("/v1/maps/wc3/cells{query}")))
+            .header("accept", "application/octet-stream")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{query}");
+        assert_eq!(r.bytes().await.unwrap().to_vec(), want, "{query}");
+    }
+    let r = s
+        .client
+        .get(s.at("/v1/maps/wc3/cells?profile=nope"))
+        .send()
+        .await
+        .unwrap();
+    expect_error(r, 404, "profile_not_found").await;
+}
+
+#[tokio::test]
+async fn a_boat_subscription_is_repaired_by_water_and_not_by_ground() {
+    let s = TestServer::new().await;
+    // A lake (columns 2..18 of rows 2..10) in a field; the boat crosses it.
+    let (w, h) = (20usize, 12usize);
+    let mut rows = Vec::new();
+    for y in 0..h {
+        let row: String = (0..w)
+            .map(|x| {
+                if (2..18).contains(&x) && (2..10).contains(&y) {
+                    'W'
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        rows.push(row);
+    }
+    let body = json!({"width": w, "height": h, "rows": rows,
+        "profiles": {"boat": {"W": 1}}});
+    let (st, v) = json(s.put_json("lake", &body).await).await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["default_profile"], "ground");
+    let (st, sub) = json(
+        s.client
+            .post(s.at("/v1/maps/lake/subscriptions"))
+            .json(&json!({"start": [2, 5], "goal": [17, 5], "profile": "boat"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(st, 201, "{sub}");
+    assert_eq!(sub["profile"], "boat");
+    assert_eq!(sub["map"], "lake");
+    assert!((sub["cost"].as_f64().unwrap() - 15.0).abs() < 1e-9, "{sub}");
+    let id = sub["id"].as_str().unwrap().to_owned();
+    let mut events = Sse::open(
+        &s.client,
+        &s.at(&format!("/v1/subscriptions/{id}/events")),
+        None,
+    )
+    .await;
+    let first = events.expect().await;
+    let seq0 = first.seq();
+    // Ground-only changes: a wall on the field, a tree on the shore. The boat sees nothing.
+    for (x, y, c) in [(0, 0, 0), (19, 11, b'T' as u32), (1, 5, 0)] {
+        let (st, v) = patch(&s, "lake", &json!({"cells": [{"x": x, "y": y, "cost": c}]})).await;
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(v["affected_subscriptions"], 0, "{v}");
+    }
+    // Water on its path becomes land: the boat goes around it.
+    let cells: Vec<Value> = (3..8)
+        .map(|y| json!({"x": 9, "y": y, "cost": b'.'}))
+        .collect();
+    let (st, v) = patch(&s, "lake", &json!({"cells": cells})).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["affected_subscriptions"], 1, "{v}");
+    let ev = events.expect().await;
+    assert_eq!(
+        ev.seq(),
+        seq0 + 1,
+        "exactly one event, for the water: {:?}",
+        ev.data
+    );
+    assert!(ev.data["cost"].as_f64().unwrap() > 15.0, "{:?}", ev.data);
+    let (_, now) = json(
+        s.client
+            .get(s.at(&format!("/v1/subscriptions/{id}")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(now["seq"].as_u64(), Some(seq0 + 1), "{now}");
+    // The profile removed: its subscriptions end.
+    let (st, v) = patch(&s, "lake", &json!({"profiles": {"boat": null}})).await;
+    assert_eq!(st, 200, "{v}");
+    let end = events.expect().await;
+    assert_eq!(end.reason(), "profile_removed", "{:?}", end.data);
+}
+
+#[tokio::test]
+async fn profiles_survive_a_restart_from_snapshot_and_log() {
+    let dirs = Dirs::new();
+    let mut rng = Rng(0x5eed_0003);
+    let mut terrain = random_terrain(&mut rng);
+    let mut tables = BTreeMap::new();
+    tables.insert("walker".to_owned(), random_table(&mut rng, true));
+    tables.insert("swimmer".to_owned(), random_table(&mut rng, false));
+    let s = TestServer::start(dirs.share(), dirs.config()).await;
+    let (st, v) = json(
+        s.put_json("kept", &upload(&terrain, &tables, "walker"))
+            .await,
+    )
+    .await;
+    assert_eq!(st, 201, "{v}");
+    // A profile change (stored as the whole map), then cell patches (logged).
+    let t = random_table(&mut rng, false);
+    tables.insert("swimmer".to_owned(), t.clone());
+    assert_eq!(
+        patch(&s, "kept", &json!({"profiles": {"swimmer": t}}))
+            .await
+            .0,
+        200
+    );
+    for (x, y, c) in [(3usize, 4usize, 2u8), (10, 10, 0), (5, 5, 6)] {
+        terrain[y * W + x] = c;
+        let (st, v) = patch(&s, "kept", &json!({"cells": [{"x": x, "y": y, "cost": c}]})).await;
+        assert_eq!(st, 200, "{v}");
+    }
+    s.stop().await.unwrap();
+    let s = TestServer::start(dirs.share(), dirs.config()).await;
+    let (_, v) = json(s.client.get(s.at("/v1/maps/kept")).send().await.unwrap()).await;
+    assert_eq!(v["version"], 5, "{v}");
+    assert_eq!(v["default_profile"], "walker");
+    let swimmer = v["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "swimmer")
+        .unwrap();
+    assert_eq!(swimmer["costs"], json!(tables["swimmer"]));
+    check_profiles(&s, "kept", &terrain, &tables, &mut rng, 8).await;
+}
+
+#[tokio::test]
+async fn profile_errors_have_codes() {
+    let s = TestServer::new().await;
+    let tables: BTreeMap<String, Vec<u8>> = [("a".to_owned(), vec![0, 1, 1])].into_iter().collect();
+    let terrain = vec![1u8; W * H];
+    // `terrain` without profiles; class 0 made passable; a bad name; two profiles, no default.
+    for body in [
+        json!({"width": W, "height": H, "terrain": terrain}),
+        json!({"width": W, "height": H, "terrain": terrain, "profiles": {"a": [1, 1]}}),
+        json!({"width": W, "height": H, "terrain": terrain, "profiles": {"no way": [0, 1]}}),
+        json!({"width": W, "height": H, "terrain": terrain,
+            "profiles": {"a": [0, 1], "b": [0, 2]}}),
+        json!({"width": W, "height": H, "terrain": terrain, "profiles": {"a": [0, 300]}}),
+    ] {
+        expect_error(s.put_json("bad", &body).await, 400, "invalid_map").await;
+    }
+    assert_eq!(
+        s.put_json("ok", &upload(&terrain, &tables, "a"))
+            .await
+            .status(),
+        201
+    );
+    expect_error(
+        s.path(
+            "ok",
+            &json!({"start": [0, 0], "goal": [1, 1], "profile": "nope"}),
+        )
+        .await,
+        404,
+        "profile_not_found",
+    )
+    .await;
+    let (st, v) = patch(&s, "ok", &json!({"profiles": {"a": null}})).await;
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (400, Some("invalid_patch")),
+        "{v}"
+    );
+    let (st, v) = patch(&s, "ok", &json!({"default_profile": "zzz"})).await;
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (400, Some("invalid_patch")),
+        "{v}"
+    );
+    // A plain map takes profiles: its costs become classes under `default`.
+    let plain = json!({"width": 3, "height": 1, "costs": [1, 5, 1]});
+    assert_eq!(s.put_json("plain", &plain).await.status(), 201);
+    let (st, v) = patch(
+        &s,
+        "plain",
+        &json!({"profiles": {"fast": [0, 1, 1, 1, 1, 1]}}),
+    )
+    .await;
+    assert_eq!(st, 200, "{v}");
+    let (_, d) = json(
+        s.path("plain", &json!({"start": [0, 0], "goal": [2, 0]}))
+            .await,
+    )
+    .await;
+    assert_eq!(d["cost"], 6.0, "{d}");
+    let (_, f) = json(
+        s.path(
+            "plain",
+            &json!({"start": [0, 0], "goal": [2, 0], "profile": "fast"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(f["cost"], 2.0, "{f}");
+}
+
+/// Polls a query until it is no longer `503` (a structure being built); at most 60 s.
+async fn settled(s: &TestServer, name: &str, body: &Value) -> (u16, Value) {
+    for _ in 0..600 {
+        let (st, v) = json(s.path(name, body).await).await;
+        if st != 503 {
+            return (st, v);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{body} stayed 503");
+}
+
+#[tokio::test]
+async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
+    const N: usize = 64;
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.hpa_min_cells = (N * N) as u64;
+    let s = TestServer::start(dirs, config).await;
+    let mut rng = Rng(0x5eed_0004);
+    // Classes 1 (open), 2 (water), 3 (rough), 0 (rock); `walker` is uniform (JPS+, subgoal
+    // graph), `amphibian` weighted (HPA*).
+    let terrain: Vec<u8> = (0..N * N)
+        .map(|_| [1, 1, 1, 1, 1, 1, 2, 3, 3, 0][rng.below(10) as usize])
+        .collect();
+    let walker = table_of(&[(1, 1), (3, 1)]);
+    let amphibian = table_of(&[(1, 1), (2, 3), (3, 2)]);
+    let body = json!({"width": N, "height": N, "terrain": terrain,
+        "profiles": {"walker": walker, "amphibian": amphibian}, "default_profile": "amphibian"});
+    assert_eq!(s.put_json("big", &body).await.status(), 201);
+    let wcosts = under(&terrain, &walker);
+    let acosts = under(&terrain, &amphibian);
+    let wgrid = Grid::from_costs(N as u32, N as u32, wcosts.clone(), Movement::Octile).unwrap();
+    let agrid = Grid::from_costs(N as u32, N as u32, acosts.clone(), Movement::Octile).unwrap();
+    let mut checked = 0;
+    for _ in 0..40 {
+        let (sx, sy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+        let (gx, gy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+        if wcosts[sy * N + sx] == 0 || wcosts[gy * N + gx] == 0 {
+            continue;
+        }
+        let best = reference(&wcosts, N, N, (gx, gy), 1)[sy * N + sx];
+        if best.is_infinite() {
+            continue;
+        }
+        checked += 1;
+        for algorithm in ["jps_plus", "subgoal", "jps"] {
+            let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
+                "profile": "walker"});
+            let (st, v) = settled(&s, "big", &q).await;
+            assert_eq!((st, v["algorithm"].as_str()), (200, Some(algorithm)), "{v}");
+            let cost = v["cost"].as_f64().unwrap();
+            assert!((cost - best).abs() < 1e-6, "{algorithm}: {cost} vs {best}");
+            assert!(
+                wgrid.path_cost(&points(&v["path"])).is_some(),
+                "{algorithm} legal"
+            );
+        }
+        // HPA* on the weighted default: near-optimal and legal for it.
+        if acosts[sy * N + sx] != 0 && acosts[gy * N + gx] != 0 {
+            let abest = reference(&acosts, N, N, (gx, gy), 1)[sy * N + sx];
+            let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": "hpa"});
+            let (st, v) = settled(&s, "big", &q).await;
+            assert_eq!(st, 200, "{v}");
+            if abest.is_finite() {
+                let cost = v["cost"].as_f64().unwrap();
+                assert!(
+                    cost >= abest - 1e-6 && cost <= abest * 1.2 + 1e-6,
+                    "hpa {cost} {abest}"
+                );
+                assert!(agrid.path_cost(&points(&v["path"])).is_some());
+            }
+        }
+        // A 2x2 agent of the walker profile: A* on its eroded map equals the reference.
+        let fits = |x: usize, y: usize| {
+            x + 1 < N
+                && y + 1 < N
+                && [(0, 0), (1, 0), (0, 1), (1, 1)]
+                    .iter()
+                    .all(|(dx, dy)| wcosts[(y + dy) * N + x + dx] != 0)
+        };
+        if fits(sx, sy) && fits(gx, gy) {
+            let sized = reference(&wcosts, N, N, (gx, gy), 2)[sy * N + sx];
+            let q = json!({"start": [sx, sy], "goal": [gx, gy], "size": 2, "profile": "walker"});
+            let (st, v) = json(s.path("big", &q).await).await;
+            assert_eq!(st, 200, "{v}");
+            if sized.is_finite() {
+                assert!((v["cost"].as_f64().unwrap() - sized).abs() < 1e-6, "{v}");
+            } else {
+                assert_eq!(v["status"], "no_path");
+            }
+        }
+    }
+    assert!(checked >= 10, "enough reachable pairs: {checked}");
+    // The summary shows the walker's own structures.
+    let (_, m) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
+    let w = m["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "walker")
+        .unwrap()
+        .clone();
+    assert_eq!(w["jps_plus"]["status"], "ready", "{w}");
+    assert_eq!(w["passable_cells"], wgrid.passable_cells() as u64, "{w}");
+    // Patches carry the walker's view over; its JPS+ table follows on the views lane
+    // (derived from the previous version's, `made_by: update`) and stays exact.
+    let mut terrain = terrain;
+    for round in 0..3 {
+        let cells: Vec<Value> = (0..8)
+            .map(|_| {
+                let (x, y) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+                let c = [0u8, 1, 3][rng.below(3) as usize];
+                terrain[y * N + x] = c;
+                json!({"x": x, "y": y, "cost": c})
+            })
+            .collect();
+        let (st, v) = patch(&s, "big", &json!({"cells": cells})).await;
+        assert_eq!(st, 200, "{v}");
+        let wcosts = under(&terrain, &walker);
+        let mut asked = 0;
+        while asked < 5 {
+            let (sx, sy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+            let (gx, gy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+            if wcosts[sy * N + sx] == 0 || wcosts[gy * N + gx] == 0 {
+                continue;
+            }
+            asked += 1;
+            let best = reference(&wcosts, N, N, (gx, gy), 1)[sy * N + sx];
+            for algorithm in ["jps_plus", "auto", "astar"] {
+                let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
+                    "profile": "walker"});
+                let (st, v) = settled(&s, "big", &q).await;
+                assert_eq!(st, 200, "round {round} {algorithm}: {v}");
+                if best.is_finite() {
+                    let cost = v["cost"].as_f64().unwrap();
+                    assert!(
+                        (cost - best).abs() < 1e-6,
+                        "round {round} {algorithm}: {cost} vs {best}"
+                    );
+                } else {
+                    assert_eq!(v["status"], "no_path", "round {round} {algorithm}: {v}");
+                }
+            }
+        }
+    }
+    let (_, m) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
+    let w = m["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "walker")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            w["jps_plus"]["status"].as_str(),
+            w["jps_plus"]["made_by"].as_str()
+        ),
+        (Some("ready"), Some("update")),
+        "{w}"
+    );
+    // A flow field for the walker: every reachable cell's cost is the walker's distance.
+    let goal = (0..N * N).find(|&i| wcosts[i] != 0).unwrap();
+    let (gx, gy) = (goal % N, goal / N);
+    let (st, f) = json(
+        s.client
+            .post(s.at("/v1/maps/big/flowfields"))
+            .json(&json!({"goal": [gx, gy], "profile": "walker"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((st, f["profile"].as_str()), (201, Some("walker")), "{f}");
+    let dist = reference(&wcosts, N, N, (gx, gy), 1);
+    let reachable = dist.iter().filter(|d| d.is_finite()).count() as u64;
+    assert_eq!(f["reachable"], reachable);
+}
+
+#[tokio::test]
+async fn goals_snapping_and_nearest_follow_the_profile() {
+    let s = TestServer::new().await;
+    // A lake (columns 2..18 of rows 2..10) in a field.
+    let rows: Vec<String> = (0..12)
+        .map(|y| {
+            (0..20)
+                .map(|x| {
+                    if (2..18).contains(&x) && (2..10).contains(&y) {
+                        'W'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let body = json!({"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}});
+    assert_eq!(s.put_json("lake", &body).await.status(), 201);
+    // Two water goals: the boat reaches the nearer; for the walker they are walls.
+    let q = json!({"start": [3, 3], "goals": [[17, 9], [3, 9]], "profile": "boat"});
+    let (st, v) = json(s.path("lake", &q).await).await;
+    assert_eq!((st, v["goal_index"].as_u64()), (200, Some(1)), "{v}");
+    assert!((v["cost"].as_f64().unwrap() - 6.0).abs() < 1e-9, "{v}");
+    let q = json!({"start": [0, 0], "goals": [[17, 9], [3, 9]]});
+    expect_error(s.path("lake", &q).await, 400, "goal_blocked").await;
+    // The nearest cell a boat can use from the shore is water; the walker's is the shore.
+    let near = |profile: &str| {
+        let q = if profile.is_empty() {
+            String::new()
+        } else {
+            format!("&profile={profile}")
+        };
+        s.client
+            .get(s.at(&format!("/v1/maps/lake/nearest?x=1&y=5&radius=4{q}")))
+            .send()
+    };
+    let (st, v) = json(near("boat").await.unwrap()).await;
+    assert_eq!(
+        (st, v["x"].as_u64(), v["y"].as_u64()),
+        (200, Some(2), Some(5)),
+        "{v}"
+    );
+    let (st, v) = json(near("").await.unwrap()).await;
+    assert_eq!(
+        (st, v["x"].as_u64(), v["y"].as_u64()),
+        (200, Some(1), Some(5)),
+        "{v}"
+    );
+    expect_error(near("nope").await.unwrap(), 404, "profile_not_found").await;
+    // A boat asked to start on the shore snaps into the water.
+    let (st, v) = json(
+        s.path(
+            "lake",
+            &json!({"start": [1, 5], "goal": [16, 5], "snap": 2, "profile": "boat"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((st, v["snapped"].as_bool()), (200, Some(true)), "{v}");
+    assert_eq!(v["start"], json!([2, 5]), "{v}");
+}
