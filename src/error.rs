@@ -58,6 +58,8 @@ error_codes! {
     PayloadTooLarge => "payload_too_large",
     MapTooLarge => "map_too_large",
     TooManyQueries => "too_many_queries",
+    MatrixTooLarge => "matrix_too_large",
+    LimitReached => "limit_reached",
     UnsupportedMediaType => "unsupported_media_type",
     Internal => "internal",
     Overloaded => "overloaded",

@@ -27,6 +27,8 @@ const (
 	CodePayloadTooLarge      Code = "payload_too_large"
 	CodeMapTooLarge          Code = "map_too_large"
 	CodeTooManyQueries       Code = "too_many_queries"
+	CodeMatrixTooLarge       Code = "matrix_too_large"
+	CodeLimitReached         Code = "limit_reached"
 	CodeUnsupportedMediaType Code = "unsupported_media_type"
 	CodeInternal             Code = "internal"
 	CodeOverloaded           Code = "overloaded"

@@ -136,6 +136,40 @@ func (c *Client) Posthoc(ctx context.Context, name string, q PathRequest) (map[s
 	return r, c.sendJSON(ctx, http.MethodPost, "/v1/maps/"+seg(name)+"/posthoc", q, authQuery, nil, &r)
 }
 
+// Matrix is POST /v1/maps/{name}/matrix: path costs from each source to each target.
+func (c *Client) Matrix(ctx context.Context, name string, m MatrixRequest) (*MatrixResponse, error) {
+	var r MatrixResponse
+	return &r, c.sendJSON(ctx, http.MethodPost, "/v1/maps/"+seg(name)+"/matrix", m, authQuery, nil, &r)
+}
+
+// Los is POST /v1/maps/{name}/los: line of sight, with the first blocking cell.
+func (c *Client) Los(ctx context.Context, name string, l LosRequest) (*LosResponse, error) {
+	var r LosResponse
+	return &r, c.sendJSON(ctx, http.MethodPost, "/v1/maps/"+seg(name)+"/los", l, authQuery, nil, &r)
+}
+
+// Random is GET /v1/maps/{name}/random: a uniformly random cell within path cost Radius.
+func (c *Client) Random(ctx context.Context, name string, q RandomRequest) (*RandomResponse, error) {
+	v := url.Values{}
+	v.Set("x", strconv.Itoa(q.X))
+	v.Set("y", strconv.Itoa(q.Y))
+	v.Set("radius", strconv.FormatFloat(q.Radius, 'g', -1, 64))
+	if q.Seed != nil {
+		v.Set("seed", strconv.FormatUint(*q.Seed, 10))
+	}
+	if q.Size != 0 {
+		v.Set("size", strconv.Itoa(q.Size))
+	}
+	if q.MinVersion != nil {
+		v.Set("min_version", strconv.FormatUint(*q.MinVersion, 10))
+	}
+	if q.TimeoutMs != nil {
+		v.Set("timeout_ms", strconv.FormatInt(*q.TimeoutMs, 10))
+	}
+	var r RandomResponse
+	return &r, c.getJSON(ctx, "/v1/maps/"+seg(name)+"/random", v, authQuery, &r)
+}
+
 // CreateSubscription is POST /v1/maps/{name}/subscriptions; keep the Secret.
 func (c *Client) CreateSubscription(ctx context.Context, name string, q PathRequest) (*SubscriptionCreated, error) {
 	var r SubscriptionCreated

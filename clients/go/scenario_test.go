@@ -287,3 +287,44 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+func f64(v float64) *float64 { return &v }
+
+func TestMatrixLosRandom(t *testing.T) {
+	srv := startPathd(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := New(srv.url)
+	admin.AdminToken = adminToken
+	_, err := admin.PutMapText(ctx, "games", tinyMap, "")
+	must(t, err)
+
+	m, err := admin.Matrix(ctx, "games", MatrixRequest{
+		Sources: []Point{{0, 1}, {3, 0}},
+		Targets: []Point{{3, 1}, {1, 1}, {0, 1}},
+	})
+	must(t, err)
+	eq(t, "costs", m.Costs, [][]*float64{{f64(5), nil, f64(0)}, {f64(1), nil, f64(4)}})
+	wide := make([]Point, 257)
+	_, err = admin.Matrix(ctx, "games", MatrixRequest{Sources: wide, Targets: []Point{}})
+	wantCode(t, err, 400, CodeMatrixTooLarge)
+
+	l, err := admin.Los(ctx, "games", LosRequest{From: Point{0, 0}, To: Point{3, 2}})
+	must(t, err)
+	eq(t, "los", []any{l.Visible, *l.BlockedAt}, []any{false, Point{1, 1}})
+	l, err = admin.Los(ctx, "games", LosRequest{From: Point{0, 0}, To: Point{3, 0}})
+	must(t, err)
+	eq(t, "visible", []any{l.Visible, l.BlockedAt == nil}, []any{true, true})
+
+	q := RandomRequest{X: 0, Y: 1, Radius: 2, Seed: u64(7)}
+	r, err := admin.Random(ctx, "games", q)
+	must(t, err)
+	if r.Distance > 2 || r.Candidates != 5 || r.Seed != 7 {
+		t.Fatalf("random: %+v", r)
+	}
+	again, err := admin.Random(ctx, "games", q)
+	must(t, err)
+	eq(t, "same seed", *again, *r)
+	_, err = admin.Random(ctx, "games", RandomRequest{X: 1, Y: 1, Radius: 2})
+	wantCode(t, err, 400, CodeStartBlocked)
+}

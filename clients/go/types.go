@@ -351,3 +351,58 @@ type Health struct {
 	DamagedMaps []string       `json:"damaged_maps"`
 	Store       map[string]any `json:"store,omitempty"`
 }
+
+// MatrixRequest is POST /v1/maps/{name}/matrix: at most 256 sources and 256 targets.
+type MatrixRequest struct {
+	Sources []Point `json:"sources"`
+	Targets []Point `json:"targets"`
+	// Size is the agent side in cells (1..8; 0 sends none: 1).
+	Size      int    `json:"size,omitempty"`
+	TimeoutMs *int64 `json:"timeout_ms,omitempty"`
+	// MinVersion: wait until this replica has applied this map version.
+	MinVersion *uint64 `json:"min_version,omitempty"`
+}
+
+// MatrixResponse holds a row per source, an entry per target: the optimal cost, nil when
+// unreachable or an end is blocked.
+type MatrixResponse struct {
+	Costs      [][]*float64 `json:"costs"`
+	MapVersion uint64       `json:"map_version"`
+}
+
+// LosRequest is POST /v1/maps/{name}/los.
+type LosRequest struct {
+	From       Point   `json:"from"`
+	To         Point   `json:"to"`
+	MinVersion *uint64 `json:"min_version,omitempty"`
+}
+
+// LosResponse says whether To's centre is visible from From's, and the first blocked cell
+// along the segment (nil when visible).
+type LosResponse struct {
+	Visible    bool   `json:"visible"`
+	BlockedAt  *Point `json:"blocked_at"`
+	MapVersion uint64 `json:"map_version"`
+}
+
+// RandomRequest is the query of GET /v1/maps/{name}/random.
+type RandomRequest struct {
+	X, Y int
+	// Radius is the largest path cost from (X, Y).
+	Radius float64
+	// Seed: the same seed, map version and query draw the same cell; nil draws a random one.
+	Seed       *uint64
+	Size       int
+	MinVersion *uint64
+	TimeoutMs  *int64
+}
+
+// RandomResponse is a cell drawn uniformly among the Candidates within the radius.
+type RandomResponse struct {
+	X          int     `json:"x"`
+	Y          int     `json:"y"`
+	Distance   float64 `json:"distance"`
+	Candidates int     `json:"candidates"`
+	Seed       uint64  `json:"seed"`
+	MapVersion uint64  `json:"map_version"`
+}

@@ -20,6 +20,13 @@
 //!   cell within range (and sight) of a goal, a cell far enough from a threat
 //!   ([`Searcher::find_target`]); snapping a blocked or unreachable end to the nearest usable
 //!   cell ([`targets::snap_ends`]).
+//! - The questions games ask besides one path: [`Searcher::cost_row`] /
+//!   [`Searcher::cost_matrix`] (distance tables, one Dijkstra flood per source on a bucket
+//!   queue, stopped once the source's reachable targets are settled), [`line_of_sight`]
+//!   (the Theta* rule, with the first blocking cell) and [`Searcher::reachable_within`] /
+//!   [`Searcher::random_reachable`] (every cell within a path cost, and a seeded uniform
+//!   pick among them). Agents wider than one cell ask them of the map [`Eroded`] for
+//!   their size.
 //! - [`clock`]: `wasm32-unknown-unknown` has no clock; the engine builds and runs there
 //!   (the `wasm/` crate) with a stopped one.
 //!
@@ -84,6 +91,9 @@ pub use algo::flowfield::{
 pub use algo::goal_tree::{Agent, GoalTree, REPAIRED_KEEP};
 pub use algo::hpa::{self, Abstraction, HpaConfig, HpaSummary, Refine, UpdateReport};
 pub use algo::jps_plus::JumpTable;
+pub use algo::los::{Sight, line_of_sight};
+pub use algo::matrix::CostRow;
+pub use algo::reach::{RandomPick, Reach};
 pub use algo::subgoal::SubgoalGraph;
 pub use clearance::Clearance;
 pub use eroded::Eroded;

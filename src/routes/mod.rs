@@ -11,6 +11,7 @@ pub mod paths;
 pub mod plans;
 pub mod posthoc;
 pub mod subscriptions;
+pub mod tables;
 pub mod trace;
 pub mod ui;
 
@@ -33,6 +34,7 @@ pub fn router() -> Router<AppState> {
         .merge(cells::router())
         .merge(nearest::router())
         .merge(posthoc::router())
+        .merge(tables::router())
         .merge(ui::router())
         .layer(axum::middleware::from_fn(crate::error::json_errors))
 }

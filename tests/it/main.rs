@@ -40,6 +40,7 @@ mod replicas;
 mod same_answer;
 mod shutdown;
 mod sizes;
+mod tables;
 mod ui;
 mod write_queue;
 mod write_safety;

@@ -849,6 +849,65 @@ async fn every_operation_matches_the_contract() {
         );
     }
 
+    let mx = "/v1/maps/{name}/matrix";
+    let post = |name: &str, what: &str, body: Value| {
+        cl.post(s.at(&format!("/v1/maps/{name}/{what}")))
+            .bearer_auth("reader")
+            .json(&body)
+    };
+    let table = json!({"sources": [[0, 0], [2, 0]], "targets": [[4, 0], [0, 0]]});
+    let wide: Vec<Value> = (0..257).map(|_| json!([0, 0])).collect();
+    for (req, status) in [
+        (post("small", "matrix", table.clone()), 200),
+        (
+            post("small", "matrix", json!({"sources": wide, "targets": []})),
+            400,
+        ),
+        (post("nope", "matrix", table.clone()), 404),
+        (cl.post(s.at("/v1/maps/small/matrix")).json(&table), 401),
+    ] {
+        assert_eq!(
+            c.check("post", mx, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+    let ls = "/v1/maps/{name}/los";
+    for (req, status) in [
+        (
+            post("small", "los", json!({"from": [0, 0], "to": [4, 0]})),
+            200,
+        ),
+        (
+            post("small", "los", json!({"from": [0, 0], "to": [0, 2]})),
+            200,
+        ),
+        (
+            post("small", "los", json!({"from": [0, 0], "to": [9, 0]})),
+            400,
+        ),
+        (
+            post("nope", "los", json!({"from": [0, 0], "to": [0, 2]})),
+            404,
+        ),
+    ] {
+        assert_eq!(
+            c.check("post", ls, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+    let rn = "/v1/maps/{name}/random";
+    let get = |path: &str| cl.get(s.at(path)).bearer_auth("reader");
+    for (req, status) in [
+        (get("/v1/maps/small/random?x=0&y=0&radius=3&seed=1"), 200),
+        (get("/v1/maps/small/random?x=2&y=0&radius=3"), 400),
+        (get("/v1/maps/nope/random?x=0&y=0&radius=3"), 404),
+        (cl.get(s.at("/v1/maps/small/random?x=0&y=0&radius=3")), 401),
+    ] {
+        assert_eq!(
+            c.check("get", rn, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
     let nr = "/v1/maps/{name}/nearest";
     let near = |url: &str| cl.get(s.at(url)).bearer_auth("reader");
     for (req, status) in [

@@ -169,3 +169,21 @@ def test_abstraction_building_is_retried(pathd):
     c.put_map("open512", {"width": 512, "height": 512, "rows": ["." * 512] * 512})
     r = c.find_path("open512", {"start": (0, 0), "goal": (511, 511), "algorithm": "jps_plus"})
     assert (r["status"], r["algorithm"]) == ("found", "jps_plus")
+
+
+def test_matrix_los_random(pathd):
+    admin = Client(pathd.url, admin_token=ADMIN_TOKEN)
+    admin.put_map_text("games", TINY)
+    m = admin.matrix("games", {"sources": [(0, 1), (3, 0)], "targets": [(3, 1), (1, 1), (0, 1)]})
+    assert m["costs"] == [[5.0, None, 0.0], [1.0, None, 4.0]]
+    with raises(400, "matrix_too_large"):
+        admin.matrix("games", {"sources": [(0, 0)] * 257, "targets": []})
+    sight = admin.los("games", (0, 0), (3, 2))
+    assert (sight["visible"], sight["blocked_at"]) == (False, [1, 1])
+    assert admin.los("games", (0, 0), (3, 0))["blocked_at"] is None
+    r = admin.random("games", 0, 1, 2, seed=7)
+    assert r["distance"] <= 2 and r["candidates"] == 5 and r["seed"] == 7
+    assert admin.random("games", 0, 1, 2, seed=7) == r
+    with raises(400, "start_blocked"):
+        admin.random("games", 1, 1, 2)
+    admin.delete_map("games")

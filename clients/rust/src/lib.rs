@@ -297,6 +297,44 @@ impl Client {
             .await
     }
 
+    /// `POST /v1/maps/{name}/matrix`: path costs from each source to each target.
+    pub async fn matrix(&self, name: &str, m: &MatrixRequest) -> Result<MatrixResponse, Error> {
+        let path = format!("/v1/maps/{name}/matrix");
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(m))
+            .await
+    }
+
+    /// `POST /v1/maps/{name}/los`: line of sight, with the first blocking cell.
+    pub async fn los(&self, name: &str, from: Point, to: Point) -> Result<LosResponse, Error> {
+        let path = format!("/v1/maps/{name}/los");
+        let body = json!({ "from": from, "to": to });
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(&body))
+            .await
+    }
+
+    /// `GET /v1/maps/{name}/random`: a uniformly random cell within path cost `radius` of
+    /// `at` (`seed`: the same cell for the same seed and map version).
+    pub async fn random(
+        &self,
+        name: &str,
+        at: Point,
+        radius: f64,
+        seed: Option<u64>,
+    ) -> Result<RandomResponse, Error> {
+        let path = format!("/v1/maps/{name}/random");
+        self.json(|| {
+            let b = self
+                .request(Method::GET, &path, Auth::Query)
+                .query(&[("x", at[0]), ("y", at[1])])
+                .query(&[("radius", radius)]);
+            match seed {
+                Some(s) => b.query(&[("seed", s)]),
+                None => b,
+            }
+        })
+        .await
+    }
+
     /// `POST /v1/maps/{name}/subscriptions`; keep the `secret`.
     pub async fn create_subscription(
         &self,

@@ -269,3 +269,59 @@ pub struct FlowFieldEvent {
     /// `[x, y, direction, cost]`, cost `null` when unreachable.
     pub cells: Vec<(u32, u32, u8, Option<f64>)>,
 }
+
+/// A distance table (`costMatrix`): at most 256 sources and 256 targets.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MatrixRequest {
+    /// A row per source.
+    pub sources: Vec<Point>,
+    /// An entry per target.
+    pub targets: Vec<Point>,
+    /// Agent side in cells (1..=8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+    /// Each row's search time budget in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Wait until this replica has applied this map version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<u64>,
+}
+
+/// The answer of `costMatrix`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MatrixResponse {
+    /// A row per source, an entry per target: the optimal cost, `None` when unreachable or
+    /// an end is blocked.
+    pub costs: Vec<Vec<Option<f64>>>,
+    /// The map version every row ran on.
+    pub map_version: u64,
+}
+
+/// The answer of `lineOfSight`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LosResponse {
+    /// True when the target's centre is visible.
+    pub visible: bool,
+    /// The first blocked cell along the segment (`None` when visible).
+    pub blocked_at: Option<Point>,
+    /// The map version it was answered on.
+    pub map_version: u64,
+}
+
+/// The answer of `randomReachable`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RandomResponse {
+    /// Column of the cell drawn.
+    pub x: u32,
+    /// Row of the cell drawn.
+    pub y: u32,
+    /// Its path cost from the start.
+    pub distance: f64,
+    /// Cells within the radius, each as likely.
+    pub candidates: u64,
+    /// The seed the pick used.
+    pub seed: u64,
+    /// The map version it was answered on.
+    pub map_version: u64,
+}

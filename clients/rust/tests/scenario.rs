@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pathd_client::{BatchItem, CellChange, Client, Error, MapPatch, PathRequest};
+use pathd_client::{BatchItem, CellChange, Client, Error, MapPatch, MatrixRequest, PathRequest};
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -427,4 +427,52 @@ async fn a_request_without_an_answer_times_out() {
     let mut c = Client::new(&url);
     c.timeout = Duration::from_millis(100);
     assert!(matches!(c.get_map("m", None).await, Err(Error::Timeout)));
+}
+
+#[tokio::test]
+async fn matrix_los_and_random() {
+    let s = start().await;
+    let admin = Client::new(&s.url).with_admin_token(ADMIN);
+    admin.put_map_text("games", TINY).await.unwrap();
+    let m = admin
+        .matrix(
+            "games",
+            &MatrixRequest {
+                sources: vec![[0, 1], [3, 0]],
+                targets: vec![[3, 1], [1, 1], [0, 1]],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        m.costs,
+        vec![
+            vec![Some(5.0), None, Some(0.0)],
+            vec![Some(1.0), None, Some(4.0)]
+        ]
+    );
+    let wide = MatrixRequest {
+        sources: vec![[0, 0]; 257],
+        ..Default::default()
+    };
+    assert_eq!(
+        code(admin.matrix("games", &wide).await),
+        (400, "matrix_too_large".into())
+    );
+    let l = admin.los("games", [0, 0], [3, 2]).await.unwrap();
+    assert_eq!((l.visible, l.blocked_at), (false, Some([1, 1])));
+    let r = admin.random("games", [0, 1], 2.0, Some(7)).await.unwrap();
+    assert!(
+        r.distance <= 2.0 && r.candidates == 5 && r.seed == 7,
+        "{r:?}"
+    );
+    assert_eq!(
+        admin.random("games", [0, 1], 2.0, Some(7)).await.unwrap(),
+        r
+    );
+    assert_eq!(
+        code(admin.random("games", [1, 1], 2.0, None).await),
+        (400, "start_blocked".into())
+    );
 }

@@ -43,6 +43,9 @@ export type Sent = [
   Expect<Assignable<Arg<"createSubscription", 1>, Body<"createSubscription">>>,
   Expect<Assignable<{ position: Arg<"moveSubscription", 2> }, Body<"moveSubscription">>>,
   Expect<Assignable<Arg<"createFlowField", 1>, Body<"createFlowField">>>,
+  Expect<Assignable<Arg<"matrix", 1>, Body<"costMatrix">>>,
+  Expect<Assignable<Arg<"los", 1>, Body<"lineOfSight">>>,
+  Expect<Assignable<Arg<"random", 1>, Query<"randomReachable">>>,
   // Parameters: min_version on getMap, movement on putMap, the secrets' headers.
   Expect<Assignable<{ min_version: NonNullable<Arg<"getMap", 1>["minVersion"]> }, Query<"getMap">>>,
   Expect<Assignable<{ movement: NonNullable<Arg<"putMapText", 2>["movement"]> }, Query<"putMap">>>,
@@ -70,6 +73,9 @@ export type Read = [
   Expect<Assignable<Json<"moveSubscription", 200>, Answer<"moveSubscription">>>,
   Expect<Assignable<Json<"createFlowField", 201>, Answer<"createFlowField">>>,
   Expect<Assignable<Json<"getFlowField", 200>, Answer<"getFlowField">>>,
+  Expect<Assignable<Json<"costMatrix", 200>, Answer<"matrix">>>,
+  Expect<Assignable<Json<"lineOfSight", 200>, Answer<"los">>>,
+  Expect<Assignable<Json<"randomReachable", 200>, Answer<"random">>>,
   // The events' data (x-event-data in the contract) and the error body.
   Expect<Assignable<S["SubscriptionEvent"], EventOf<"subscriptionEvents">>>,
   // (openapi-typescript's --array-length reads the cells' `prefixItems` plus `minItems: 4`

@@ -8,6 +8,8 @@ import type {
   FlowFieldEvent,
   FlowFieldRequest,
   Health,
+  LosRequest,
+  LosResponse,
   MapCells,
   NearestCell,
   MapCosts,
@@ -16,11 +18,15 @@ import type {
   MapRows,
   MapTerrain,
   MapSummary,
+  MatrixRequest,
+  MatrixResponse,
   Movement,
   PatchResult,
   PathRequest,
   PathResult,
   Point,
+  RandomRequest,
+  RandomResponse,
   Subscription,
   SubscriptionCreated,
   SubscriptionEvent,
@@ -244,6 +250,27 @@ export class PathdClient {
   /** `POST /v1/maps/{name}/posthoc`: the query's search trace as a Posthoc document. */
   posthoc(name: string, query: PathRequest, call?: CallOptions): Promise<Record<string, unknown>> {
     return this.post(`/v1/maps/${seg(name)}/posthoc`, query, call);
+  }
+
+  /** `POST /v1/maps/{name}/matrix`: path costs from each source to each target. */
+  matrix(name: string, table: MatrixRequest, call?: CallOptions): Promise<MatrixResponse> {
+    return this.post(`/v1/maps/${seg(name)}/matrix`, table, call);
+  }
+
+  /** `POST /v1/maps/{name}/los`: line of sight, with the first blocking cell. */
+  los(name: string, sight: LosRequest, call?: CallOptions): Promise<LosResponse> {
+    return this.post(`/v1/maps/${seg(name)}/los`, sight, call);
+  }
+
+  /** `GET /v1/maps/{name}/random`: a uniformly random cell within path cost `radius`. */
+  random(name: string, query: RandomRequest, call?: CallOptions): Promise<RandomResponse> {
+    return this.json({
+      method: "GET",
+      path: `/v1/maps/${seg(name)}/random`,
+      query: { ...query },
+      auth: "query",
+      call,
+    });
   }
 
   /** `POST /v1/maps/{name}/subscriptions`: keep the answer's `secret` to move or delete it. */

@@ -36,6 +36,8 @@ export type ErrorCode =
   | "payload_too_large"
   | "map_too_large"
   | "too_many_queries"
+  | "matrix_too_large"
+  | "limit_reached"
   | "unsupported_media_type"
   | "internal"
   | "overloaded"
@@ -444,4 +446,58 @@ export interface Health {
   /** Maps served after recovery found their patch log cut (see `MapSummary.recovery`). */
   cut_logs: string[];
   store?: Record<string, unknown>;
+}
+
+/** `POST /v1/maps/{name}/matrix`: at most 256 sources and 256 targets. */
+export interface MatrixRequest {
+  sources: Point[];
+  targets: Point[];
+  /** Agent side in cells (1..8, default 1). */
+  size?: number;
+  /** Each row's search time budget (capped by the server's maximum). */
+  timeout_ms?: number;
+  min_version?: number;
+}
+
+export interface MatrixResponse {
+  /** A row per source, an entry per target: the optimal cost, `null` when unreachable or blocked. */
+  costs: (number | null)[][];
+  map_version: number;
+}
+
+/** `POST /v1/maps/{name}/los`. */
+export interface LosRequest {
+  from: Point;
+  to: Point;
+  min_version?: number;
+}
+
+export interface LosResponse {
+  visible: boolean;
+  /** The first blocked cell along the segment; `null` when visible. */
+  blocked_at: Point | null;
+  map_version: number;
+}
+
+/** The query of `GET /v1/maps/{name}/random`. */
+export interface RandomRequest {
+  x: number;
+  y: number;
+  /** Largest path cost from `(x, y)`. */
+  radius: number;
+  /** Same seed, map version and query: same cell; random when absent. */
+  seed?: number;
+  size?: number;
+  min_version?: number;
+  timeout_ms?: number;
+}
+
+export interface RandomResponse {
+  x: number;
+  y: number;
+  distance: number;
+  /** Cells within `radius`, each as likely. */
+  candidates: number;
+  seed: number;
+  map_version: number;
 }

@@ -176,6 +176,23 @@ test("the shared scenario", async () => {
   assert.match(await admin.metrics(), /pathd_/);
 });
 
+test("distance tables, line of sight and random points", async () => {
+  await admin.putMapText("games", TINY);
+  const m = await admin.matrix("games", { sources: [[0, 1], [3, 0]], targets: [[3, 1], [1, 1], [0, 1]] });
+  assert.deepEqual(m.costs, [[5, null, 0], [1, null, 4]]);
+  assert.equal(m.map_version, 1);
+  const wide = Array.from({ length: 257 }, () => [0, 0]);
+  await rejectsWith(admin.matrix("games", { sources: wide, targets: [] }), 400, "matrix_too_large");
+  const l = await admin.los("games", { from: [0, 0], to: [3, 2] });
+  assert.deepEqual([l.visible, l.blocked_at], [false, [1, 1]]);
+  assert.deepEqual((await admin.los("games", { from: [0, 0], to: [3, 0] })).blocked_at, null);
+  const r = await admin.random("games", { x: 0, y: 1, radius: 2, seed: 7 });
+  assert.ok(r.distance <= 2 && r.candidates === 5 && r.seed === 7, JSON.stringify(r));
+  assert.deepEqual(await admin.random("games", { x: 0, y: 1, radius: 2, seed: 7 }), r);
+  await rejectsWith(admin.random("games", { x: 1, y: 1, radius: 2 }), 400, "start_blocked");
+  await admin.deleteMap("games");
+});
+
 test("a 503 abstraction_building is retried after Retry-After", async () => {
   // A fresh uniform map: its JPS+ jump table is built in the background, meanwhile
   // jps_plus answers 503 abstraction_building with Retry-After; the client waits it out.

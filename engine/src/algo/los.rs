@@ -24,6 +24,7 @@
 //! parameters of the segment with grid lines are rationals over `2 * |dx| * |dy|`.
 
 use crate::grid::{Grid, Movement, Point};
+use crate::query::{QueryError, check_in_bounds};
 
 /// Walks the cells crossed by the segment from the centre of `a` to the centre of `b`, in
 /// order, calling `visit(padded_index, weight)` for each one (`a` first, `b` last), where
@@ -36,23 +37,47 @@ pub(crate) fn walk(
     cells: &[u8],
     a: Point,
     b: Point,
-    mut visit: impl FnMut(usize, u64),
+    visit: impl FnMut(usize, u64),
 ) -> Option<u64> {
+    trace(grid, cells, a, b, visit).ok()
+}
+
+/// Why a segment is not visible ([`trace`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Blocked {
+    /// The first blocked cell it touches, as a padded index.
+    Cell(usize),
+    /// Not axis-parallel on a cardinal map: refused as a whole, no cell blocks it.
+    Axis,
+}
+
+/// [`walk`], saying where the segment is blocked: the first blocked cell along it from `a`
+/// (`a` itself when it is blocked). Through a grid corner the two side cells are touched at
+/// the same point of the segment; the one beside it along x (the horizontal neighbour of
+/// the cell it leaves) counts as first.
+#[inline]
+pub(crate) fn trace(
+    grid: &Grid,
+    cells: &[u8],
+    a: Point,
+    b: Point,
+    mut visit: impl FnMut(usize, u64),
+) -> Result<u64, Blocked> {
     let pw = grid.padded_width() as isize;
     let (dx, dy) = (b.x as i64 - a.x as i64, b.y as i64 - a.y as i64);
     let (adx, ady) = (dx.unsigned_abs(), dy.unsigned_abs());
     if grid.movement() == Movement::Cardinal && adx != 0 && ady != 0 {
-        return None;
+        return Err(Blocked::Axis);
     }
     let sx = dx.signum() as isize;
     let sy = dy.signum() as isize * pw;
     let mut cur = grid.pidx(a);
     if cells[cur] == 0 {
-        return None;
+        return Err(Blocked::Cell(cur));
     }
     if adx == 0 && ady == 0 {
         visit(cur, 1);
-        return Some(1);
+        return Ok(1);
     }
     // Crossing i of a vertical grid line happens at t = (1 + 2i) * kx / den, crossing j of a
     // horizontal one at t = (1 + 2j) * ky / den; equal parameters are a corner.
@@ -78,8 +103,10 @@ pub(crate) fn walk(
         } else {
             // Through a corner: both side cells must be open, as for a diagonal step.
             t = tx;
-            if cells[cur.wrapping_add_signed(sx)] == 0 || cells[cur.wrapping_add_signed(sy)] == 0 {
-                return None;
+            for side in [cur.wrapping_add_signed(sx), cur.wrapping_add_signed(sy)] {
+                if cells[side] == 0 {
+                    return Err(Blocked::Cell(side));
+                }
             }
             visit(cur, t - t_prev);
             cur = cur.wrapping_add_signed(sx + sy);
@@ -87,12 +114,55 @@ pub(crate) fn walk(
             j += 1;
         }
         if cells[cur] == 0 {
-            return None;
+            return Err(Blocked::Cell(cur));
         }
         t_prev = t;
     }
     visit(cur, den - t_prev);
-    Some(den)
+    Ok(den)
+}
+
+/// What [`line_of_sight`] sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sight {
+    /// True when the centre of the far cell is visible from the near one's.
+    pub visible: bool,
+    /// The first blocked cell along the segment (the near end itself when it is blocked);
+    /// `None` when visible, or when the segment is refused as a whole (not axis-parallel on
+    /// a cardinal map).
+    pub blocked_at: Option<Point>,
+}
+
+/// Line of sight from the centre of `from` to the centre of `to` by the rule Theta* and
+/// smoothing use (the module docs: no blocked cell's interior, all four cells open at a grid
+/// corner it passes through), with the first blocked cell along the way.
+///
+/// Errors: a point off the map ([`QueryError::OutOfBounds`], `"start"` or `"goal"`).
+///
+/// ```
+/// use pathd_engine::{line_of_sight, movingai, Point};
+/// let grid = movingai::parse_map("type octile\nheight 3\nwidth 3\nmap\n...\n.@.\n...\n").unwrap();
+/// let s = line_of_sight(&grid, Point::new(0, 0), Point::new(2, 2)).unwrap();
+/// assert_eq!((s.visible, s.blocked_at), (false, Some(Point::new(1, 1))));
+/// assert!(line_of_sight(&grid, Point::new(0, 0), Point::new(2, 0)).unwrap().visible);
+/// ```
+pub fn line_of_sight(grid: &Grid, from: Point, to: Point) -> Result<Sight, QueryError> {
+    check_in_bounds(grid, "start", from)?;
+    check_in_bounds(grid, "goal", to)?;
+    Ok(match trace(grid, &grid.cells(), from, to, |_, _| {}) {
+        Ok(_) => Sight {
+            visible: true,
+            blocked_at: None,
+        },
+        Err(Blocked::Cell(c)) => Sight {
+            visible: false,
+            blocked_at: Some(grid.ppoint(c)),
+        },
+        Err(Blocked::Axis) => Sight {
+            visible: false,
+            blocked_at: None,
+        },
+    })
 }
 
 /// True when `b`'s centre is visible from `a`'s (see the module docs).

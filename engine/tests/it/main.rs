@@ -7,6 +7,7 @@ mod dstar_lite;
 mod eroded;
 mod expansions;
 mod flowfield;
+mod games;
 mod goal_tree;
 mod hpa;
 mod jps_plus;

@@ -17,14 +17,18 @@ from .types import (
     FlowFieldEvent,
     FlowFieldRequest,
     Health,
+    LosResponse,
     MapCells,
     MapList,
     MapPatch,
     MapSummary,
+    MatrixRequest,
+    MatrixResponse,
     PatchResult,
     PathRequest,
     PathResult,
     Point,
+    RandomResponse,
     Subscription,
     SubscriptionCreated,
     SubscriptionEvent,
@@ -158,6 +162,28 @@ class Client:
     def posthoc(self, name: str, query: PathRequest) -> Dict[str, Any]:
         """``POST /v1/maps/{name}/posthoc``: the search trace as a Posthoc document."""
         return self._json("POST", f"/v1/maps/{_seg(name)}/posthoc", body=query)
+
+    def matrix(self, name: str, table: MatrixRequest) -> MatrixResponse:
+        """``POST /v1/maps/{name}/matrix``: path costs from each source to each target."""
+        return self._json("POST", f"/v1/maps/{_seg(name)}/matrix", body=table)
+
+    def los(self, name: str, source: Point, target: Point, *,
+            min_version: Optional[int] = None) -> LosResponse:
+        """``POST /v1/maps/{name}/los``: line of sight, with the first blocking cell."""
+        body: Dict[str, Any] = {"from": list(source), "to": list(target)}
+        if min_version is not None:
+            body["min_version"] = min_version
+        return self._json("POST", f"/v1/maps/{_seg(name)}/los", body=body)
+
+    def random(self, name: str, x: int, y: int, radius: float, *, seed: Optional[int] = None,
+               size: Optional[int] = None, min_version: Optional[int] = None,
+               timeout_ms: Optional[int] = None) -> RandomResponse:
+        """``GET /v1/maps/{name}/random``: a uniformly random cell within path cost
+        ``radius`` of ``(x, y)``; the same ``seed`` draws the same cell."""
+        params = _params(x=x, y=y, seed=seed, size=size, min_version=min_version,
+                         timeout_ms=timeout_ms)
+        params["radius"] = repr(float(radius))
+        return self._json("GET", f"/v1/maps/{_seg(name)}/random", params=params)
 
     def create_subscription(self, name: str, query: PathRequest) -> SubscriptionCreated:
         """``POST /v1/maps/{name}/subscriptions``; keep the ``secret``."""

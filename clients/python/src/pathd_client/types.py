@@ -23,7 +23,8 @@ ErrorCode = Literal[
     "invalid_request", "invalid_map", "out_of_bounds", "start_blocked", "goal_blocked",
     "not_applicable", "unauthorized", "forbidden", "map_not_found", "not_found",
     "method_not_allowed", "not_acceptable", "too_many_maps", "payload_too_large",
-    "map_too_large", "too_many_queries", "unsupported_media_type", "internal", "overloaded",
+    "map_too_large", "too_many_queries", "matrix_too_large", "limit_reached",
+    "unsupported_media_type", "internal", "overloaded",
     "not_ready", "invalid_patch", "patch_out_of_bounds", "patch_too_large",
     "version_conflict", "subscription_not_found", "too_many_subscriptions", "map_damaged",
     "store_unavailable", "body_timeout", "too_many_connections", "abstraction_building",
@@ -241,3 +242,34 @@ class Health(TypedDict):
     maps: int
     damaged_maps: List[str]
     store: NotRequired[Dict[str, Any]]
+
+
+class MatrixRequest(TypedDict):
+    """``POST /v1/maps/{name}/matrix``: at most 256 sources and 256 targets."""
+    sources: List[Point]
+    targets: List[Point]
+    size: NotRequired[int]
+    timeout_ms: NotRequired[int]
+    min_version: NotRequired[int]
+
+
+class MatrixResponse(TypedDict):
+    """A row per source, an entry per target: the optimal cost, ``None`` when unreachable
+    or an end is blocked."""
+    costs: List[List[Optional[float]]]
+    map_version: int
+
+
+class LosResponse(TypedDict):
+    visible: bool
+    blocked_at: Optional[List[int]]
+    map_version: int
+
+
+class RandomResponse(TypedDict):
+    x: int
+    y: int
+    distance: float
+    candidates: int
+    seed: int
+    map_version: int
