@@ -59,6 +59,8 @@ pub struct MatrixRequest {
     pub targets: Vec<[u32; 2]>,
     /// Agent side in cells (default 1, at most 8), anchored at its top-left cell.
     pub size: Option<u32>,
+    /// The unit-type profile (default the map's default profile).
+    pub profile: Option<String>,
     /// Time budget of each row's search in ms (capped by, and defaulting to, the server's
     /// maximum).
     pub timeout_ms: Option<u64>,
@@ -84,6 +86,8 @@ pub struct LosRequest {
     pub from: [u32; 2],
     /// `[x, y]` of the cell looked at.
     pub to: [u32; 2],
+    /// The unit-type profile whose walls block the view (default the map's default).
+    pub profile: Option<String>,
 }
 
 /// The answer of `/los` (`LosResponse`).
@@ -113,6 +117,8 @@ pub struct RandomParams {
     pub seed: Option<u64>,
     /// Agent side in cells (default 1, at most 8).
     pub size: Option<u32>,
+    /// The unit-type profile (default the map's default profile).
+    pub profile: Option<String>,
     /// Wait (bounded) until this replica has applied this map version.
     pub min_version: Option<u64>,
     /// Search time budget in ms (capped by, and defaulting to, the server's maximum).
@@ -147,6 +153,7 @@ async fn matrix(
     let size = check_size(req.size)?;
     wait_version(&state, &name, req.min_version).await?;
     let entry = lookup(&state, &name)?;
+    let entry = crate::query::on_profile(&state, &entry, req.profile.as_deref()).await?;
     let (sources, targets) = (points(&req.sources), Arc::new(points(&req.targets)));
     for (what, list) in [("sources", &sources), ("targets", &*targets)] {
         check_on_map(&entry.grid, what, list)?;
@@ -187,6 +194,7 @@ async fn los(
 ) -> Result<Json<LosResponse>, ApiError> {
     wait_version(&state, &name, req.min_version).await?;
     let entry = lookup(&state, &name)?;
+    let entry = crate::query::on_profile(&state, &entry, req.profile.as_deref()).await?;
     let view = view(&state, &entry, 1).await?;
     let sight = state
         .compute()
@@ -215,6 +223,7 @@ async fn random(
     let size = check_size(p.size)?;
     wait_version(&state, &name, p.min_version).await?;
     let entry = lookup(&state, &name)?;
+    let entry = crate::query::on_profile(&state, &entry, p.profile.as_deref()).await?;
     let start = Point::new(p.x, p.y);
     check_on_map(&entry.grid, "start", &[start])?;
     let view = view(&state, &entry, size).await?;

@@ -781,3 +781,78 @@ async fn goals_snapping_and_nearest_follow_the_profile() {
     assert_eq!((st, v["snapped"].as_bool()), (200, Some(true)), "{v}");
     assert_eq!(v["start"], json!([2, 5]), "{v}");
 }
+
+#[tokio::test]
+async fn distance_tables_sight_and_random_points_follow_the_profile() {
+    let s = TestServer::new().await;
+    let rows: Vec<String> = (0..12)
+        .map(|y| {
+            (0..20)
+                .map(|x| {
+                    if (2..18).contains(&x) && (2..10).contains(&y) {
+                        'W'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let body = json!({"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}});
+    assert_eq!(s.put_json("lake", &body).await.status(), 201);
+    let matrix = |profile: Option<&str>| {
+        let mut b = json!({"sources": [[3, 3]], "targets": [[16, 3], [0, 0]]});
+        if let Some(p) = profile {
+            b["profile"] = json!(p);
+        }
+        s.client.post(s.at("/v1/maps/lake/matrix")).json(&b).send()
+    };
+    // The boat crosses the lake and cannot reach the field; ground walkers cannot start
+    // in the water.
+    let (st, v) = json(matrix(Some("boat")).await.unwrap()).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["costs"], json!([[13.0, null]]), "{v}");
+    let (st, v) = json(matrix(None).await.unwrap()).await;
+    assert_eq!((st, &v["costs"]), (200, &json!([[null, null]])), "{v}");
+    // Sight: each profile's walls block its view (water is a wall for ground walkers).
+    let (st, v) = json(
+        s.client
+            .post(s.at("/v1/maps/lake/los"))
+            .json(&json!({"from": [3, 3], "to": [16, 3], "profile": "boat"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((st, v["visible"].as_bool()), (200, Some(true)), "{v}");
+    let (_, v) = json(
+        s.client
+            .post(s.at("/v1/maps/lake/los"))
+            .json(&json!({"from": [0, 3], "to": [19, 3]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (v["visible"].as_bool(), &v["blocked_at"]),
+        (Some(false), &json!([2, 3])),
+        "{v}"
+    );
+    // Random points of a boat stay in the water.
+    for seed in 0..20 {
+        let (st, v) = json(
+            s.client
+                .get(s.at(&format!(
+                    "/v1/maps/lake/random?x=5&y=5&radius=6&seed={seed}&profile=boat"
+                )))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(st, 200, "{v}");
+        let (x, y) = (v["x"].as_u64().unwrap(), v["y"].as_u64().unwrap());
+        assert!((2..18).contains(&x) && (2..10).contains(&y), "{v}");
+    }
+}

@@ -452,6 +452,8 @@ export interface Health {
 export interface MatrixRequest {
   sources: Point[];
   targets: Point[];
+  /** The unit-type profile (default the map's default). */
+  profile?: string;
   /** Agent side in cells (1..8, default 1). */
   size?: number;
   /** Each row's search time budget (capped by the server's maximum). */
@@ -469,6 +471,7 @@ export interface MatrixResponse {
 export interface LosRequest {
   from: Point;
   to: Point;
+  profile?: string;
   min_version?: number;
 }
 
