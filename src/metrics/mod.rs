@@ -273,7 +273,7 @@ fn describe() {
     );
     describe_counter!(
         "pathd_patch_deliveries_total",
-        "Subscriptions patches were queued for"
+        "Subscriptions patches reached (their repairs queued)"
     );
 }
 
