@@ -77,8 +77,10 @@ pub const SUBJECT_PREFIX: &str = "pathd.maps.";
 pub const BUCKET: &str = "pathd_maps";
 /// How long a publish (or a store request) may take before the write fails.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long [`MapStore::catch_up`] waits for this replica to apply a map's newest mutation.
-const CATCH_UP_WAIT: Duration = Duration::from_secs(3);
+/// How long [`MapStore::catch_up`] waits for this replica to apply a map's newest mutation:
+/// long enough for the feed's consumer to be re-created after a stream leader election
+/// (its creation waits for the new leader; 3 s was too short, `tests/it/nats_node_loss.rs`).
+const CATCH_UP_WAIT: Duration = Duration::from_secs(10);
 /// Patches after a whole map before the next patch carries the whole map again, at most.
 const MAX_TAIL: u64 = 10_000;
 
@@ -1334,7 +1336,23 @@ impl MapStore for NatsStore {
     }
 
     fn catch_up(&self, name: &str) -> Result<(), StoreError> {
-        let last = self.rt.block_on(self.last_seq(name))?;
+        // The stream's newest sequence, riding out a leader election as a publish does.
+        let mut patience = nats_publish::Patience::start();
+        let last = loop {
+            match self.rt.block_on(self.last_seq(name)) {
+                Ok(s) => break s,
+                Err(e) => {
+                    let connected = self
+                        .conn
+                        .get()
+                        .is_some_and(|c| c.client.connection_state() == State::Connected);
+                    if !patience.keep_trying(connected) {
+                        return Err(e);
+                    }
+                    std::thread::sleep(nats_publish::PAUSE);
+                }
+            }
+        };
         let deadline = tokio::time::Instant::now() + CATCH_UP_WAIT;
         let mut rx = self.shared.progress.subscribe();
         loop {

@@ -43,7 +43,7 @@ pub const RETRY_FOR: Duration = Duration::from_secs(15);
 /// Without a connection to any node this long, a write fails at once.
 pub const DOWN_FOR: Duration = Duration::from_millis(1500);
 /// Pause between two attempts.
-const PAUSE: Duration = Duration::from_millis(100);
+pub const PAUSE: Duration = Duration::from_millis(100);
 
 /// The header naming the writer of one append (a nonce per call).
 pub const WRITER: &str = "Pathd-Writer";
@@ -56,6 +56,33 @@ pub enum Publish {
     Conflict,
     /// Not stored, and retrying did not help within the bounds: the last error.
     Failed(String),
+}
+
+/// The bounds of the module docs for one operation that rides out a leader election: at
+/// most [`RETRY_FOR`] in all, and not past [`DOWN_FOR`] without a connection.
+pub struct Patience {
+    started: Instant,
+    down_since: Option<Instant>,
+}
+
+impl Patience {
+    /// Starts counting now.
+    pub fn start() -> Self {
+        Patience {
+            started: Instant::now(),
+            down_since: None,
+        }
+    }
+
+    /// Whether another attempt is worth it, given whether the client is connected now.
+    pub fn keep_trying(&mut self, connected: bool) -> bool {
+        if connected {
+            self.down_since = None;
+        } else if self.down_since.get_or_insert_with(Instant::now).elapsed() >= DOWN_FOR {
+            return false;
+        }
+        self.started.elapsed() < RETRY_FOR
+    }
 }
 
 /// The deduplication id of a publish on `subject` after stream sequence `base`, producing
@@ -75,19 +102,17 @@ pub async fn publish(
     payload: Bytes,
     writer: &str,
 ) -> Publish {
-    let started = Instant::now();
-    let mut down_since: Option<Instant> = None;
+    let mut patience = Patience::start();
     let mut last = String::from("not connected");
     loop {
-        if client.connection_state() != State::Connected {
-            let since = *down_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= DOWN_FOR || started.elapsed() >= RETRY_FOR {
-                return Publish::Failed(format!("nats: {last}"));
-            }
+        let connected = client.connection_state() == State::Connected;
+        if !patience.keep_trying(connected) {
+            return Publish::Failed(last);
+        }
+        if !connected {
             tokio::time::sleep(PAUSE / 2).await;
             continue;
         }
-        down_since = None;
         let acked = async {
             js.publish_with_headers(subject.to_owned(), headers.clone(), payload.clone())
                 .await?
@@ -102,9 +127,6 @@ pub async fn publish(
                 last = format!("nats publish: {e}");
                 tracing::debug!(%subject, error = %e, "publish not acknowledged; retrying");
             }
-        }
-        if started.elapsed() >= RETRY_FOR {
-            return Publish::Failed(last);
         }
         metrics::counter!("pathd_store_publish_retries_total").increment(1);
         tokio::time::sleep(PAUSE).await;
