@@ -136,7 +136,7 @@ impl Group {
 }
 
 /// Works off `group`'s queue on a pool thread: every patch reaches the tree once and then
-/// each member. With `settle` false that is all (the answers phase: the group stays
+/// the members it can reach ([`repair`]). With `settle` false that is all (the answers phase: the group stays
 /// scheduled, so it keeps getting every patch); with `settle` true the tree is then settled
 /// (the background part of a repair) and the group's new interest published. A job runs
 /// the answers phase of all its groups before settling any, so one group's settling never

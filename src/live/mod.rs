@@ -6,7 +6,8 @@
 //! The [`Hub`] holds every subscription ([`Sub`]: its agent's position and last path, and
 //! its [`Feed`] of events). Subscriptions of one map with the same goal and agent size form
 //! a *group* that shares one goal-rooted search ([`GoalTree`], see its docs): a patch
-//! reaches the tree once, then every member answers from it, so a subscription costs about
+//! reaches the tree once, then the members it can reach answer from it (see "Which groups a
+//! patch reaches" below), so a subscription costs about
 //! its path, not a search of its own. After a raise-only patch, a member whose path the
 //! patch touched repairs forward from its agent with the tree's old values as heuristic
 //! (cheap wherever the wall fell); the tree itself is settled after the events are out.
