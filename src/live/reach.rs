@@ -127,3 +127,36 @@ impl PathIndex {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// Every changed cell that lies in the box a step reads (its two points and the corners
+    /// beside a diagonal, widened by the footprint) has one of the step's points under a
+    /// probed tile: the index never leaves out a member whose step the patch alters.
+    #[test]
+    fn the_probe_covers_every_step_a_changed_cell_can_alter() {
+        let mut rng = StdRng::seed_from_u64(0x7e11);
+        for _ in 0..20_000 {
+            let size = rng.random_range(1..=3u32);
+            let k = size - 1;
+            let a = Point::new(rng.random_range(1..60), rng.random_range(1..60));
+            let (dx, dy) = (rng.random_range(-1i64..=1), rng.random_range(-1i64..=1));
+            let b = Point::new((a.x as i64 + dx) as u32, (a.y as i64 + dy) as u32);
+            let (lo, hi) = (
+                Point::new(a.x.min(b.x), a.y.min(b.y)),
+                Point::new(a.x.max(b.x) + k, a.y.max(b.y) + k),
+            );
+            let c = Point::new(rng.random_range(lo.x..=hi.x), rng.random_range(lo.y..=hi.y));
+            let probe = PathIndex::probe(&[c], size);
+            let tile = |p: Point| (p.x / TILE, p.y / TILE);
+            assert!(
+                probe.binary_search(&tile(a)).is_ok() || probe.binary_search(&tile(b)).is_ok(),
+                "step {a} -> {b} (size {size}) reads {c}, but neither point's tile is probed"
+            );
+        }
+    }
+}
