@@ -53,6 +53,28 @@ fn server_rss() -> String {
         .map_or_else(String::new, |kb| format!("; server RSS {} MiB", kb / 1024))
 }
 
+/// The server's CPU time so far (user + system, in ms; clock ticks of 10 ms), when
+/// `FANOUT_SERVER_PID` names it.
+fn server_cpu_ms() -> Option<f64> {
+    let pid = std::env::var("FANOUT_SERVER_PID").ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command's closing parenthesis: state is the 3rd, utime the 14th.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks * 10.0)
+}
+
+/// The server CPU time spent from `before` over the next second (the patch, its repairs
+/// and the trees' settling), as text.
+async fn cpu_after(before: Option<f64>) -> String {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    match (before, server_cpu_ms()) {
+        (Some(a), Some(b)) => format!("; server CPU in the second after it: {:.0} ms", b - a),
+        _ => String::new(),
+    }
+}
+
 fn pt(v: &Value) -> Point {
     Point::new(v[0].as_u64().unwrap() as u32, v[1].as_u64().unwrap() as u32)
 }
@@ -316,6 +338,8 @@ async fn main() {
     // the store's first record of it, derived tables taken over), so the patch measured
     // below is a map's everyday patch; it should reach no subscription.
     let far = far_cell(&grid, c);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let cpu = server_cpu_ms();
     let t = Instant::now();
     let warm: Value = client
         .patch(format!("{base}/v1/maps/{map}"))
@@ -326,11 +350,12 @@ async fn main() {
         .json()
         .await
         .unwrap();
+    let took = t.elapsed().as_secs_f64() * 1e3;
     println!(
-        "warm-up patch at {far} answered in {:.2} ms: {warm}",
-        t.elapsed().as_secs_f64() * 1e3
+        "warm-up patch at {far} answered in {took:.2} ms: {warm}{}",
+        cpu_after(cpu).await
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let cpu = server_cpu_ms();
 
     let t0 = Instant::now();
     let r = client
@@ -367,12 +392,13 @@ async fn main() {
     lat.sort_by(f64::total_cmp);
     lat_answer.sort_by(f64::total_cmp);
     let missing = expected.iter().filter(|i| !got.contains(i)).count();
+    let cpu = cpu_after(cpu).await;
     println!(
         "patch answered in {patch_ms:.2} ms: {answer}\n\
          affected (path no longer legal): {} of {n}; events received by them: {}; missing: {missing}; \
          events to others: {others}\n\
          latency patch-sent -> event-received (ms): p50 {:.2}  p99 {:.2}  max {:.2}\n\
-         latency patch-answered -> event-received (ms): p50 {:.2}  p99 {:.2}  max {:.2}{}",
+         latency patch-answered -> event-received (ms): p50 {:.2}  p99 {:.2}  max {:.2}{}{cpu}",
         expected.len(),
         lat.len(),
         percentile(&lat, 0.5),
