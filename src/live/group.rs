@@ -113,10 +113,10 @@ impl Group {
         self.members.lock().expect("members lock").clone()
     }
 
-    /// Lists `sub` under `agent`'s current path in [`Self::paths`].
+    /// Lists `sub` under `agent`'s current path in [`Self::paths`], unless it left.
     fn index(&self, sub: &Arc<Sub>, agent: &Agent) {
         let path = agent.path().map(|(p, _)| p);
-        self.paths.lock().expect("paths lock").set(sub, path);
+        self.paths.lock().expect("paths lock").update(sub, path);
     }
 
     /// Takes `sub` out of the group (members and path index).

@@ -49,8 +49,8 @@ pub(super) struct PathIndex {
     tiles: HashMap<Tile, Vec<Arc<Sub>>>,
     /// Member id -> the tiles it is listed under (to take it out again).
     of: HashMap<String, Vec<Tile>>,
-    /// Members without a path: every patch reaches them.
-    pathless: Vec<Arc<Sub>>,
+    /// Members without a path, by id: every patch reaches them.
+    pathless: HashMap<String, Arc<Sub>>,
 }
 
 impl PathIndex {
@@ -59,7 +59,7 @@ impl PathIndex {
     pub fn set(&mut self, sub: &Arc<Sub>, path: Option<&[Point]>) {
         self.remove(sub);
         let Some(path) = path.filter(|p| !p.is_empty()) else {
-            self.pathless.push(Arc::clone(sub));
+            self.pathless.insert(sub.id.clone(), Arc::clone(sub));
             return;
         };
         let mut tiles: Vec<Tile> = path.iter().map(|p| (p.x / TILE, p.y / TILE)).collect();
@@ -69,6 +69,14 @@ impl PathIndex {
             self.tiles.entry(t).or_default().push(Arc::clone(sub));
         }
         self.of.insert(sub.id.clone(), tiles);
+    }
+
+    /// [`Self::set`], only when `sub` is listed: a member that left meanwhile (its repair
+    /// was running when it was deleted) is not listed again.
+    pub fn update(&mut self, sub: &Arc<Sub>, path: Option<&[Point]>) {
+        if self.of.contains_key(&sub.id) || self.pathless.contains_key(&sub.id) {
+            self.set(sub, path);
+        }
     }
 
     /// Takes `sub` out of the index.
@@ -83,7 +91,7 @@ impl PathIndex {
                 }
             }
         }
-        self.pathless.retain(|s| !Arc::ptr_eq(s, sub));
+        self.pathless.remove(&sub.id);
     }
 
     /// Forgets every member.
@@ -116,7 +124,7 @@ impl PathIndex {
     /// The members a raise-only patch probed under `probe` ([`Self::probe`]) can reach, each
     /// once, in no particular order. Costs the tiles probed plus the members found.
     pub fn reached(&self, probe: &[Tile]) -> Vec<Arc<Sub>> {
-        let mut out: Vec<Arc<Sub>> = self.pathless.clone();
+        let mut out: Vec<Arc<Sub>> = self.pathless.values().cloned().collect();
         for t in probe {
             if let Some(list) = self.tiles.get(t) {
                 out.extend(list.iter().cloned());
