@@ -11,6 +11,7 @@ use pathd_engine::{Agent, GoalTree, Grid, Interest, Limits, Point, QueryError, S
 use tokio::sync::{oneshot, watch};
 
 use super::feed::{Event, Feed};
+use super::reach::PathIndex;
 use super::{Bucket, HubInner, Sub, random_hex128};
 
 /// What makes subscriptions share a tree (the map is the group's too).
@@ -74,6 +75,13 @@ pub(super) struct Group {
     pub tree: Mutex<GoalTree>,
     /// The subscriptions, in joining order (short critical sections).
     pub members: Mutex<Vec<Arc<Sub>>>,
+    /// The members by the tiles of their paths: who a raise-only patch reaches (module
+    /// `reach`). Written by the worker after each member's change, read by patches on the
+    /// write's path (short critical sections; lock order: members, then this).
+    pub paths: Mutex<PathIndex>,
+    /// The newest map version whose patch the group's repair has taken in: members it did
+    /// not reach hold their state for it too (what `GET` shows as `map_version`).
+    pub version: AtomicU64,
     /// Bytes of the tree and the agents as of the last drain (for the memory budget).
     pub bytes: AtomicUsize,
     /// The newest grid the tree has taken in and not yet settled on (see [`drain`]).
@@ -94,6 +102,8 @@ impl Group {
             }),
             tree: Mutex::new(tree),
             members: Mutex::default(),
+            paths: Mutex::default(),
+            version: AtomicU64::new(0),
             bytes: AtomicUsize::new(bytes),
             unsettled: Mutex::new(None),
         }
@@ -102,10 +112,31 @@ impl Group {
     fn members(&self) -> Vec<Arc<Sub>> {
         self.members.lock().expect("members lock").clone()
     }
+
+    /// Lists `sub` under `agent`'s current path in [`Self::paths`], unless it left.
+    fn index(&self, sub: &Arc<Sub>, agent: &Agent) {
+        let path = agent.path().map(|(p, _)| p);
+        self.paths.lock().expect("paths lock").update(sub, path);
+    }
+
+    /// Takes `sub` out of the group (members and path index).
+    pub fn leave(&self, sub: &Arc<Sub>) {
+        self.members
+            .lock()
+            .expect("members lock")
+            .retain(|s| !Arc::ptr_eq(s, sub));
+        self.paths.lock().expect("paths lock").remove(sub);
+    }
+
+    /// Forgets every member (the map ended).
+    pub fn clear(&self) {
+        self.members.lock().expect("members lock").clear();
+        self.paths.lock().expect("paths lock").clear();
+    }
 }
 
 /// Works off `group`'s queue on a pool thread: every patch reaches the tree once and then
-/// each member. With `settle` false that is all (the answers phase: the group stays
+/// the members it can reach ([`repair`]). With `settle` false that is all (the answers phase: the group stays
 /// scheduled, so it keeps getting every patch); with `settle` true the tree is then settled
 /// (the background part of a repair) and the group's new interest published. A job runs
 /// the answers phase of all its groups before settling any, so one group's settling never
@@ -178,6 +209,7 @@ pub(super) fn drain(hub: &HubInner, group: &Arc<Group>, settle: bool) {
                     let mut agent = sub.agent.lock().expect("agent lock");
                     let out = agent.move_to(&mut tree, &grid, to);
                     sub.set_position(agent.start());
+                    group.index(&sub, &agent);
                     let result = out.map(|o| {
                         record(hub, "move", started);
                         let reason = o.change.as_str();
@@ -205,12 +237,18 @@ pub(super) fn drain(hub: &HubInner, group: &Arc<Group>, settle: bool) {
                     }
                     newest = Some(Arc::clone(&grid));
                     let joined = Agent::new(&mut tree, &grid, start, limits).map(|(agent, _)| {
+                        let path = agent.path().map(|(p, _)| p.to_vec());
                         let sub = new_sub(hub, group, agent, version);
                         group
                             .members
                             .lock()
                             .expect("members lock")
                             .push(Arc::clone(&sub));
+                        group
+                            .paths
+                            .lock()
+                            .expect("paths lock")
+                            .set(&sub, path.as_deref());
                         sub
                     });
                     let unclaimed = match joined {
@@ -223,11 +261,7 @@ pub(super) fn drain(hub: &HubInner, group: &Arc<Group>, settle: bool) {
                     if let Some(sub) = unclaimed {
                         // The request went away before it learnt the id: nobody can reach
                         // the subscription, so it ends here.
-                        group
-                            .members
-                            .lock()
-                            .expect("members lock")
-                            .retain(|s| !Arc::ptr_eq(s, &sub));
+                        group.leave(&sub);
                     }
                 }
             }
@@ -260,7 +294,8 @@ fn settle_tree(group: &Group, tree: &mut GoalTree, grid: &Grid) {
 }
 
 /// One patch (or several merged: their union of cells, the newest grid): the tree takes it
-/// in once, then every member answers.
+/// in once, then every member it can reach answers (after a raise-only patch those whose
+/// paths pass by a changed cell, module `reach`; after a lowering one, all of them).
 fn repair(
     hub: &HubInner,
     group: &Group,
@@ -273,10 +308,15 @@ fn repair(
     cells.sort_unstable_by_key(|p| (p.y, p.x));
     cells.dedup();
     tree.apply(grid, &cells, lowered);
+    let reached = if lowered {
+        group.members()
+    } else {
+        let probe = PathIndex::probe(&cells, group.key.size);
+        group.paths.lock().expect("paths lock").reached(&probe)
+    };
     // Nearest agents first: their repairs are short, and the longer ones after them stop
     // where they meet the paths learnt so far (`GoalTree::learn`).
-    let mut members: Vec<(f64, Arc<Sub>)> = group
-        .members()
+    let mut members: Vec<(f64, Arc<Sub>)> = reached
         .into_iter()
         .map(|sub| {
             let cost = sub.agent.lock().expect("agent lock").cost();
@@ -291,6 +331,9 @@ fn repair(
         let started = Instant::now();
         let mut agent = sub.agent.lock().expect("agent lock");
         let out = agent.on_patch(tree, grid, &cells, lowered);
+        if out.path_changed {
+            group.index(&sub, &agent);
+        }
         if out.should_notify() {
             record(hub, out.change.as_str(), started);
             let reason = out.change.as_str();
@@ -303,6 +346,8 @@ fn repair(
             f.version = f.version.max(version);
         }
     }
+    // The members not reached hold their paths on this version too.
+    group.version.fetch_max(version, Ordering::Relaxed);
 }
 
 fn new_sub(hub: &HubInner, group: &Arc<Group>, agent: Agent, version: u64) -> Arc<Sub> {

@@ -6,7 +6,8 @@
 //! The [`Hub`] holds every subscription ([`Sub`]: its agent's position and last path, and
 //! its [`Feed`] of events). Subscriptions of one map with the same goal and agent size form
 //! a *group* that shares one goal-rooted search ([`GoalTree`], see its docs): a patch
-//! reaches the tree once, then every member answers from it, so a subscription costs about
+//! reaches the tree once, then the members it can reach answer from it (see "Which groups a
+//! patch reaches" below), so a subscription costs about
 //! its path, not a search of its own. After a raise-only patch, a member whose path the
 //! patch touched repairs forward from its agent with the tree's old values as heuristic
 //! (cheap wherever the wall fell); the tree itself is settled after the events are out.
@@ -20,6 +21,12 @@
 //! queued or running. A patch looks up the buckets of its changed cells, adds `wide`, and
 //! checks each candidate's exact box: far patches cost a few hash look-ups. Boxes only
 //! grow, so buckets are only added after a drain; they are removed when the group ends.
+//!
+//! Within a group, a raise-only patch reaches only the members whose paths pass by a changed
+//! cell, found through the group's path index by tile (module `reach`, which says why that
+//! is exact); a lowering patch reaches every member. Only those are repaired and counted in
+//! [`Delivery`], so a patch costs its cells, the groups whose region it falls in and the
+//! members it reaches, on the write's path a few look-ups each; the repairs run on the pool.
 //!
 //! A group with work queued or running gets every patch regardless of its box: its box is
 //! being recomputed. This is decided under the group's `work` lock, which the worker also
@@ -51,11 +58,11 @@
 //! searched or changed, and per move; `change` is the outcome, `move` for moves),
 //! `pathd_repair_duration_seconds` (histogram), `pathd_subscription_events_total` (events
 //! published), `pathd_sse_events_sent_total` (frames written to streams),
-//! `pathd_patches_total`, `pathd_patch_deliveries_total` (subscriptions in the groups
-//! patches were queued for). Each drained group runs in a `repair` span (map, goal).
+//! `pathd_patches_total`, `pathd_patch_deliveries_total` (subscriptions patches reached). Each drained group runs in a `repair` span (map, goal).
 
 pub mod feed;
 mod group;
+mod reach;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -132,6 +139,13 @@ impl Sub {
     /// The feed (lock briefly; never across an `.await`).
     pub fn feed(&self) -> std::sync::MutexGuard<'_, Feed> {
         self.feed.lock().expect("feed lock")
+    }
+
+    /// The map version its state is known to hold for: its own last event's or repair's,
+    /// or its group's last patch, when that patch did not reach it (module `reach`).
+    pub fn map_version(&self) -> u64 {
+        let own = self.feed().version;
+        own.max(self.group.version.load(Ordering::Relaxed))
     }
 
     /// A receiver that sees every later change of the feed.
@@ -316,7 +330,7 @@ struct HubInner {
 /// What a patch did to the subscriptions of its map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Delivery {
-    /// Subscriptions the patch was queued for (their search might change).
+    /// Subscriptions the patch reaches (module `reach`): their repairs are queued.
     pub delivered: usize,
 }
 
@@ -580,6 +594,8 @@ impl Hub {
                 }
             }
             let bbox = bounding_box(&changed);
+            // Tiles of the path index to probe, per agent size (module `reach`).
+            let mut probes: HashMap<u32, Vec<reach::Tile>> = HashMap::new();
             let changed = Arc::new(changed);
             for key in candidates {
                 let Some(group) = ms.groups.get(&key) else {
@@ -593,7 +609,14 @@ impl Hub {
                     continue;
                 }
                 if concerned {
-                    delivered += group.members.lock().expect("members lock").len();
+                    delivered += if lowered {
+                        group.members.lock().expect("members lock").len()
+                    } else {
+                        let probe = probes
+                            .entry(key.size)
+                            .or_insert_with(|| reach::PathIndex::probe(&changed, key.size));
+                        group.paths.lock().expect("paths lock").reached(probe).len()
+                    };
                 }
                 w.queue.push_back(Item::Patch {
                     grid: Arc::clone(&grid),
@@ -708,7 +731,7 @@ impl Hub {
         }
         drop(subs);
         for g in ms.groups.values() {
-            g.members.lock().expect("members lock").clear();
+            g.clear();
         }
         for sub in ms.subs.values() {
             sub.close(reason);
@@ -816,11 +839,7 @@ fn concerns(interest: Interest, bbox: Option<(Point, Point)>, changed: &[Point])
 /// Takes `sub` out of its group, and the group (and the map's entry) out of the index when
 /// that leaves them empty and idle. Under the index lock (`maps`).
 fn leave_group(maps: &mut HashMap<String, MapSubs>, sub: &Arc<Sub>) {
-    sub.group
-        .members
-        .lock()
-        .expect("members lock")
-        .retain(|s| !Arc::ptr_eq(s, sub));
+    sub.group.leave(sub);
     if let Some(ms) = maps.get_mut(&sub.map) {
         ms.drop_if_idle(sub.group.key);
         if ms.subs.is_empty() && ms.groups.is_empty() {

@@ -98,9 +98,9 @@ struct Inner {
 /// short was never acknowledged).
 pub const DRAIN_WRITES_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Attempts of a write that keeps losing the compare-and-set to other replicas.
+/// Attempts of a write that keeps losing the compare-and-set to other replicas (then
+/// `503` "other replicas kept writing this map first", [`MapsError::Conflicted`]).
 const MAX_ATTEMPTS: usize = 8;
-const CONTENDED: &str = "other replicas kept writing this map first";
 
 /// What a `put` did.
 #[derive(Debug)]
@@ -313,7 +313,7 @@ impl Maps {
                     }
                 }
             }
-            Err(MapsError::Store(CONTENDED.into()))
+            Err(MapsError::Conflicted)
         })
         .await
     }
@@ -402,7 +402,7 @@ impl Maps {
                 tracing::info!(map = %name, version, "map deleted");
                 return Ok(version);
             }
-            Err(MapsError::Store(CONTENDED.into()))
+            Err(MapsError::Conflicted)
         })
         .await
     }

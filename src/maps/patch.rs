@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pathd_engine::{Grid, Patch, PatchError, Point};
 
-use super::{CONTENDED, MAX_ATTEMPTS, Maps, MapsError, PatchOutcome};
+use super::{MAX_ATTEMPTS, Maps, MapsError, PatchOutcome};
 use crate::state::{Found, MapEntry, MapSource};
 use crate::store::Mutation;
 
@@ -412,7 +412,7 @@ impl Maps {
                     affected_subscriptions: affected,
                 });
             }
-            Err(MapsError::Store(CONTENDED.into()))
+            Err(MapsError::Conflicted)
         })
         .await
     }

@@ -260,6 +260,10 @@ fn describe() {
         "Writes another replica got into the store first (compare-and-set lost)"
     );
     describe_counter!(
+        "pathd_store_publish_retries_total",
+        "Publishes retried while the stream had no leader or the client reconnected"
+    );
+    describe_counter!(
         "pathd_replicated_mutations_total",
         "Mutations read from the replicated store and applied here"
     );
@@ -295,7 +299,7 @@ fn describe() {
     );
     describe_counter!(
         "pathd_patch_deliveries_total",
-        "Subscriptions patches were queued for"
+        "Subscriptions patches reached (their repairs queued)"
     );
 }
 

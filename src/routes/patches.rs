@@ -79,8 +79,8 @@ pub struct PatchResponse {
     pub version: u64,
     /// Cells whose cost actually changed.
     pub changed_cells: u64,
-    /// Subscriptions the patch was delivered to: the members of the goal groups whose shared
-    /// search it may change, whose repair is now queued (an event follows only if their best path changes).
+    /// Subscriptions the patch reaches, whose repair is now queued (an event follows only if
+    /// their best path changes; which ones: `live::reach`).
     pub affected_subscriptions: u64,
 }
 

@@ -94,6 +94,7 @@ fn may_change(state: &AppState, headers: &HeaderMap, sub: &Sub) -> Result<(), Ap
 }
 
 fn body(sub: &Sub) -> SubscriptionBody {
+    let map_version = sub.map_version();
     let f = sub.feed();
     let cur = f.state();
     let p = sub.position();
@@ -104,7 +105,7 @@ fn body(sub: &Sub) -> SubscriptionBody {
         status: cur.status,
         path: cur.path.clone(),
         cost: cur.cost,
-        map_version: f.version,
+        map_version,
         seq: cur.seq,
         position: [p.x, p.y],
         goal: [sub.goal.x, sub.goal.y],

@@ -18,6 +18,8 @@ pub mod log;
 #[cfg(feature = "nats")]
 pub mod nats;
 pub mod nats_options;
+#[cfg(feature = "nats")]
+pub mod nats_publish;
 pub mod snapshot;
 
 use std::fmt;

@@ -54,7 +54,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_nats::connection::State;
-use async_nats::jetstream::{self, consumer, context::PublishErrorKind, stream};
+use async_nats::jetstream::{self, consumer, stream};
 use async_nats::{Client, ConnectOptions, HeaderMap};
 use futures_util::StreamExt;
 use pathd_engine::{Grid, Patch, Point};
@@ -63,6 +63,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::nats_options::NatsOptions;
+use super::nats_publish::{self, Publish};
 use super::{
     Change, Damage, LogRecord, MapLag, MapStore, Mutation, Recovered, Replicated, StoreError,
     StoreStatus, snapshot,
@@ -76,8 +77,10 @@ pub const SUBJECT_PREFIX: &str = "pathd.maps.";
 pub const BUCKET: &str = "pathd_maps";
 /// How long a publish (or a store request) may take before the write fails.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long [`MapStore::catch_up`] waits for this replica to apply a map's newest mutation.
-const CATCH_UP_WAIT: Duration = Duration::from_secs(3);
+/// How long [`MapStore::catch_up`] waits for this replica to apply a map's newest mutation:
+/// long enough for the feed's consumer to be re-created after a stream leader election
+/// (its creation waits for the new leader; 3 s was too short, `tests/it/nats_node_loss.rs`).
+const CATCH_UP_WAIT: Duration = Duration::from_secs(10);
 /// Patches after a whole map before the next patch carries the whole map again, at most.
 const MAX_TAIL: u64 = 10_000;
 
@@ -675,7 +678,14 @@ impl NatsStore {
     ) -> Result<(), StoreError> {
         let conn = self.conn()?;
         if conn.client.connection_state() != State::Connected {
-            return Err(io_err("nats", "not connected"));
+            // Reconnecting to another node takes a moment; gone for longer, fail fast.
+            let since = Instant::now();
+            while conn.client.connection_state() != State::Connected {
+                if since.elapsed() >= nats_publish::DOWN_FOR {
+                    return Err(io_err("nats", "not connected"));
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
         }
         let st = self.state(name);
         let (op, cells, full): (&str, &[(Point, u8)], Option<&Grid>) = match mutation {
@@ -699,6 +709,14 @@ impl NatsStore {
             "Nats-Expected-Last-Subject-Sequence",
             st.seq.to_string().as_str(),
         );
+        let subject = subject(name);
+        // Deduplication holds the compare-and-set on a cluster (module nats_publish).
+        let writer = format!("{:016x}", rand::random::<u64>());
+        headers.insert(
+            "Nats-Msg-Id",
+            nats_publish::msg_id(&subject, st.seq, version).as_str(),
+        );
+        headers.insert(nats_publish::WRITER, writer.as_str());
         headers.insert("Pathd-Op", op);
         headers.insert("Pathd-Version", version.to_string().as_str());
         headers.insert("Pathd-Cells", cells_b.len().to_string().as_str());
@@ -741,30 +759,35 @@ impl NatsStore {
             body: full.map(|_| object.clone()),
             cells_bytes: cells_b.len() as u64,
         };
-        let subject = subject(name);
         let started = Instant::now();
-        let acked = async {
-            conn.js
-                .publish_with_headers(subject.clone(), headers, payload.into())
-                .await?
-                .await
-        }
+        let acked = nats_publish::publish(
+            &conn.client,
+            &conn.js,
+            &conn.stream,
+            &subject,
+            headers,
+            payload.into(),
+            &writer,
+        )
         .await;
         metrics::histogram!("pathd_store_append_seconds").record(started.elapsed().as_secs_f64());
         let ack = match acked {
-            Ok(a) => a,
-            Err(e) => {
+            Publish::Stored(a) => a,
+            Publish::Conflict => {
                 if let Some(key) = object {
                     self.drop_object(key);
                 }
-                if e.kind() == PublishErrorKind::WrongLastSequence {
-                    tracing::debug!(map = %name, expected = st.seq, error = %e, "lost the compare-and-set");
-                    metrics::counter!("pathd_store_conflicts_total").increment(1);
-                    return Err(StoreError::Conflict {
-                        name: name.to_owned(),
-                        last: st.version,
-                        offered: version,
-                    });
+                tracing::debug!(map = %name, expected = st.seq, "lost the compare-and-set");
+                metrics::counter!("pathd_store_conflicts_total").increment(1);
+                return Err(StoreError::Conflict {
+                    name: name.to_owned(),
+                    last: st.version,
+                    offered: version,
+                });
+            }
+            Publish::Failed(e) => {
+                if let Some(key) = object {
+                    self.drop_object(key);
                 }
                 return Err(io_err("nats publish", e));
             }
@@ -1313,7 +1336,23 @@ impl MapStore for NatsStore {
     }
 
     fn catch_up(&self, name: &str) -> Result<(), StoreError> {
-        let last = self.rt.block_on(self.last_seq(name))?;
+        // The stream's newest sequence, riding out a leader election as a publish does.
+        let mut patience = nats_publish::Patience::start();
+        let last = loop {
+            match self.rt.block_on(self.last_seq(name)) {
+                Ok(s) => break s,
+                Err(e) => {
+                    let connected = self
+                        .conn
+                        .get()
+                        .is_some_and(|c| c.client.connection_state() == State::Connected);
+                    if !patience.keep_trying(connected) {
+                        return Err(e);
+                    }
+                    std::thread::sleep(nats_publish::PAUSE);
+                }
+            }
+        };
         let deadline = tokio::time::Instant::now() + CATCH_UP_WAIT;
         let mut rx = self.shared.progress.subscribe();
         loop {

@@ -1,5 +1,7 @@
 //! Live maps over a real server: patches, subscriptions, their event streams, moves, limits.
 
+#[path = "live/fanout.rs"]
+mod fanout;
 #[path = "live/read_only.rs"]
 mod read_only;
 #[path = "live/shared.rs"]

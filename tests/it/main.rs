@@ -23,6 +23,8 @@ mod live_durability;
 mod maps;
 mod movingai;
 #[cfg(feature = "nats")]
+mod nats_node_loss;
+#[cfg(feature = "nats")]
 mod nats_security;
 #[cfg(not(feature = "http2"))]
 mod no_http2;
