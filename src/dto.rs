@@ -175,8 +175,9 @@ pub struct UploadParams {
     pub movement: Option<String>,
 }
 
-/// `POST /v1/maps/{name}/path` (and each item of a batch).
-#[derive(Clone, Debug, Deserialize)]
+/// `POST /v1/maps/{name}/path` (and each item of a batch). Serialize: a subscription's
+/// record keeps its create request (`crate::cluster`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathRequest {
     /// Wait (bounded by `--max-wait-ms`) until this replica has applied this map version
@@ -573,6 +574,9 @@ pub struct Health {
     /// The replicated store's connection and lag (`--store nats://...` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<StoreHealth>,
+    /// This replica and the live members (`--store nats://...` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::ClusterHealth>,
 }
 
 /// The replicated store as `/healthz` and `/readyz` report it.
