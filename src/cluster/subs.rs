@@ -390,30 +390,38 @@ async fn try_connect(inner: &Inner) -> Result<(kv::Store, kv::Store), String> {
         .await
         .map_err(|e| e.to_string())?;
     let js = jetstream::new(client);
-    let bucket = |name: &str, max_age: Duration, storage| kv::Config {
-        bucket: name.to_owned(),
-        history: 1,
-        max_age,
-        storage,
-        num_replicas: inner.replicas,
-        ..Default::default()
+    // The bucket's stream made here, as async-nats's `create_key_value` would: that call
+    // first asks for the account's info, which it cannot parse from nats-server 2.9
+    // (Debian 12's).
+    let open = async |bucket: &str, max_age: Duration, storage| {
+        if let Ok(s) = js.get_key_value(bucket).await {
+            return Ok(s);
+        }
+        let config = jetstream::stream::Config {
+            name: format!("KV_{bucket}"),
+            subjects: vec![format!("$KV.{bucket}.>")],
+            max_messages_per_subject: 1,
+            max_age,
+            storage,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            num_replicas: inner.replicas,
+            discard: jetstream::stream::DiscardPolicy::New,
+            ..Default::default()
+        };
+        js.get_or_create_stream(config)
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+        js.get_key_value(bucket).await.map_err(|e| format!("{e:?}"))
     };
-    let open = async |cfg: kv::Config| match js.get_key_value(&cfg.bucket).await {
-        Ok(s) => Ok(s),
-        Err(_) => js.create_key_value(cfg).await.map_err(|e| e.to_string()),
-    };
-    let members = open(bucket(
+    let members = open(
         MEMBERS,
         Duration::from_secs(60),
         jetstream::stream::StorageType::Memory,
-    ))
+    )
     .await?;
-    let subs = open(bucket(
-        SUBS,
-        Duration::ZERO,
-        jetstream::stream::StorageType::File,
-    ))
-    .await?;
+    let subs = open(SUBS, Duration::ZERO, jetstream::stream::StorageType::File).await?;
     Ok((members, subs))
 }
 
