@@ -129,11 +129,24 @@ impl Inner {
         self.members.url(id)
     }
 
+    /// The subscription bucket; waits a little for it while the first connection is made
+    /// (a replica is ready before it has reached NATS).
+    async fn subs(&self) -> Result<&kv::Store, ApiError> {
+        let t = Instant::now();
+        loop {
+            if let Some((_, subs)) = self.kv.get() {
+                return Ok(subs);
+            }
+            if t.elapsed() >= super::FORWARD_WAIT {
+                return Err(store_unavailable("not connected yet"));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The subscription record `id` (`Ok(None)`: there is none).
     pub(super) async fn record(&self, id: &str) -> Result<Option<Record>, ApiError> {
-        let Some((_, subs)) = self.kv.get() else {
-            return Err(store_unavailable("not connected yet"));
-        };
+        let subs = self.subs().await?;
         match subs.entry(id).await {
             Ok(Some(e)) if e.operation == kv::Operation::Put => {
                 Ok(serde_json::from_slice(&e.value).ok())
@@ -177,9 +190,7 @@ async fn own(
     offset: u64,
     taken_over: bool,
 ) -> Result<View, ApiError> {
-    let Some((_, subs)) = inner.kv.get() else {
-        return Err(store_unavailable("not connected yet"));
-    };
+    let subs = inner.subs().await?;
     let body = serde_json::to_vec(&rec).map_err(ApiError::internal)?;
     let revision = subs
         .put(&id, body.into())
