@@ -522,9 +522,11 @@ async fn take_over(
     .await;
     let sub = match joined {
         Ok(sub) => sub,
-        Err(e) if e.status.is_client_error() => {
+        Err(e) if matches!(e.status.as_u16(), 400 | 404) => {
             // The map (or profile) is gone, or the agent's cell is a wall now: the
-            // subscription cannot live on; its record goes.
+            // subscription cannot live on; its record goes. (Anything else, say `429` for a
+            // full hub or an overloaded pool, is tried again at the next scan: the record
+            // is claimed, and a claimed record not held here is taken over again.)
             tracing::info!(subscription = %id, error = %e.message, "subscription not taken over; ended");
             let _ = subs.delete(id).await;
             return Ok(false);
