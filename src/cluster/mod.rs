@@ -37,6 +37,8 @@ pub mod gate;
 mod members;
 #[cfg(feature = "nats")]
 mod subs;
+#[cfg(feature = "nats")]
+mod takeover;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
-use super::members::{self, Beat, Members};
+use super::members::{Beat, Members};
 use super::{ClusterHealth, HEARTBEAT, View, sha256_hex};
 use crate::config::Config;
 use crate::dto::PathRequest;
@@ -57,11 +57,11 @@ pub(crate) struct Inner {
     replicas: usize,
     /// The buckets, once connected (members, subs).
     kv: OnceLock<(kv::Store, kv::Store)>,
-    members: Members,
+    pub(super) members: Members,
     /// Subscriptions held here, by public id.
-    owned: Mutex<HashMap<String, View>>,
+    pub(super) owned: Mutex<HashMap<String, View>>,
     /// Every record, as the watcher last saw it, with its revision (the takeover scan).
-    mirror: Mutex<HashMap<String, (Record, u64)>>,
+    pub(super) mirror: Mutex<HashMap<String, (Record, u64)>>,
     /// The client that forwards requests to other replicas.
     pub(super) http: reqwest::Client,
     /// Wakes the takeover scan (a forwarded request found the owner gone).
@@ -182,7 +182,7 @@ pub(super) async fn adopt(
 
 /// Writes `rec` (create, or claim at `revision`), registers the subscription as owned here
 /// and starts its record keeper.
-async fn own(
+pub(super) async fn own(
     inner: &Arc<Inner>,
     id: String,
     sub: Arc<Sub>,
@@ -359,7 +359,7 @@ pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::Soc
                 Err(e) => tracing::warn!(error = %e, "membership heartbeat not written"),
             }
         }
-        scan(&inner, &state, &subs_kv).await;
+        super::takeover::scan(&inner, &state, &subs_kv).await;
     }
     // Leaving: the others take this replica's subscriptions over at once.
     let _ = members_kv.delete(&inner.replica).await;
@@ -454,90 +454,4 @@ async fn mirror(inner: &Inner, kv: &kv::Store) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Takes over every record whose owner is gone and that rendezvous hashing gives to this
-/// replica.
-async fn scan(inner: &Arc<Inner>, state: &AppState, subs: &kv::Store) {
-    let live = inner.members.live();
-    if !live.iter().any(|m| m.id == inner.replica) {
-        return; // not a member (yet, or cut off): take nothing
-    }
-    let orphans: Vec<(String, Record, u64)> = {
-        let m = inner.mirror.lock().expect("mirror lock");
-        let owned = inner.owned.lock().expect("owned lock");
-        m.iter()
-            .filter(|(id, (r, _))| {
-                !owned.contains_key(*id)
-                    && (r.owner == inner.replica || !live.iter().any(|l| l.id == r.owner))
-                    && members::rendezvous(id, &live).is_some_and(|w| w.id == inner.replica)
-            })
-            .map(|(id, (r, rev))| (id.clone(), r.clone(), *rev))
-            .collect()
-    };
-    for (id, rec, revision) in orphans {
-        let started = Instant::now();
-        match take_over(inner, state, subs, &id, rec, revision).await {
-            Ok(true) => {
-                metrics::counter!("pathd_subscription_takeovers_total").increment(1);
-                metrics::histogram!("pathd_subscription_takeover_seconds")
-                    .record(started.elapsed().as_secs_f64());
-                tracing::info!(subscription = %id, "subscription taken over");
-            }
-            Ok(false) => {}
-            Err(e) => tracing::warn!(subscription = %id, error = %e.message, "takeover failed"),
-        }
-    }
-}
-
-/// Claims record `id` (at `revision`) and joins it here again; `Ok(false)` when another
-/// replica claimed it first or it changed meanwhile.
-async fn take_over(
-    inner: &Arc<Inner>,
-    state: &AppState,
-    subs: &kv::Store,
-    id: &str,
-    rec: Record,
-    revision: u64,
-) -> Result<bool, ApiError> {
-    let claimed = Record {
-        owner: inner.replica.clone(),
-        ..rec.clone()
-    };
-    let body = serde_json::to_vec(&claimed).map_err(ApiError::internal)?;
-    if subs.update(id, body.into(), revision).await.is_err() {
-        return Ok(false);
-    }
-    let mut req = rec.request.clone();
-    req.start = rec.position;
-    req.min_version = None;
-    let (query, timeout) = req.to_query(state.config())?;
-    let joined = crate::routes::subscriptions::join(
-        state,
-        &rec.map,
-        req.profile.as_deref(),
-        &query,
-        timeout,
-    )
-    .await;
-    let sub = match joined {
-        Ok(sub) => sub,
-        Err(e) if matches!(e.status.as_u16(), 400 | 404) => {
-            // The map (or profile) is gone, or the agent's cell is a wall now: the
-            // subscription cannot live on; its record goes. (Anything else, say `429` for a
-            // full hub or an overloaded pool, is tried again at the next scan: the record
-            // is claimed, and a claimed record not held here is taken over again.)
-            tracing::info!(subscription = %id, error = %e.message, "subscription not taken over; ended");
-            let _ = subs.delete(id).await;
-            return Ok(false);
-        }
-        Err(e) => return Err(e),
-    };
-    let offset = rec.last_seq;
-    let i = Arc::clone(inner);
-    let id2 = id.to_owned();
-    tokio::spawn(async move { own(&i, id2, sub, claimed, offset, true).await })
-        .await
-        .map_err(ApiError::internal)??;
-    Ok(true)
 }
