@@ -79,6 +79,7 @@ pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome
         }
     };
     let deadline = Instant::now() + FORWARD_WAIT;
+    let mut first = true;
     loop {
         if let Some(view) = inner.view(id) {
             return Outcome::Here(Box::new((
@@ -86,7 +87,15 @@ pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome
                 view,
             )));
         }
-        let rec = match inner.record(id).await {
+        // First from the watcher's mirror of the records (no round trip to NATS); when that
+        // led nowhere (an owner gone, or one that no longer holds it), from the bucket.
+        let cached = if first { inner.mirrored(id) } else { None };
+        first = false;
+        let rec = match cached {
+            Some(r) => Ok(Some(r)),
+            None => inner.record(id).await,
+        };
+        let rec = match rec {
             Ok(Some(r)) => r,
             Ok(None) => return Outcome::Answer(not_found(id)),
             Err(e) => return Outcome::Answer(e.into_response()),

@@ -144,6 +144,12 @@ impl Inner {
         }
     }
 
+    /// Record `id` as the watcher last saw it (may lag the bucket by a moment).
+    pub(super) fn mirrored(&self, id: &str) -> Option<Record> {
+        let m = self.mirror.lock().expect("mirror lock");
+        m.get(id).map(|(r, _)| r.clone())
+    }
+
     /// The subscription record `id` (`Ok(None)`: there is none).
     pub(super) async fn record(&self, id: &str) -> Result<Option<Record>, ApiError> {
         let subs = self.subs().await?;
