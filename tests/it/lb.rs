@@ -417,3 +417,105 @@ async fn subscriptions_work_behind_round_robin_nginx_and_survive_their_owner() {
     drop(proxy);
     drop(nats);
 }
+
+/// Records follow their subscription: one whose map is deleted ends and its record goes (no
+/// replica answers for it); a replica stopped with SIGTERM leaves the membership at once and
+/// its subscription is served by the other, same id and secret, `seq` continued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_follow_their_subscription_and_a_stopped_replica_hands_over() {
+    let Some(nats_bin) = nats_server() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&nats_bin, &tmp.path().join("js"), vec![]);
+    let mut a = Replica::start(&nats.url(), tmp.path(), &[]);
+    let b = Replica::start(&nats.url(), tmp.path(), &[]);
+    a.ready().await;
+    b.ready().await;
+    members(&[&a, &b], 2).await;
+    let owner_a = a.get("/readyz").await.1["cluster"]["replica"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for name in ["gone", "kept"] {
+        let (s, v) = a.put(name, &open_text(30, 10)).await;
+        assert_eq!(s, 201, "{v}");
+    }
+    let create = async |map: &str| {
+        let (s, h, v) = send(
+            a.client
+                .post(a.at(&format!("/v1/maps/{map}/subscriptions")))
+                .json(&json!({"start": [1, 1], "goal": [28, 8], "min_version": 1})),
+        )
+        .await;
+        assert_eq!((s, served_by(&h)), (201, owner_a.clone()), "{v}");
+        v
+    };
+
+    // Its map deleted: the stream (through B) ends with `map_deleted`, and the record goes.
+    let sub = create("gone").await;
+    let id = sub["id"].as_str().unwrap();
+    let url = b.at(&format!("/v1/subscriptions/{id}"));
+    let (s, h, v) = send(b.client.get(&url)).await;
+    assert_eq!((s, served_by(&h)), (200, owner_a.clone()), "{v}");
+    assert!(h.contains_key("x-pathd-forwarded-by"), "{h:?}");
+    let (s, h, v) = send(
+        b.client
+            .patch(&url)
+            .header("x-subscription-secret", "wrong")
+            .json(&json!({"position": [2, 2]})),
+    )
+    .await;
+    assert_eq!((s, served_by(&h)), (403, owner_a.clone()), "{v}");
+    let mut events = Sse::open(&b.client, &format!("{url}/events"), None).await;
+    assert_eq!(events.expect().await.reason(), "initial");
+    let r = b.client.delete(b.at("/v1/maps/gone")).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(events.expect().await.reason(), "map_deleted");
+    let t = Instant::now();
+    loop {
+        let (s, _, v) = send(b.client.get(&url)).await;
+        if s == 404 {
+            assert_eq!(v["error"]["code"], "subscription_not_found", "{v}");
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "record never went: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // A stopped with SIGTERM: B serves its subscription, moves included (same secret).
+    let sub = create("kept").await;
+    let id = sub["id"].as_str().unwrap();
+    let secret = sub["secret"].as_str().unwrap();
+    let url = b.at(&format!("/v1/subscriptions/{id}"));
+    let pid = a.pid().unwrap();
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    members(&[&b], 1).await;
+    let (s, h, v) = send(b.client.get(&url)).await;
+    assert_eq!(
+        (s, v["seq"].as_u64()),
+        (200, Some(2)),
+        "the resync after 1: {v}"
+    );
+    assert_ne!(served_by(&h), owner_a, "{h:?}");
+    let mut events = Sse::open(&b.client, &format!("{url}/events"), Some(1)).await;
+    let ev = events.expect().await;
+    assert_eq!((ev.seq(), ev.reason()), (2, "resync"), "{:?}", ev.data);
+    let (s, _, v) = send(
+        b.client
+            .patch(&url)
+            .header("x-subscription-secret", secret)
+            .json(&json!({"position": [1, 8]})),
+    )
+    .await;
+    assert_eq!((s, v["position"].clone()), (200, json!([1, 8])), "{v}");
+    a.kill9();
+    drop(nats);
+}
