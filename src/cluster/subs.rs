@@ -60,8 +60,12 @@ pub(crate) struct Inner {
     pub(super) members: Members,
     /// Subscriptions held here, by public id.
     pub(super) owned: Mutex<HashMap<String, View>>,
-    /// Every record, as the watcher last saw it, with its revision (the takeover scan).
-    pub(super) mirror: Mutex<HashMap<String, (Record, u64)>>,
+    /// Every record, as the watcher last saw it, with its revision and when the watcher
+    /// first saw it (the takeover scan; forwarding's first guess of the owner).
+    pub(super) mirror: Mutex<HashMap<String, (Record, u64, Instant)>>,
+    /// Set once this replica's membership key was written (a subscription is created here
+    /// only after that, so that nobody takes it for an orphan).
+    registered: std::sync::atomic::AtomicBool,
     /// The client that forwards requests to other replicas.
     pub(super) http: reqwest::Client,
     /// Wakes the takeover scan (a forwarded request found the owner gone).
@@ -100,6 +104,7 @@ impl Inner {
             members: Members::default(),
             owned: Mutex::default(),
             mirror: Mutex::default(),
+            registered: std::sync::atomic::AtomicBool::new(false),
             http: reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(1))
                 .build()
@@ -147,7 +152,7 @@ impl Inner {
     /// Record `id` as the watcher last saw it (may lag the bucket by a moment).
     pub(super) fn mirrored(&self, id: &str) -> Option<Record> {
         let m = self.mirror.lock().expect("mirror lock");
-        m.get(id).map(|(r, _)| r.clone())
+        m.get(id).map(|(r, _, _)| r.clone())
     }
 
     /// The subscription record `id` (`Ok(None)`: there is none).
@@ -169,6 +174,7 @@ pub(super) async fn adopt(
     sub: &Arc<Sub>,
     request: &PathRequest,
 ) -> Result<View, ApiError> {
+    register(inner).await?;
     let id = format!("{}-{:032x}", inner.replica, rand::random::<u128>());
     let rec = Record {
         owner: inner.replica.clone(),
@@ -184,6 +190,26 @@ pub(super) async fn adopt(
     let (sub2, id2) = (Arc::clone(sub), id.clone());
     let task = tokio::spawn(async move { own(&i, id2, sub2, rec, 0, false).await });
     task.await.map_err(ApiError::internal)?
+}
+
+/// Writes this replica's membership key unless the heartbeat already has (a replica serves
+/// requests from its start; it becomes a member once ready, or at its first subscription).
+async fn register(inner: &Inner) -> Result<(), ApiError> {
+    if inner.registered.load(std::sync::atomic::Ordering::Acquire) {
+        return Ok(());
+    }
+    inner.subs().await?; // connected
+    let (members, _) = inner.kv.get().expect("connected above");
+    let url = inner.advertise.get().cloned().unwrap_or_default();
+    let beat = serde_json::to_vec(&Beat { url }).map_err(ApiError::internal)?;
+    members
+        .put(&inner.replica, beat.into())
+        .await
+        .map_err(store_unavailable)?;
+    inner
+        .registered
+        .store(true, std::sync::atomic::Ordering::Release);
+    Ok(())
 }
 
 /// Writes `rec` (create, or claim at `revision`), registers the subscription as owned here
@@ -361,7 +387,12 @@ pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::Soc
         }
         if last_beat.is_none_or(|t| t.elapsed() >= HEARTBEAT) {
             match members_kv.put(&inner.replica, beat.clone().into()).await {
-                Ok(_) => last_beat = Some(Instant::now()),
+                Ok(_) => {
+                    last_beat = Some(Instant::now());
+                    inner
+                        .registered
+                        .store(true, std::sync::atomic::Ordering::Release);
+                }
                 Err(e) => tracing::warn!(error = %e, "membership heartbeat not written"),
             }
         }
@@ -451,7 +482,8 @@ async fn mirror(inner: &Inner, kv: &kv::Store) -> Result<(), String> {
         match entry.operation {
             kv::Operation::Put => {
                 if let Ok(r) = serde_json::from_slice::<Record>(&entry.value) {
-                    m.insert(entry.key, (r, entry.revision));
+                    let seen = m.get(&entry.key).map_or_else(Instant::now, |e| e.2);
+                    m.insert(entry.key, (r, entry.revision, seen));
                 }
             }
             kv::Operation::Delete | kv::Operation::Purge => {

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use async_nats::jetstream::kv;
 
-use super::members;
 use super::subs::{Inner, Record, own};
+use super::{HEARTBEAT, members};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -22,12 +22,15 @@ pub(super) async fn scan(inner: &Arc<Inner>, state: &AppState, subs: &kv::Store)
         let m = inner.mirror.lock().expect("mirror lock");
         let owned = inner.owned.lock().expect("owned lock");
         m.iter()
-            .filter(|(id, (r, _))| {
-                !owned.contains_key(*id)
+            .filter(|(id, (r, _, seen))| {
+                // A record seen for less than a heartbeat may be one its owner is still
+                // registering (its membership key and the record race to the watchers).
+                seen.elapsed() >= HEARTBEAT
+                    && !owned.contains_key(*id)
                     && (r.owner == inner.replica || !live.iter().any(|l| l.id == r.owner))
                     && members::rendezvous(id, &live).is_some_and(|w| w.id == inner.replica)
             })
-            .map(|(id, (r, rev))| (id.clone(), r.clone(), *rev))
+            .map(|(id, (r, rev, _))| (id.clone(), r.clone(), *rev))
             .collect()
     };
     for (id, rec, revision) in orphans {
