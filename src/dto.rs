@@ -175,9 +175,8 @@ pub struct UploadParams {
     pub movement: Option<String>,
 }
 
-/// `POST /v1/maps/{name}/path` (and each item of a batch). Serialize: a subscription's
-/// record keeps its create request (`crate::cluster`).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+/// `POST /v1/maps/{name}/path` (and each item of a batch).
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathRequest {
     /// Wait (bounded by `--max-wait-ms`) until this replica has applied this map version

@@ -35,14 +35,55 @@ pub(super) struct Record {
     pub key: String,
     /// The map.
     pub map: String,
-    /// The create request (start, goal, profile, size, options).
-    pub request: PathRequest,
+    /// What it was created with, but the start (the agent is at `position`).
+    pub definition: Definition,
     /// The agent's position now.
     pub position: [u32; 2],
     /// The public `seq` of its newest event.
     pub last_seq: u64,
     /// SHA-256 of its secret, hex.
     pub secret_sha256: String,
+}
+
+/// The create request of a subscription, as its record keeps it: the fields a
+/// subscription's search takes (the start is the record's `position`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(super) struct Definition {
+    goal: [u32; 2],
+    profile: Option<String>,
+    size: Option<u32>,
+    algorithm: Option<String>,
+    weight: Option<f64>,
+    max_expansions: Option<u64>,
+    timeout_ms: Option<u64>,
+    smooth: Option<bool>,
+    heuristic: Option<String>,
+    tie_break: Option<String>,
+}
+
+impl Definition {
+    fn of(r: &PathRequest) -> Definition {
+        Definition {
+            goal: r.goal,
+            profile: r.profile.clone(),
+            size: r.size,
+            algorithm: r.algorithm.clone(),
+            weight: r.weight,
+            max_expansions: r.max_expansions,
+            timeout_ms: r.timeout_ms,
+            smooth: r.smooth,
+            heuristic: r.heuristic.clone(),
+            tie_break: r.tie_break.clone(),
+        }
+    }
+
+    /// The create request again, from `start` (through the request's own parser, so that
+    /// fields it gains later stay unset).
+    pub(super) fn request(&self, start: [u32; 2]) -> Result<PathRequest, ApiError> {
+        let mut v = serde_json::to_value(self).map_err(ApiError::internal)?;
+        v["start"] = serde_json::json!(start);
+        serde_json::from_value(v).map_err(ApiError::internal)
+    }
 }
 
 /// The cluster's state (one per server).
@@ -180,7 +221,7 @@ pub(super) async fn adopt(
         owner: inner.replica.clone(),
         key: sub.map.clone(),
         map: sub.map.split('~').next().unwrap_or_default().to_owned(),
-        request: request.clone(),
+        definition: Definition::of(request),
         position: [sub.position().x, sub.position().y],
         last_seq: sub.feed().current().seq,
         secret_sha256: sha256_hex(sub.secret()),
@@ -492,4 +533,31 @@ async fn mirror(inner: &Inner, kv: &kv::Store) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_definition_gives_back_the_request_from_the_agents_position() {
+        let req: PathRequest = serde_json::from_value(serde_json::json!({
+            "start": [1, 2], "goal": [7, 8], "profile": "boat", "size": 2,
+            "max_expansions": 99, "timeout_ms": 50, "min_version": 3
+        }))
+        .unwrap();
+        let d = Definition::of(&req);
+        let stored: Definition = serde_json::from_slice(&serde_json::to_vec(&d).unwrap()).unwrap();
+        let again = stored.request([4, 5]).unwrap();
+        assert_eq!((again.start, again.goal), ([4, 5], [7, 8]));
+        assert_eq!(
+            (again.profile.as_deref(), again.size),
+            (Some("boat"), Some(2))
+        );
+        assert_eq!(
+            (again.max_expansions, again.timeout_ms),
+            (Some(99), Some(50))
+        );
+        assert_eq!(again.min_version, None, "a takeover waits for no version");
+    }
 }

@@ -66,9 +66,7 @@ async fn take_over(
     if subs.update(id, body.into(), revision).await.is_err() {
         return Ok(false);
     }
-    let mut req = rec.request.clone();
-    req.start = rec.position;
-    req.min_version = None;
+    let req = rec.definition.request(rec.position)?;
     let (query, timeout) = req.to_query(state.config())?;
     let joined = crate::routes::subscriptions::join(
         state,
