@@ -62,9 +62,11 @@ pub(super) struct Definition {
 }
 
 impl Definition {
-    fn of(r: &PathRequest) -> Definition {
+    /// `r`'s definition, heading for `goal` (the subscription's: the request may name it
+    /// in more than one way).
+    fn of(r: &PathRequest, goal: pathd_engine::Point) -> Definition {
         Definition {
-            goal: r.goal,
+            goal: [goal.x, goal.y],
             profile: r.profile.clone(),
             size: r.size,
             algorithm: r.algorithm.clone(),
@@ -221,7 +223,7 @@ pub(super) async fn adopt(
         owner: inner.replica.clone(),
         key: sub.map.clone(),
         map: sub.map.split('~').next().unwrap_or_default().to_owned(),
-        definition: Definition::of(request),
+        definition: Definition::of(request, sub.goal),
         position: [sub.position().x, sub.position().y],
         last_seq: sub.feed().current().seq,
         secret_sha256: sha256_hex(sub.secret()),
@@ -546,10 +548,14 @@ mod tests {
             "max_expansions": 99, "timeout_ms": 50, "min_version": 3
         }))
         .unwrap();
-        let d = Definition::of(&req);
+        let d = Definition::of(&req, pathd_engine::Point::new(7, 8));
         let stored: Definition = serde_json::from_slice(&serde_json::to_vec(&d).unwrap()).unwrap();
         let again = stored.request([4, 5]).unwrap();
-        assert_eq!((again.start, again.goal), ([4, 5], [7, 8]));
+        assert_eq!(again.start, [4, 5]);
+        assert_eq!(
+            serde_json::to_value(stored).unwrap()["goal"],
+            serde_json::json!([7, 8])
+        );
         assert_eq!(
             (again.profile.as_deref(), again.size),
             (Some("boat"), Some(2))
