@@ -78,6 +78,16 @@ pub struct ProfileSummary {
     /// profile's always is).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passable_cells: Option<u64>,
+    /// A non-default profile's own derived structures, once its view was made (the
+    /// default profile's are the summary's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<crate::hpa::HpaInfo>,
+    /// Its JPS+ jump table (see the summary's `jps_plus`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jps_plus: Option<crate::jump::JumpInfo>,
+    /// Its subgoal graph (see the summary's `subgoal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subgoal: Option<crate::derived::subgoal::SubgoalInfo>,
 }
 
 /// `recovery` of a map summary: the patch log's tail was found cut at start.
@@ -184,8 +194,8 @@ pub struct PathRequest {
     pub min_version: Option<u64>,
     /// `[x, y]`.
     pub start: [u32; 2],
-    /// `[x, y]`.
-    pub goal: [u32; 2],
+    /// `[x, y]`; exactly one of `goal`, `goals` and `flee`.
+    pub goal: Option<[u32; 2]>,
     /// The unit-type profile to search for (default: the map's default profile).
     pub profile: Option<String>,
     /// Algorithm wire name (default `astar`).
@@ -214,6 +224,44 @@ pub struct PathRequest {
     /// Lessons: how ties of equal `f` are broken (`none`, `high_g` the default,
     /// `cross_product`, `epsilon`); astar, dijkstra and weighted_astar only.
     pub tie_break: Option<String>,
+    /// The questions games ask (see [`Games`]): the nearest of these goals instead of `goal`.
+    pub goals: Option<Vec<[u32; 2]>>,
+    /// Stop at the first cell within this Euclidean distance of `goal`.
+    pub goal_radius: Option<f64>,
+    /// With `goal_radius`: that cell must also see `goal`.
+    pub goal_visible: Option<bool>,
+    /// Instead of a goal: get at least `distance` (path cost) away from `from`.
+    pub flee: Option<FleeRequest>,
+    /// Move a blocked or unreachable start or goal to the nearest usable cell at most this
+    /// many cells away (in x and in y).
+    pub snap: Option<u32>,
+}
+
+/// `flee` of a path query.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FleeRequest {
+    /// The threat, `[x, y]`.
+    pub from: [u32; 2],
+    /// How far to get from it, as the path cost of a one-cell unit there.
+    pub distance: f64,
+}
+
+/// What a path query asks beyond a plain start-goal search (`goals`, `goal_radius`,
+/// `flee`, `snap`), checked ([`PathRequest::games`]).
+#[derive(Clone, Debug, Default)]
+pub struct Games {
+    /// What the path should reach instead of `goal`.
+    pub target: Option<pathd_engine::targets::Target>,
+    /// The snapping radius.
+    pub snap: Option<u32>,
+}
+
+impl Games {
+    /// True when the query asks for none of them.
+    pub fn is_plain(&self) -> bool {
+        self.target.is_none() && self.snap.is_none()
+    }
 }
 
 /// Default weight of `weighted_astar`.
@@ -223,7 +271,7 @@ fn point(p: [u32; 2]) -> Point {
     Point::new(p[0], p[1])
 }
 
-fn pair(p: Point) -> [u32; 2] {
+pub(crate) fn pair(p: Point) -> [u32; 2] {
     [p.x, p.y]
 }
 
@@ -251,9 +299,21 @@ impl PathRequest {
             .max_expansions
             .unwrap_or(config.max_expansions)
             .min(config.max_expansions);
+        // `goals` and `flee` leave `goal` to the engine's target (see `games`); the query's
+        // own is then a placeholder.
+        let goal = match (self.goal, &self.goals, &self.flee) {
+            (Some(g), None, None) => g,
+            (None, Some(goals), None) => goals.first().copied().unwrap_or(self.start),
+            (None, None, Some(_)) => self.start,
+            _ => {
+                return Err(ApiError::invalid_request(
+                    "a path query names exactly one of goal, goals and flee",
+                ));
+            }
+        };
         let query = Query {
             start: point(self.start),
-            goal: point(self.goal),
+            goal: point(goal),
             algorithm,
             weight,
             limits: Limits {
@@ -287,6 +347,65 @@ impl PathRequest {
         };
         pathd_engine::query::check_size(query.size)?;
         Ok((query, Duration::from_millis(timeout)))
+    }
+}
+
+impl PathRequest {
+    /// Checks the games' options: `goals` (1 to [`MAX_GOALS`], else `400 too_many_goals`),
+    /// `goal_radius` and `goal_visible` (with `goal`), `flee` (without a goal), `snap` (0 to
+    /// [`MAX_SNAP`]). The exclusivity of `goal`, `goals` and `flee` is [`Self::to_query`]'s.
+    ///
+    /// [`MAX_GOALS`]: pathd_engine::targets::MAX_GOALS
+    /// [`MAX_SNAP`]: pathd_engine::targets::MAX_SNAP
+    pub fn games(&self) -> Result<Games, ApiError> {
+        use pathd_engine::targets::{MAX_GOALS, MAX_SNAP, Target};
+        if self.goal_visible.is_some() && self.goal_radius.is_none() {
+            return Err(ApiError::invalid_request(
+                "goal_visible goes with goal_radius",
+            ));
+        }
+        if self.goal_radius.is_some() && self.goal.is_none() {
+            return Err(ApiError::invalid_request(
+                "goal_radius needs a single goal (not goals or flee)",
+            ));
+        }
+        if let Some(s) = self.snap.filter(|&s| s > MAX_SNAP) {
+            return Err(ApiError::invalid_request(format!(
+                "snap {s} is too far: at most {MAX_SNAP} cells"
+            )));
+        }
+        let target = match (&self.goals, self.goal_radius, &self.flee) {
+            (Some(goals), _, _) if goals.len() > MAX_GOALS => {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::BAD_REQUEST,
+                    ErrorCode::TooManyGoals,
+                    format!(
+                        "goals holds {} points; a query names at most {MAX_GOALS}",
+                        goals.len()
+                    ),
+                ));
+            }
+            (Some(goals), _, _) if goals.is_empty() => {
+                return Err(ApiError::invalid_request(
+                    "goals must hold at least one point",
+                ));
+            }
+            (Some(goals), _, _) => Some(Target::Any(goals.iter().copied().map(point).collect())),
+            (None, Some(radius), _) => Some(Target::Near {
+                goal: point(self.goal.unwrap_or(self.start)),
+                radius,
+                visible: self.goal_visible.unwrap_or(false),
+            }),
+            (None, None, Some(f)) => Some(Target::Flee {
+                from: point(f.from),
+                distance: f.distance,
+            }),
+            (None, None, None) => None,
+        };
+        Ok(Games {
+            target,
+            snap: self.snap,
+        })
     }
 }
 
@@ -354,6 +473,26 @@ pub struct PathResponse {
     /// guarantee (Manhattan on an octile map, the epsilon nudge); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optimal: Option<bool>,
+    /// The games' answers (`start`, `goal`, `goal_index`, `snapped`), when asked for.
+    #[serde(flatten)]
+    pub ends: Option<Ends>,
+}
+
+/// What a query with `goals`, `goal_radius`, `flee` or `snap` answers beside its path.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ends {
+    /// The start searched from (after snapping).
+    pub start: [u32; 2],
+    /// The goal as used (snapped) or reached (`goals`, `goal_radius`, `flee`); absent
+    /// when none was reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<[u32; 2]>,
+    /// With `goals`: the index of the goal reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal_index: Option<usize>,
+    /// With `snap`: whether an end moved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapped: Option<bool>,
 }
 
 impl PathResponse {
@@ -380,6 +519,7 @@ impl PathResponse {
             waypoints_cost: r.smoothed_length,
             trace: None,
             optimal: (!r.keeps_guarantee).then_some(false),
+            ends: None,
         }
     }
 }

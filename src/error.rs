@@ -79,6 +79,8 @@ error_codes! {
     DerivationFailed => "derivation_failed",
     TooManyAgents => "too_many_agents",
     ProfileNotFound => "profile_not_found",
+    TooManyGoals => "too_many_goals",
+    NoUsableCell => "no_usable_cell",
 }
 
 impl Serialize for ErrorCode {
@@ -135,6 +137,9 @@ pub struct ErrorDetail {
     pub code: ErrorCode,
     /// Human-readable message.
     pub message: String,
+    /// The request's id (its `X-Request-Id`, given or made), to find its log lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 impl ApiError {
@@ -267,6 +272,7 @@ impl ApiError {
             error: ErrorDetail {
                 code: self.code,
                 message: self.message.clone(),
+                request_id: crate::metrics::request_id(),
             },
         }
     }
@@ -296,6 +302,7 @@ impl From<QueryError> for ApiError {
             QueryError::InvalidWeight(_) => ErrorCode::InvalidRequest,
             QueryError::NotApplicable { .. } => ErrorCode::NotApplicable,
             QueryError::InvalidSize(_) => ErrorCode::InvalidRequest,
+            QueryError::InvalidTarget(_) => ErrorCode::InvalidRequest,
             QueryError::DoesNotFit { which: "start", .. } => ErrorCode::StartBlocked,
             QueryError::DoesNotFit { .. } => ErrorCode::GoalBlocked,
         };

@@ -13,7 +13,7 @@ use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult, SizedD
 
 use crate::compute::{Cancel, Compute};
 use crate::derived::Status;
-use crate::dto::PathRequest;
+use crate::dto::{Ends, Games, PathRequest, pair};
 use crate::error::{ApiError, ErrorCode};
 use crate::metrics::record_query;
 use crate::routes::maps::lookup;
@@ -30,6 +30,19 @@ pub struct Prepared {
     pub timeout: Duration,
     /// Expansions its trace may record (0: no trace).
     pub trace_cap: usize,
+    /// The games' options (targets, snapping); plain for most queries.
+    pub games: Games,
+}
+
+/// A query's answer, as the path routes report it.
+#[derive(Debug)]
+pub struct Answer {
+    /// The search's result.
+    pub result: SearchResult,
+    /// Its trace, when one was asked for.
+    pub trace: Option<Trace>,
+    /// The ends used and reached, for a query with the games' options.
+    pub ends: Option<Ends>,
 }
 
 impl Prepared {
@@ -47,6 +60,65 @@ impl Prepared {
             compute,
             self.trace_cap,
         )
+    }
+
+    /// Runs the query on the calling worker with the games' options: snaps its ends (when
+    /// asked), then searches for its goal (see [`search`]) or its target (see
+    /// [`search_target`]).
+    pub fn answer(self, cancel: &Cancel, compute: &Compute) -> Result<Answer, QueryError> {
+        let Prepared {
+            entry,
+            mut query,
+            timeout,
+            trace_cap,
+            games,
+        } = self;
+        let mut snapped = None;
+        if let Some(radius) = games.snap {
+            // A target's goals are its own (a range's goal may well be a wall): only a
+            // single goal snaps with the start.
+            let goal = games.target.is_none().then_some(query.goal);
+            let s = pathd_engine::targets::snap_ends(
+                &entry.grid,
+                query.start,
+                goal,
+                radius,
+                query.size,
+            );
+            query.start = s.start;
+            query.goal = s.goal.unwrap_or(query.goal);
+            snapped = Some(s.moved);
+        }
+        let start = pair(query.start);
+        match games.target {
+            None => {
+                let goal = pair(query.goal);
+                let (result, trace) = search(&entry, query, timeout, cancel, compute, trace_cap)?;
+                Ok(Answer {
+                    result,
+                    trace,
+                    ends: snapped.map(|moved| Ends {
+                        start,
+                        goal: Some(goal),
+                        goal_index: None,
+                        snapped: Some(moved),
+                    }),
+                })
+            }
+            Some(target) => {
+                let t = search_target(&entry, query, &target, timeout, cancel, compute)?;
+                Ok(Answer {
+                    result: t.result,
+                    trace: None,
+                    ends: Some(Ends {
+                        start,
+                        goal: t.reached.map(pair),
+                        goal_index: t.goal_index,
+                        snapped,
+                    }),
+                })
+            }
+        }
     }
 }
 
@@ -84,14 +156,20 @@ pub async fn on_profile(
     profile: Option<&str>,
 ) -> Result<Arc<MapEntry>, ApiError> {
     match entry.find_view(profile) {
-        Ok(Found::Ready(e)) => Ok(e),
+        Ok(Found::Ready(e)) => {
+            if e.profile.is_some() {
+                // A view carried over by a patch asks for what it could not derive.
+                state.registry().adopt_view(&e);
+            }
+            Ok(e)
+        }
         Ok(Found::Missing) => {
             let (e, p) = (Arc::clone(entry), profile.unwrap_or_default().to_owned());
             let view = tokio::task::spawn_blocking(move || e.make_view(&p))
                 .await
                 .map_err(|e| ApiError::internal(format!("making the profile view failed: {e}")))?
                 .ok_or_else(|| ApiError::internal("the profile vanished from its version"))?;
-            state.registry().adopt(&view);
+            state.registry().adopt_view(&view);
             Ok(view)
         }
         Err(_) => Err(no_profile(entry, profile.unwrap_or_default())),
@@ -119,12 +197,23 @@ pub fn prepare_on(
     tracing: Tracing,
 ) -> Result<Prepared, ApiError> {
     let (query, timeout) = req.to_query(state.config())?;
+    let games = req.games()?;
+    let traced = tracing == Tracing::Always || req.trace.unwrap_or(false);
+    if !games.is_plain() && traced {
+        return Err(ApiError::invalid_request(
+            "traces (`trace`, `/posthoc`) are not available with goals, goal_radius, flee \
+             or snap",
+        ));
+    }
     // Structures evicted to keep derived memory within its budget come back on demand.
     state.registry().revive(entry);
-    check_hpa(state, entry, &query)?;
-    check_jump(state, entry, &query)?;
-    check_subgoal(state, entry, &query)?;
-    let traced = tracing == Tracing::Always || req.trace.unwrap_or(false);
+    // A target's algorithms need no derived structure (the engine answers the others
+    // `not_applicable`).
+    if games.target.is_none() {
+        check_hpa(state, entry, &query)?;
+        check_jump(state, entry, &query)?;
+        check_subgoal(state, entry, &query)?;
+    }
     Ok(Prepared {
         entry: Arc::clone(entry),
         query,
@@ -134,6 +223,7 @@ pub fn prepare_on(
         } else {
             0
         },
+        games,
     })
 }
 
@@ -185,6 +275,34 @@ pub fn search(
         r.stats.elapsed.as_secs_f64(),
     );
     Ok((r, trace))
+}
+
+/// [`search`] for a target ([`pathd_engine::targets`]): the same deadline, cancellation
+/// and counting, on a pooled searcher.
+pub fn search_target(
+    entry: &MapEntry,
+    mut query: Query,
+    target: &pathd_engine::targets::Target,
+    timeout: Duration,
+    cancel: &Cancel,
+    compute: &Compute,
+) -> Result<pathd_engine::targets::TargetResult, QueryError> {
+    query.limits.deadline = Instant::now().checked_add(timeout);
+    query.limits.cancel = Some(Arc::clone(cancel));
+    let t = compute
+        .searcher()
+        .find_target(&entry.grid, &query, target)?;
+    let r = &t.result;
+    if r.limit == Some(LimitKind::Cancelled) {
+        compute.note_cancelled();
+    }
+    record_query(
+        r.algorithm.as_str(),
+        r.status.as_str(),
+        r.stats.expanded,
+        r.stats.elapsed.as_secs_f64(),
+    );
+    Ok(t)
 }
 
 /// `hpa` needs the map's abstraction: say why there is none (the map is too small to get

@@ -10,7 +10,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use pathd_engine::{Derived, Grid};
+use pathd_engine::{Derived, Grid, Point};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -66,6 +66,12 @@ pub struct MapEntry {
     /// The other profiles' views of this version, made when first asked for (and carried
     /// over, incrementally, by the next version's patch).
     views: Mutex<BTreeMap<String, Arc<MapEntry>>>,
+    /// A view carried over by a patch whose structures are still being derived from the
+    /// previous version's on the `views` lane (see [`Registry::derive_view`]): it asks for
+    /// no builds meanwhile.
+    pending: AtomicBool,
+    /// Set once the registry was asked for this view's builds ([`Registry::adopt_view`]).
+    adopted: AtomicBool,
     /// Where it came from.
     pub source: MapSource,
     /// Largest passable cell cost (computed once; the summary needs it).
@@ -116,6 +122,8 @@ impl MapEntry {
             terrain,
             profile,
             views: Mutex::default(),
+            pending: AtomicBool::new(false),
+            adopted: AtomicBool::new(false),
             source,
             max_cost,
             hpa: HpaSlot::default(),
@@ -210,31 +218,33 @@ impl MapEntry {
     /// Each profile of the map with its costs (and passable cells, for views made).
     fn profile_summaries(&self) -> Vec<crate::dto::ProfileSummary> {
         let views = self.views();
-        let passable = |p: &str| {
-            if p == self.profile_name() {
-                return Some(self.grid.passable_cells() as u64);
+        let view = |p: &str| views.iter().find(|(q, _)| q == p).map(|(_, v)| v);
+        let summary = |name: &str, default: bool, costs: Vec<u8>| {
+            let v = view(name);
+            crate::dto::ProfileSummary {
+                name: name.to_owned(),
+                default,
+                costs,
+                passable_cells: if default {
+                    Some(self.grid.passable_cells() as u64)
+                } else {
+                    v.map(|v| v.grid.passable_cells() as u64)
+                },
+                hpa: v.and_then(|v| v.hpa.info()),
+                jps_plus: v.and_then(|v| v.jump.info()),
+                subgoal: v.and_then(|v| v.subgoal.info()),
             }
-            views
-                .iter()
-                .find(|(q, _)| q == p)
-                .map(|(_, v)| v.grid.passable_cells() as u64)
         };
         match self.terrain.profiles() {
             Some(set) => set
                 .iter()
-                .map(|(name, t)| crate::dto::ProfileSummary {
-                    name: name.to_owned(),
-                    default: name == set.default_name(),
-                    costs: t.to_vec(),
-                    passable_cells: passable(name),
-                })
+                .map(|(name, t)| summary(name, name == set.default_name(), t.to_vec()))
                 .collect(),
-            None => vec![crate::dto::ProfileSummary {
-                name: pathd_engine::profiles::DEFAULT_PROFILE.to_owned(),
-                default: true,
-                costs: pathd_engine::profiles::identity_table().to_vec(),
-                passable_cells: passable(pathd_engine::profiles::DEFAULT_PROFILE),
-            }],
+            None => vec![summary(
+                pathd_engine::profiles::DEFAULT_PROFILE,
+                true,
+                pathd_engine::profiles::identity_table().to_vec(),
+            )],
         }
     }
 
@@ -371,6 +381,8 @@ pub struct Registry {
     jump: JumpBuilder,
     /// Builds subgoal graphs of the same maps in the background.
     subgoal: SubgoalBuilder,
+    /// Derives profile views carried over by patches, off the write's path.
+    views: crate::derived::pool::Lane,
     /// Bounds derived memory across all maps.
     budget: Arc<Budget>,
 }
@@ -393,6 +405,7 @@ impl Registry {
             hpa: HpaBuilder::new(hpa, builders, Arc::clone(&budget)),
             jump: JumpBuilder::new(jump, builders, Arc::clone(&budget)),
             subgoal: SubgoalBuilder::new(subgoal, builders, Arc::clone(&budget)),
+            views: builders.lane("views"),
             budget,
         }
     }
@@ -475,10 +488,11 @@ impl Registry {
         if let Some(old) = &old {
             old.retire(|| {});
         }
-        // A patched entry already derived its abstraction and table; others queue builds.
+        // A patched entry already derived its abstraction and table; others queue builds
+        // (its carried-over views derive theirs on the `views` lane first).
         self.adopt(&entry);
         for (_, view) in entry.views() {
-            self.adopt(&view);
+            self.adopt_view(&view);
         }
         self.changes.send_modify(|n| *n += 1);
         metrics::gauge!("pathd_maps_loaded").set(self.len() as f64);
@@ -492,6 +506,38 @@ impl Registry {
         self.jump.ensure(entry);
         self.subgoal.ensure(entry);
         self.budget.admit(entry);
+    }
+
+    /// [`Self::adopt`] for a profile's view, once, and not while its structures are being
+    /// derived from the previous version's.
+    pub fn adopt_view(&self, view: &Arc<MapEntry>) {
+        if !view.pending.load(Ordering::Acquire) && !view.adopted.swap(true, Ordering::AcqRel) {
+            self.adopt(view);
+        }
+    }
+
+    /// Derives `next`, a profile's view carried over by a patch, from `prev` (the previous
+    /// version's view; `changed` the cells whose cost moved for that profile) on the
+    /// `views` lane: a patch pays for the profiles' cells on its path, not for their
+    /// derived structures, so a map with four profiles writes about as fast as one with
+    /// one. Meanwhile queries on the view take the fallbacks of a structure being built
+    /// (`auto` runs JPS, `jps_plus` answers `503 abstraction_building`). What could not be
+    /// derived (the previous version had not built it) is queued as a build by the next
+    /// query ([`Self::adopt_view`]). One lane, in order: each version derives from the one
+    /// before, whose own derivation ran first.
+    pub fn derive_view(&self, next: &Arc<MapEntry>, prev: Arc<MapEntry>, changed: Vec<Point>) {
+        next.pending.store(true, Ordering::Release);
+        let jump = *self.jump.settings();
+        let budget = Arc::clone(&self.budget);
+        self.views.send(
+            next,
+            move |next| {
+                crate::maps::patch::derive_from(next, &prev, &jump, &changed);
+                next.pending.store(false, Ordering::Release);
+                budget.admit(next);
+            },
+            |next, _| next.pending.store(false, Ordering::Release),
+        );
     }
 
     /// Removes `name`, remembering its last version.
@@ -558,6 +604,8 @@ struct Inner {
     metrics: &'static crate::metrics::Registry,
     /// Set once the startup maps are loaded (`/readyz`).
     ready: AtomicBool,
+    /// Set when shutdown was asked for (SIGTERM): `/readyz` answers `503` from then on.
+    draining: AtomicBool,
     /// Cancelled when shutdown begins, so long-lived responses (streams) can end.
     shutdown: CancellationToken,
     /// Live subscriptions and their repairs.
@@ -604,6 +652,7 @@ impl AppState {
                 compute,
                 metrics,
                 ready: AtomicBool::new(false),
+                draining: AtomicBool::new(false),
                 builders,
                 shutdown,
                 live,
@@ -651,6 +700,16 @@ impl AppState {
     /// Marks the server ready.
     pub fn set_ready(&self) {
         self.inner.ready.store(true, Ordering::Release);
+    }
+
+    /// True once shutdown was asked for: not ready any more, whatever else.
+    pub fn is_draining(&self) -> bool {
+        self.inner.draining.load(Ordering::Acquire)
+    }
+
+    /// Marks the server as shutting down (`/readyz` answers `503`).
+    pub fn set_draining(&self) {
+        self.inner.draining.store(true, Ordering::Release);
     }
 
     /// Cancelled when shutdown begins.

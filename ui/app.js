@@ -25,6 +25,7 @@ const S = {
   maps: [],           // summaries from GET /v1/maps
   localMaps: new Map(), // name -> { W, H, costs, movement }: dropped, drawn, lessons
   name: '',           // the selected server map ('' for none or a local map)
+  profile: '',        // the unit-type profile shown and searched ('' the map's default)
   source: null,       // 'server' | 'local' | null
   summary: null,
   W: 0, H: 0, version: 0, movement: 'octile',
@@ -126,6 +127,7 @@ async function selectMap(value) {
     return;
   }
   S.name = value;
+  S.profile = '';
   if (!value) {
     // Nothing selected: nothing of the previous map stays on screen.
     Object.assign(S, { source: null, costs: null, mapCanvas: null, W: 0, H: 0, summary: null });
@@ -174,7 +176,8 @@ async function reloadCells(quiet) {
   S.loading = true;
   try {
     const [resp, summary] = await Promise.all([
-      api('GET', `/v1/maps/${encodeURIComponent(name)}/cells`, { accept: 'application/octet-stream' }),
+      api('GET', `/v1/maps/${encodeURIComponent(name)}/cells${S.profile ? `?profile=${encodeURIComponent(S.profile)}` : ''}`,
+        { accept: 'application/octet-stream' }),
       api('GET', `/v1/maps/${encodeURIComponent(name)}`).then((r) => r.json()),
     ]);
     const buf = new Uint8Array(await resp.arrayBuffer());
@@ -184,12 +187,30 @@ async function reloadCells(quiet) {
     const version = +resp.headers.get('x-map-version');
     const changed = S.source === 'server' && S.costs && version !== S.version;
     setMap({ W, H, costs: buf, movement: summary.movement, version, source: 'server', summary });
+    fillProfiles(summary);
     showSummary(summary);
     if (changed) onMapChanged();
     if (!quiet) say(`map ${name} reloaded at version ${version}`);
   } finally {
     S.loading = false;
   }
+}
+
+// The map's unit-type profiles on offer; the chosen one stays while the map has it.
+function fillProfiles(summary) {
+  const sel = $('profile');
+  const names = (summary.profiles || []).map((p) => p.name);
+  const def = summary.default_profile || 'default';
+  if (S.profile && !names.includes(S.profile)) S.profile = '';
+  sel.innerHTML = '';
+  for (const n of names) {
+    const o = document.createElement('option');
+    o.value = n === def ? '' : n;
+    o.textContent = n === def ? `${n} (default)` : n;
+    sel.appendChild(o);
+  }
+  sel.value = S.profile;
+  sel.disabled = names.length < 2;
 }
 
 function showSummary(summary) {
@@ -326,6 +347,7 @@ function queryOptions(algorithm, pane) {
 
 function serverBody(o) {
   const body = { start: S.start, goal: S.goal, algorithm: o.algorithm };
+  if (S.profile) body.profile = S.profile;
   if (o.algorithm === 'weighted_astar') body.weight = o.weight;
   if (o.maxExpansions !== undefined) body.max_expansions = o.maxExpansions;
   const timeout = $('timeout').value.trim();
@@ -696,6 +718,13 @@ function init() {
   bindDrop($('drop'));
   $('file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });
   $('map-select').addEventListener('change', (e) => { e.target.blur(); selectMap(e.target.value).catch((err) => sayError('map', err)); });
+  $('profile').addEventListener('change', (e) => {
+    e.target.blur();
+    S.profile = e.target.value;
+    clearAll();
+    reloadCells(true).then(() => say(`unit type ${S.profile || 'default'}: its costs shown and searched`, 'ok'))
+      .catch((err) => sayError('map', err));
+  });
   $('map-reload').addEventListener('click', async () => {
     try { await loadMapList(); await reloadCells(false); } catch (e) { sayError('reload', e); }
   });

@@ -124,7 +124,7 @@ async function startSubscription() {
   stopSubscription();
   try {
     const resp = await api('POST', `/v1/maps/${encodeURIComponent(S.name)}/subscriptions`,
-      { json: { start: S.start, goal: S.goal } });
+      { json: { start: S.start, goal: S.goal, ...(S.profile ? { profile: S.profile } : {}) } });
     const sub = await resp.json();
     const abort = new AbortController();
     // The secret (shown only in the create answer) is what lets this tab end it.

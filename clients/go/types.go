@@ -1,5 +1,7 @@
 package pathd
 
+import "encoding/json"
+
 // The wire types of openapi.yaml. Optional request fields are pointers or omitempty, so a
 // zero value is never sent by accident; answers decode into plain fields.
 
@@ -46,6 +48,46 @@ type PathRequest struct {
 	Profile string `json:"profile,omitempty"`
 	// MinVersion: wait until this replica has applied this map version.
 	MinVersion *uint64 `json:"min_version,omitempty"`
+	// Goals: the cheapest reachable of these instead of Goal (1 to 1024; Goal is then
+	// not sent).
+	Goals []Point `json:"goals,omitempty"`
+	// GoalRadius: with Goal, stop at the cheapest cell within this Euclidean distance.
+	GoalRadius *float64 `json:"goal_radius,omitempty"`
+	// GoalVisible: with GoalRadius, that cell must also see Goal.
+	GoalVisible bool `json:"goal_visible,omitempty"`
+	// Flee: instead of a goal, get at least Distance (path cost) away from From (Goal is
+	// then not sent).
+	Flee *Flee `json:"flee,omitempty"`
+	// Snap: move a blocked or unreachable start (and goal) to the nearest usable cell at
+	// most this many cells away (0..64).
+	Snap *int `json:"snap,omitempty"`
+}
+
+// Flee is a path query's threat to get away from.
+type Flee struct {
+	From     Point   `json:"from"`
+	Distance float64 `json:"distance"`
+}
+
+// MarshalJSON leaves Goal out when Goals or Flee replaces it (the server wants exactly one).
+func (q PathRequest) MarshalJSON() ([]byte, error) {
+	type plain PathRequest
+	if q.Goals == nil && q.Flee == nil {
+		return json.Marshal(plain(q))
+	}
+	// The outer Goal (shallower) hides the embedded one, and is omitted when nil.
+	return json.Marshal(struct {
+		plain
+		Goal *Point `json:"goal,omitempty"`
+	}{plain: plain(q)})
+}
+
+// NearestCell is the usable cell nearest to a point (GET /v1/maps/{name}/nearest).
+type NearestCell struct {
+	X          int     `json:"x"`
+	Y          int     `json:"y"`
+	Distance   float64 `json:"distance"`
+	MapVersion uint64  `json:"map_version"`
 }
 
 // PathResult is the outcome of a query; "no path" is a status, not an error.
@@ -64,6 +106,14 @@ type PathResult struct {
 	Waypoints     []Point        `json:"waypoints,omitempty"`
 	WaypointsCost *float64       `json:"waypoints_cost,omitempty"`
 	Trace         map[string]any `json:"trace,omitempty"`
+	// Start: with Goals, GoalRadius, Flee or Snap, the start searched from.
+	Start *Point `json:"start,omitempty"`
+	// Goal: the goal as snapped, or the cell reached (Goals, GoalRadius, Flee).
+	Goal *Point `json:"goal,omitempty"`
+	// GoalIndex: with Goals, the index of the goal reached.
+	GoalIndex *int `json:"goal_index,omitempty"`
+	// Snapped: with Snap, whether an end moved.
+	Snapped *bool `json:"snapped,omitempty"`
 }
 
 // BatchRequest is many queries on one snapshot.

@@ -16,6 +16,10 @@
 //!   ([`TieBreak`]) make A*, Dijkstra and weighted A* show what a mismatched heuristic or
 //!   tie-breaking does; a choice that gives up optimality clears
 //!   [`SearchResult::keeps_guarantee`]. The default search never goes through them.
+//! - [`targets`]: the questions games ask, each one search: the nearest of many goals, a
+//!   cell within range (and sight) of a goal, a cell far enough from a threat
+//!   ([`Searcher::find_target`]); snapping a blocked or unreachable end to the nearest usable
+//!   cell ([`targets::snap_ends`]).
 //! - [`clock`]: `wasm32-unknown-unknown` has no clock; the engine builds and runs there
 //!   (the `wasm/` crate) with a stopped one.
 //!
@@ -69,6 +73,7 @@ mod planner;
 pub mod profiles;
 pub mod query;
 mod search;
+pub mod targets;
 mod tiles;
 pub mod trace;
 

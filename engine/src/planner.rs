@@ -275,7 +275,7 @@ impl Searcher {
 /// String-pulls a result's path in place: Theta*'s vertices (already any-angle, so pulling
 /// the crossed cells could only lengthen it on weighted maps), every other algorithm's cell
 /// path. The cell path and its cost are left as they are.
-fn smooth_result(grid: &Grid, r: &mut SearchResult) {
+pub(crate) fn smooth_result(grid: &Grid, r: &mut SearchResult) {
     if r.path.is_empty() {
         return;
     }

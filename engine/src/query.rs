@@ -481,6 +481,8 @@ pub enum QueryError {
         /// The agent's side.
         size: u32,
     },
+    /// A [`crate::targets::Target`] out of its range (too many goals, a negative radius, ...).
+    InvalidTarget(String),
     /// The algorithm does not apply to this map (e.g. JPS on a weighted map).
     NotApplicable {
         /// The algorithm asked for.
@@ -514,6 +516,7 @@ impl fmt::Display for QueryError {
                 "a {size}x{size} agent anchored at {which} {point} does not fit: its footprint \
                  holds a blocked cell or leaves the map"
             ),
+            QueryError::InvalidTarget(what) => f.write_str(what),
             QueryError::NotApplicable { algorithm, reason } => {
                 write!(f, "algorithm {algorithm} does not apply: {reason}")
             }

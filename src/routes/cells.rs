@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::auth::QueryAuth;
 use crate::error::{ApiError, Json};
@@ -39,6 +40,16 @@ pub struct MapCells {
     pub costs: String,
 }
 
+/// The query string of `GET /v1/maps/{name}/cells`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellsParams {
+    /// The costs a unit-type profile sees (default the map's default profile).
+    pub profile: Option<String>,
+    /// `true`: the terrain classes themselves (a plain map's are its costs).
+    pub terrain: Option<bool>,
+}
+
 /// True when the client asks for the raw bytes.
 fn wants_bytes(headers: &HeaderMap) -> bool {
     headers
@@ -54,11 +65,24 @@ async fn get_cells(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(name): Path<String>,
+    params: Result<Query<CellsParams>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let entry = lookup(&state, &name)?;
-    let summary = entry.summary();
-    let grid = Arc::clone(&entry.grid);
+    let Query(params) = params?;
+    let base = lookup(&state, &name)?;
+    let entry = crate::query::on_profile(&state, &base, params.profile.as_deref()).await?;
+    let summary = base.summary();
+    let terrain = params.terrain.unwrap_or(false);
+    let grid = if terrain {
+        Arc::clone(&entry.terrain)
+    } else {
+        Arc::clone(&entry.grid)
+    };
+    let tag = match (terrain, &entry.profile) {
+        (true, _) => format!("\"v{}-terrain\"", entry.version),
+        (false, Some(p)) => format!("\"v{}-{p}\"", entry.version),
+        (false, None) => format!("\"v{}\"", entry.version),
+    };
     let raw = wants_bytes(&headers);
     // O(cells): on the pool, which also bounds how many copies are in flight.
     let body = state
@@ -104,7 +128,7 @@ async fn get_cells(
     };
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(tag) = HeaderValue::from_str(&format!("\"v{version}\"")) {
+    if let Ok(tag) = HeaderValue::from_str(&tag) {
         h.insert(header::ETAG, tag);
     }
     h.insert(header::VARY, HeaderValue::from_static("accept"));

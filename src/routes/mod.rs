@@ -5,6 +5,7 @@ pub mod cells;
 pub mod flowfields;
 pub mod health;
 pub mod maps;
+pub mod nearest;
 pub mod patches;
 pub mod paths;
 pub mod plans;
@@ -30,6 +31,7 @@ pub fn router() -> Router<AppState> {
         .merge(flowfields::router())
         .merge(health::router())
         .merge(cells::router())
+        .merge(nearest::router())
         .merge(posthoc::router())
         .merge(ui::router())
         .layer(axum::middleware::from_fn(crate::error::json_errors))

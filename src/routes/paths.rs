@@ -33,16 +33,19 @@ async fn find_path(
     let prepared = query::prepare(&state, &name, &req, Tracing::AsAsked).await?;
     let (version, cap) = (prepared.entry.version, prepared.trace_cap);
     let compute = state.compute().clone();
-    let (r, trace) = state
+    let answer = state
         .compute()
-        .run(move |cancel| prepared.run(cancel, &compute))
+        .run(move |cancel| prepared.answer(cancel, &compute))
         .await??;
     let span = tracing::Span::current();
-    span.record("algorithm", r.algorithm.as_str());
-    span.record("expanded", r.stats.expanded);
-    let mut resp = PathResponse::new(r, version, req.debug.unwrap_or(false));
-    resp.trace = trace.map(|t| SearchTrace::new(t, cap));
-    Ok(Json(resp))
+    span.record("algorithm", answer.result.algorithm.as_str());
+    span.record("expanded", answer.result.stats.expanded);
+    Ok(Json(respond(
+        answer,
+        version,
+        cap,
+        req.debug.unwrap_or(false),
+    )))
 }
 
 /// `POST /v1/maps/{name}/paths` (operationId `findPaths`): every query on the same
@@ -99,12 +102,8 @@ async fn find_paths(
             let (prepared, debug) = item?;
             let cap = prepared.trace_cap;
             prepared
-                .run(cancel, &compute)
-                .map(|(r, trace)| {
-                    let mut resp = PathResponse::new(r, version, debug);
-                    resp.trace = trace.map(|t| SearchTrace::new(t, cap));
-                    resp
-                })
+                .answer(cancel, &compute)
+                .map(|answer| respond(answer, version, cap, debug))
                 .map_err(ApiError::from)
         })
         .await?;
@@ -120,4 +119,12 @@ async fn find_paths(
         map_version: version,
         results,
     }))
+}
+
+/// The wire answer of one query on map version `version` (`cap`: its trace's cap).
+fn respond(answer: query::Answer, version: u64, cap: usize, debug: bool) -> PathResponse {
+    let mut resp = PathResponse::new(answer.result, version, debug);
+    resp.trace = answer.trace.map(|t| SearchTrace::new(t, cap));
+    resp.ends = answer.ends;
+    resp
 }

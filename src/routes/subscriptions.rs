@@ -159,6 +159,11 @@ async fn create(
     Json(req): Json<PathRequest>,
 ) -> Result<Response, ApiError> {
     let (query, timeout) = req.to_query(state.config())?;
+    if !req.games()?.is_plain() {
+        return Err(ApiError::invalid_request(
+            "`goals`, `goal_radius`, `flee` and `snap` are not available for subscriptions",
+        ));
+    }
     if !matches!(query.algorithm, Algorithm::AStar | Algorithm::Auto) {
         return Err(ApiError::invalid_request(
             "subscriptions are kept optimal by a shared goal search; `algorithm` must be astar or auto",

@@ -682,6 +682,36 @@ def main():
                     time.sleep(0.2)
                     page.screenshot(path=os.path.join(SHOTS, "lesson-ties.png"))
 
+        @test("unit_types_the_profile_picker_shows_and_searches_each_profiles_costs")
+        def _():
+            # A lake in a field: the boat crosses it, ground walks around it.
+            rows = ["".join("W" if 2 <= x < 18 and 2 <= y < 10 else "." for x in range(20)) for y in range(12)]
+            status, _ = http("PUT", "/v1/maps/lake", {"width": 20, "height": 12, "rows": rows,
+                                                      "profiles": {"boat": {"W": 1}}})
+            assert status in (200, 201), status
+            open_map("lake")
+            options = ui.js("[...document.querySelectorAll('#profile option')].map(o => o.textContent)")
+            assert options == ["boat", "ground (default)"], options
+            start, goal = (2, 5), (17, 5)
+            for profile, want_passable in (("", "."), ("boat", "W")):
+                page.select_option("#profile", profile)
+                wait_for("cells of " + (profile or "ground"),
+                         lambda: ui.js("S.profile") == profile and not ui.js("S.loading")
+                         and ui.js(f"S.costs[5 * 20 + 8]") == (1 if want_passable == "W" else 0), 5)
+                for on_server in (False, True):
+                    (page.check if on_server else page.uncheck)("#on-server")
+                    ui.js("S.panes[0].result = null")
+                    query(start, goal) if profile == "boat" else query((0, 0), (19, 11))
+                    r = ui.js("S.panes[0].result")
+                    body = {"start": list(start), "goal": list(goal)} if profile == "boat" else {"start": [0, 0], "goal": [19, 11]}
+                    if profile:
+                        body["profile"] = profile
+                    _, direct = http("POST", "/v1/maps/lake/path", body)
+                    assert abs(r["cost"] - direct["cost"]) < 1e-9, (profile, on_server, r["cost"], direct["cost"])
+                    assert r["source"] == ("server" if on_server else "local"), r["source"]
+            page.uncheck("#on-server")
+            page.screenshot(path=os.path.join(SHOTS, "unit-types.png"))
+
         @test("no_unexpected_console_errors")
         def _():
             bad = [e for e in console_errors if not any(x in e for x in expected_errors)]

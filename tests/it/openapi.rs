@@ -325,6 +325,11 @@ async fn every_operation_matches_the_contract() {
         json!({"start": [0, 0], "goal": [4, 0], "trace": true}),
         json!({"start": [0, 0], "goal": [4, 0], "trace": true, "algorithm": "theta"}),
         json!({"start": [0, 0], "goal": [0, 0], "trace": true}),
+        json!({"start": [0, 0], "goals": [[4, 0], [1, 2]]}),
+        json!({"start": [0, 0], "goals": [[4, 0]], "max_expansions": 1}),
+        json!({"start": [0, 0], "goal": [4, 0], "goal_radius": 1.5, "goal_visible": true}),
+        json!({"start": [0, 0], "flee": {"from": [1, 0], "distance": 3}}),
+        json!({"start": [2, 0], "goal": [4, 0], "snap": 1}),
     ] {
         assert_eq!(
             c.check("post", p, path("small", body).send().await.unwrap())
@@ -339,6 +344,10 @@ async fn every_operation_matches_the_contract() {
         json!({"start": [0, 0], "goal": [2, 1]}),
         json!({"start": [0, 0], "goal": [4, 0], "algorithm": "weighted_astar", "weight": 0.5}),
         json!({"start": [0, 0], "goal": [4, 0], "bogus": 1}),
+        json!({"start": [0, 0]}),
+        json!({"start": [0, 0], "goal": [4, 0], "goals": [[4, 0]]}),
+        json!({"start": [0, 0], "goals": vec![[4, 0]; 1025]}),
+        json!({"start": [0, 0], "goals": [[4, 0]], "algorithm": "jps"}),
     ] {
         assert_eq!(
             c.check("post", p, path("small", body).send().await.unwrap())
@@ -836,6 +845,24 @@ async fn every_operation_matches_the_contract() {
     ] {
         assert_eq!(
             c.check("post", pl, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+
+    let nr = "/v1/maps/{name}/nearest";
+    let near = |url: &str| cl.get(s.at(url)).bearer_auth("reader");
+    for (req, status) in [
+        (near("/v1/maps/small/nearest?x=2&y=0&radius=1"), 200),
+        (near("/v1/maps/small/nearest?x=0&y=0&size=2"), 200),
+        (near("/v1/maps/small/nearest?x=2&y=0&radius=0"), 404),
+        (near("/v1/maps/small/nearest?x=9&y=0"), 400),
+        (near("/v1/maps/small/nearest?x=0&y=0&radius=65"), 400),
+        (near("/v1/maps/small/nearest?x=0"), 400),
+        (near("/v1/maps/nope/nearest?x=0&y=0"), 404),
+        (cl.get(s.at("/v1/maps/small/nearest?x=0&y=0")), 401),
+    ] {
+        assert_eq!(
+            c.check("get", nr, req.send().await.unwrap()).await.0,
             status
         );
     }

@@ -304,6 +304,30 @@ async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
     // The default profile is today's map: the same answer as a plain parse.
     let plain = pathd_engine::movingai::parse_map(&text).unwrap();
     assert_eq!(plain.costs(), under(&cells, &tables["ground"]));
+    // `/cells` per profile, and the terrain itself.
+    for (query, want) in [
+        ("", under(&cells, &tables["ground"])),
+        ("?profile=boat", under(&cells, &tables["boat"])),
+        ("?profile=slog", under(&cells, &tables["slog"])),
+        ("?terrain=true", cells.clone()),
+    ] {
+        let r = s
+            .client
+            .get(s.at(&format!("/v1/maps/wc3/cells{query}")))
+            .header("accept", "application/octet-stream")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{query}");
+        assert_eq!(r.bytes().await.unwrap().to_vec(), want, "{query}");
+    }
+    let r = s
+        .client
+        .get(s.at("/v1/maps/wc3/cells?profile=nope"))
+        .send()
+        .await
+        .unwrap();
+    expect_error(r, 404, "profile_not_found").await;
 }
 
 #[tokio::test]
@@ -501,4 +525,247 @@ async fn profile_errors_have_codes() {
     )
     .await;
     assert_eq!(f["cost"], 2.0, "{f}");
+}
+
+/// Polls a query until it is no longer `503` (a structure being built); at most 60 s.
+async fn settled(s: &TestServer, name: &str, body: &Value) -> (u16, Value) {
+    for _ in 0..600 {
+        let (st, v) = json(s.path(name, body).await).await;
+        if st != 503 {
+            return (st, v);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{body} stayed 503");
+}
+
+#[tokio::test]
+async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
+    const N: usize = 64;
+    let dirs = Dirs::new();
+    let mut config = dirs.config();
+    config.hpa_min_cells = (N * N) as u64;
+    let s = TestServer::start(dirs, config).await;
+    let mut rng = Rng(0x5eed_0004);
+    // Classes 1 (open), 2 (water), 3 (rough), 0 (rock); `walker` is uniform (JPS+, subgoal
+    // graph), `amphibian` weighted (HPA*).
+    let terrain: Vec<u8> = (0..N * N)
+        .map(|_| [1, 1, 1, 1, 1, 1, 2, 3, 3, 0][rng.below(10) as usize])
+        .collect();
+    let walker = table_of(&[(1, 1), (3, 1)]);
+    let amphibian = table_of(&[(1, 1), (2, 3), (3, 2)]);
+    let body = json!({"width": N, "height": N, "terrain": terrain,
+        "profiles": {"walker": walker, "amphibian": amphibian}, "default_profile": "amphibian"});
+    assert_eq!(s.put_json("big", &body).await.status(), 201);
+    let wcosts = under(&terrain, &walker);
+    let acosts = under(&terrain, &amphibian);
+    let wgrid = Grid::from_costs(N as u32, N as u32, wcosts.clone(), Movement::Octile).unwrap();
+    let agrid = Grid::from_costs(N as u32, N as u32, acosts.clone(), Movement::Octile).unwrap();
+    let mut checked = 0;
+    for _ in 0..40 {
+        let (sx, sy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+        let (gx, gy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+        if wcosts[sy * N + sx] == 0 || wcosts[gy * N + gx] == 0 {
+            continue;
+        }
+        let best = reference(&wcosts, N, N, (gx, gy), 1)[sy * N + sx];
+        if best.is_infinite() {
+            continue;
+        }
+        checked += 1;
+        for algorithm in ["jps_plus", "subgoal", "jps"] {
+            let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
+                "profile": "walker"});
+            let (st, v) = settled(&s, "big", &q).await;
+            assert_eq!((st, v["algorithm"].as_str()), (200, Some(algorithm)), "{v}");
+            let cost = v["cost"].as_f64().unwrap();
+            assert!((cost - best).abs() < 1e-6, "{algorithm}: {cost} vs {best}");
+            assert!(
+                wgrid.path_cost(&points(&v["path"])).is_some(),
+                "{algorithm} legal"
+            );
+        }
+        // HPA* on the weighted default: near-optimal and legal for it.
+        if acosts[sy * N + sx] != 0 && acosts[gy * N + gx] != 0 {
+            let abest = reference(&acosts, N, N, (gx, gy), 1)[sy * N + sx];
+            let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": "hpa"});
+            let (st, v) = settled(&s, "big", &q).await;
+            assert_eq!(st, 200, "{v}");
+            if abest.is_finite() {
+                let cost = v["cost"].as_f64().unwrap();
+                assert!(
+                    cost >= abest - 1e-6 && cost <= abest * 1.2 + 1e-6,
+                    "hpa {cost} {abest}"
+                );
+                assert!(agrid.path_cost(&points(&v["path"])).is_some());
+            }
+        }
+        // A 2x2 agent of the walker profile: A* on its eroded map equals the reference.
+        let fits = |x: usize, y: usize| {
+            x + 1 < N
+                && y + 1 < N
+                && [(0, 0), (1, 0), (0, 1), (1, 1)]
+                    .iter()
+                    .all(|(dx, dy)| wcosts[(y + dy) * N + x + dx] != 0)
+        };
+        if fits(sx, sy) && fits(gx, gy) {
+            let sized = reference(&wcosts, N, N, (gx, gy), 2)[sy * N + sx];
+            let q = json!({"start": [sx, sy], "goal": [gx, gy], "size": 2, "profile": "walker"});
+            let (st, v) = json(s.path("big", &q).await).await;
+            assert_eq!(st, 200, "{v}");
+            if sized.is_finite() {
+                assert!((v["cost"].as_f64().unwrap() - sized).abs() < 1e-6, "{v}");
+            } else {
+                assert_eq!(v["status"], "no_path");
+            }
+        }
+    }
+    assert!(checked >= 10, "enough reachable pairs: {checked}");
+    // The summary shows the walker's own structures.
+    let (_, m) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
+    let w = m["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "walker")
+        .unwrap()
+        .clone();
+    assert_eq!(w["jps_plus"]["status"], "ready", "{w}");
+    assert_eq!(w["passable_cells"], wgrid.passable_cells() as u64, "{w}");
+    // Patches carry the walker's view over; its JPS+ table follows on the views lane
+    // (derived from the previous version's, `made_by: update`) and stays exact.
+    let mut terrain = terrain;
+    for round in 0..3 {
+        let cells: Vec<Value> = (0..8)
+            .map(|_| {
+                let (x, y) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+                let c = [0u8, 1, 3][rng.below(3) as usize];
+                terrain[y * N + x] = c;
+                json!({"x": x, "y": y, "cost": c})
+            })
+            .collect();
+        let (st, v) = patch(&s, "big", &json!({"cells": cells})).await;
+        assert_eq!(st, 200, "{v}");
+        let wcosts = under(&terrain, &walker);
+        let mut asked = 0;
+        while asked < 5 {
+            let (sx, sy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+            let (gx, gy) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
+            if wcosts[sy * N + sx] == 0 || wcosts[gy * N + gx] == 0 {
+                continue;
+            }
+            asked += 1;
+            let best = reference(&wcosts, N, N, (gx, gy), 1)[sy * N + sx];
+            for algorithm in ["jps_plus", "auto", "astar"] {
+                let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
+                    "profile": "walker"});
+                let (st, v) = settled(&s, "big", &q).await;
+                assert_eq!(st, 200, "round {round} {algorithm}: {v}");
+                if best.is_finite() {
+                    let cost = v["cost"].as_f64().unwrap();
+                    assert!(
+                        (cost - best).abs() < 1e-6,
+                        "round {round} {algorithm}: {cost} vs {best}"
+                    );
+                } else {
+                    assert_eq!(v["status"], "no_path", "round {round} {algorithm}: {v}");
+                }
+            }
+        }
+    }
+    let (_, m) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
+    let w = m["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "walker")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            w["jps_plus"]["status"].as_str(),
+            w["jps_plus"]["made_by"].as_str()
+        ),
+        (Some("ready"), Some("update")),
+        "{w}"
+    );
+    // A flow field for the walker: every reachable cell's cost is the walker's distance.
+    let goal = (0..N * N).find(|&i| wcosts[i] != 0).unwrap();
+    let (gx, gy) = (goal % N, goal / N);
+    let (st, f) = json(
+        s.client
+            .post(s.at("/v1/maps/big/flowfields"))
+            .json(&json!({"goal": [gx, gy], "profile": "walker"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((st, f["profile"].as_str()), (201, Some("walker")), "{f}");
+    let dist = reference(&wcosts, N, N, (gx, gy), 1);
+    let reachable = dist.iter().filter(|d| d.is_finite()).count() as u64;
+    assert_eq!(f["reachable"], reachable);
+}
+
+#[tokio::test]
+async fn goals_snapping_and_nearest_follow_the_profile() {
+    let s = TestServer::new().await;
+    // A lake (columns 2..18 of rows 2..10) in a field.
+    let rows: Vec<String> = (0..12)
+        .map(|y| {
+            (0..20)
+                .map(|x| {
+                    if (2..18).contains(&x) && (2..10).contains(&y) {
+                        'W'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let body = json!({"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}});
+    assert_eq!(s.put_json("lake", &body).await.status(), 201);
+    // Two water goals: the boat reaches the nearer; for the walker they are walls.
+    let q = json!({"start": [3, 3], "goals": [[17, 9], [3, 9]], "profile": "boat"});
+    let (st, v) = json(s.path("lake", &q).await).await;
+    assert_eq!((st, v["goal_index"].as_u64()), (200, Some(1)), "{v}");
+    assert!((v["cost"].as_f64().unwrap() - 6.0).abs() < 1e-9, "{v}");
+    let q = json!({"start": [0, 0], "goals": [[17, 9], [3, 9]]});
+    expect_error(s.path("lake", &q).await, 400, "goal_blocked").await;
+    // The nearest cell a boat can use from the shore is water; the walker's is the shore.
+    let near = |profile: &str| {
+        let q = if profile.is_empty() {
+            String::new()
+        } else {
+            format!("&profile={profile}")
+        };
+        s.client
+            .get(s.at(&format!("/v1/maps/lake/nearest?x=1&y=5&radius=4{q}")))
+            .send()
+    };
+    let (st, v) = json(near("boat").await.unwrap()).await;
+    assert_eq!(
+        (st, v["x"].as_u64(), v["y"].as_u64()),
+        (200, Some(2), Some(5)),
+        "{v}"
+    );
+    let (st, v) = json(near("").await.unwrap()).await;
+    assert_eq!(
+        (st, v["x"].as_u64(), v["y"].as_u64()),
+        (200, Some(1), Some(5)),
+        "{v}"
+    );
+    expect_error(near("nope").await.unwrap(), 404, "profile_not_found").await;
+    // A boat asked to start on the shore snaps into the water.
+    let (st, v) = json(
+        s.path(
+            "lake",
+            &json!({"start": [1, 5], "goal": [16, 5], "snap": 2, "profile": "boat"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((st, v["snapped"].as_bool()), (200, Some(true)), "{v}");
+    assert_eq!(v["start"], json!([2, 5]), "{v}");
 }

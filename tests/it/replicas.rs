@@ -1089,3 +1089,71 @@ async fn shutdown_while_nats_was_never_reachable_is_clean() {
     assert!(log.contains("server stopped"), "{log}");
     assert!(out.status.success(), "{:?}\n{log}", out.status);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_boat_subscription_on_b_follows_water_patched_through_a_and_not_ground() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((_nats, a, b)) = two_replicas(tmp.path()).await else {
+        return;
+    };
+    // A lake (columns 2..18 of rows 2..10) in a field; the boat profile added by a patch
+    // (stored as the whole map), the boat subscribed on B.
+    let mut text = String::from("type octile\nheight 12\nwidth 20\nmap\n");
+    for y in 0..12 {
+        for x in 0..20 {
+            let water = (2..18).contains(&x) && (2..10).contains(&y);
+            text.push(if water { 'W' } else { '.' });
+        }
+        text.push('\n');
+    }
+    let (s, v) = a.put("lake", &text).await;
+    assert_eq!(s, 201, "{v}");
+    let (s, v) = a
+        .patch("lake", json!({"profiles": {"boat": {"W": 1}}}))
+        .await;
+    assert_eq!((s, v["version"].as_u64()), (200, Some(2)), "{v}");
+    let resp = b
+        .client
+        .post(b.at("/v1/maps/lake/subscriptions"))
+        .json(&json!({"start": [2, 5], "goal": [17, 5], "profile": "boat", "min_version": 2}))
+        .send()
+        .await
+        .unwrap();
+    let (s, sub) = crate::common::json(resp).await;
+    assert_eq!((s, sub["profile"].as_str()), (201, Some("boat")), "{sub}");
+    assert!((sub["cost"].as_f64().unwrap() - 15.0).abs() < 1e-9, "{sub}");
+    let id = sub["id"].as_str().unwrap();
+    let mut events = Sse::open(
+        &b.client,
+        &b.at(&format!("/v1/subscriptions/{id}/events")),
+        None,
+    )
+    .await;
+    assert_eq!(events.expect().await.reason(), "initial");
+    // Ground-only changes through A (versions 3 and 4): trees along the shore.
+    for y in [1, 10] {
+        let (s, v) = a
+            .patch(
+                "lake",
+                json!({"rects": [{"x": 0, "y": y, "width": 20, "height": 1, "cost": b'T'}]}),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    // Water on the boat's path becomes land (version 5): the next event is this one.
+    let (s, v) = a
+        .patch(
+            "lake",
+            json!({"rects": [{"x": 9, "y": 3, "width": 1, "height": 5, "cost": b'.'}]}),
+        )
+        .await;
+    assert_eq!((s, v["version"].as_u64()), (200, Some(5)), "{v}");
+    let ev = events.expect().await;
+    assert_eq!(
+        (ev.seq(), ev.data["map_version"].as_u64()),
+        (2, Some(5)),
+        "no event for the ground-only patches: {:?}",
+        ev.data
+    );
+    assert!(ev.data["cost"].as_f64().unwrap() > 15.0, "{:?}", ev.data);
+}

@@ -46,6 +46,7 @@ export type Sent = [
   // Parameters: min_version on getMap, movement on putMap, the secrets' headers.
   Expect<Assignable<{ min_version: NonNullable<Arg<"getMap", 1>["minVersion"]> }, Query<"getMap">>>,
   Expect<Assignable<{ movement: NonNullable<Arg<"putMapText", 2>["movement"]> }, Query<"putMap">>>,
+  Expect<Assignable<{ x: number; y: number; radius: NonNullable<Arg<"nearest", 2>["radius"]> }, Query<"nearestCell">>>,
   Expect<Assignable<{ "X-Subscription-Secret": Arg<"moveSubscription", 1> }, Header<"moveSubscription">>>,
   Expect<Assignable<{ "X-Subscription-Secret": Arg<"deleteSubscription", 1> }, Header<"deleteSubscription">>>,
   Expect<Assignable<{ "X-Flowfield-Secret": Arg<"deleteFlowField", 1> }, Header<"deleteFlowField">>>,
@@ -58,6 +59,7 @@ export type Read = [
   Expect<Assignable<Json<"listMaps", 200>, Answer<"listMaps">>>,
   Expect<Assignable<Json<"getMap", 200>, Answer<"getMap">>>,
   Expect<Assignable<Json<"getMapCells", 200>, Answer<"getMapCells">>>,
+  Expect<Assignable<Json<"nearestCell", 200>, Answer<"nearest">>>,
   Expect<Assignable<Json<"putMap", 200>, Answer<"putMap">["map"]>>,
   Expect<Assignable<Json<"putMap", 201>, Answer<"putMap">["map"]>>,
   Expect<Assignable<Json<"patchMap", 200>, Answer<"patchMap">>>,

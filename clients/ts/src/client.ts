@@ -9,6 +9,7 @@ import type {
   FlowFieldRequest,
   Health,
   MapCells,
+  NearestCell,
   MapCosts,
   MapList,
   MapPatch,
@@ -181,6 +182,22 @@ export class PathdClient {
   /** `GET /v1/maps/{name}/cells`: the costs (base64) of the current version. */
   getMapCells(name: string, call?: CallOptions): Promise<MapCells> {
     return this.json({ method: "GET", path: `/v1/maps/${seg(name)}/cells`, auth: "query", call });
+  }
+
+  /** `GET /v1/maps/{name}/nearest`: the usable cell nearest to `at` (`no_usable_cell` when
+   * none lies within `radius`, default 8). */
+  nearest(
+    name: string,
+    at: Point,
+    call?: CallOptions & { radius?: number; size?: number },
+  ): Promise<NearestCell> {
+    return this.json({
+      method: "GET",
+      path: `/v1/maps/${seg(name)}/nearest`,
+      query: { x: at[0], y: at[1], radius: call?.radius, size: call?.size },
+      auth: "query",
+      call,
+    });
   }
 
   /** `PUT /v1/maps/{name}` with a Moving AI `.map` file. */

@@ -56,15 +56,29 @@ export type ErrorCode =
   | "replica_behind"
   | "derivation_failed"
   | "too_many_agents"
-  | "profile_not_found";
+  | "profile_not_found"
+  | "too_many_goals"
+  | "no_usable_cell";
 
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  /** `request_id`: the request's id (its `X-Request-Id`), to find its log lines. */
+  error: { code: ErrorCode; message: string; request_id?: string };
 }
 
 export interface PathRequest {
   start: Point;
-  goal: Point;
+  /** Exactly one of `goal`, `goals` and `flee`. */
+  goal?: Point;
+  /** The cheapest reachable of these (1 to 1024; more is `too_many_goals`). */
+  goals?: Point[];
+  /** With `goal`: stop at the cheapest cell within this Euclidean distance of it. */
+  goal_radius?: number;
+  /** With `goal_radius`: that cell must also see `goal` (Theta*'s line of sight). */
+  goal_visible?: boolean;
+  /** Instead of a goal: get at least `distance` (path cost) away from `from`. */
+  flee?: { from: Point; distance: number };
+  /** Move a blocked or unreachable start (and goal) to the nearest usable cell (0..64). */
+  snap?: number;
   /** The unit-type profile (default the map's `default_profile`). */
   profile?: string;
   algorithm?: Algorithm;
@@ -96,6 +110,22 @@ export interface PathResult {
   waypoints_cost?: number;
   /** The search trace (`trace: true`); see `SearchTrace` in openapi.yaml. */
   trace?: SearchTrace;
+  /** With `goals`, `goal_radius`, `flee` or `snap`: the start searched from. */
+  start?: Point;
+  /** The goal as snapped, or the cell reached (`goals`, `goal_radius`, `flee`). */
+  goal?: Point;
+  /** With `goals`: the index of the goal reached. */
+  goal_index?: number;
+  /** With `snap`: whether an end moved. */
+  snapped?: boolean;
+}
+
+/** `GET /v1/maps/{name}/nearest`: the usable cell nearest to a point. */
+export interface NearestCell {
+  x: number;
+  y: number;
+  distance: number;
+  map_version: number;
 }
 
 export interface SearchTraceEvent {
@@ -178,6 +208,10 @@ export interface ProfileSummary {
   /** The cost of each class 0..255. */
   costs: number[];
   passable_cells?: number;
+  /** A non-default profile's own derived structures, once its view was made. */
+  hpa?: HpaInfo;
+  jps_plus?: JumpInfo;
+  subgoal?: SubgoalInfo;
 }
 
 /** Where a derived structure is (`failed`: its build panicked, `error` says why; `evicted`:

@@ -11,4 +11,5 @@ pub(crate) mod los;
 pub(crate) mod sized;
 pub(crate) mod smooth;
 pub(crate) mod subgoal;
+pub(crate) mod targets;
 pub(crate) mod theta;

@@ -15,7 +15,7 @@ use crate::query::{Algorithm, Query, SearchResult};
 use crate::search::{Expander, Heuristic, Run, Scratch, Succ, best_first};
 
 /// Eight- or four-neighbour expansion over the anchors a `size x size` agent fits at.
-struct SizedExpander<'a> {
+pub(crate) struct SizedExpander<'a> {
     offsets: [isize; 8],
     octile: bool,
     cells: Cells,
@@ -24,7 +24,19 @@ struct SizedExpander<'a> {
     pw: usize,
 }
 
-impl SizedExpander<'_> {
+impl<'a> SizedExpander<'a> {
+    /// Expansion for a `size x size` agent on `grid`.
+    pub(crate) fn new(grid: &'a Grid, size: u32) -> Self {
+        SizedExpander {
+            offsets: grid.offsets(),
+            octile: grid.movement() == Movement::Octile,
+            cells: grid.cells(),
+            clearance: grid.clearance(),
+            size,
+            pw: grid.padded_width(),
+        }
+    }
+
     /// The anchor's cost for the agent: 0 where its footprint does not fit.
     #[inline]
     fn cost(&self, m: usize) -> u8 {
@@ -90,14 +102,7 @@ pub(crate) fn search(
         track_closest: query.partial,
         debug_cap: query.debug_cap,
     };
-    let mut expander = SizedExpander {
-        offsets: grid.offsets(),
-        octile: grid.movement() == Movement::Octile,
-        cells: grid.cells(),
-        clearance: grid.clearance(),
-        size: query.size,
-        pw: grid.padded_width(),
-    };
+    let mut expander = SizedExpander::new(grid, query.size);
     let outcome = best_first(grid, scratch, &mut expander, &run);
     crate::planner::finish(grid, scratch, outcome, query, algorithm, |g, chain| {
         chain.iter().map(|&n| g.ppoint(n as usize)).collect()

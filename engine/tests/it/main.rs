@@ -20,4 +20,5 @@ mod parser;
 mod patch;
 mod scenarios;
 mod subgoal;
+mod targets;
 mod trace;

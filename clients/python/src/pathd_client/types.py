@@ -28,13 +28,22 @@ ErrorCode = Literal[
     "version_conflict", "subscription_not_found", "too_many_subscriptions", "map_damaged",
     "store_unavailable", "body_timeout", "too_many_connections", "abstraction_building",
     "flowfield_not_found", "too_many_flowfields", "replica_behind", "derivation_failed",
-    "too_many_agents", "profile_not_found",
+    "too_many_agents", "profile_not_found", "too_many_goals", "no_usable_cell",
 ]
+
+
+# `from` is a Python keyword, hence the functional form.
+Flee = TypedDict("Flee", {"from": Point, "distance": float})
 
 
 class PathRequest(TypedDict):
     start: Point
-    goal: Point
+    goal: NotRequired[Point]  # exactly one of goal, goals and flee
+    goals: NotRequired[List[Point]]
+    goal_radius: NotRequired[float]
+    goal_visible: NotRequired[bool]
+    flee: NotRequired[Flee]
+    snap: NotRequired[int]
     profile: NotRequired[str]
     algorithm: NotRequired[Algorithm]
     weight: NotRequired[float]
@@ -63,11 +72,23 @@ class PathResult(TypedDict):
     waypoints: NotRequired[List[List[int]]]
     waypoints_cost: NotRequired[float]
     trace: NotRequired[Dict[str, Any]]
+    start: NotRequired[List[int]]
+    goal: NotRequired[List[int]]
+    goal_index: NotRequired[int]
+    snapped: NotRequired[bool]
+
+
+class NearestCell(TypedDict):
+    x: int
+    y: int
+    distance: float
+    map_version: int
 
 
 class ErrorDetail(TypedDict):
     code: ErrorCode
     message: str
+    request_id: NotRequired[str]
 
 
 class ErrorBody(TypedDict):

@@ -255,3 +255,41 @@ pub fn show(grid: &Grid, start: Point, goal: Point, path: &[Point]) -> String {
     }
     out
 }
+
+/// Reference costs from `start` to every cell (row-major, infinity where unreachable):
+/// textbook Dijkstra over the public `step_cost`, like [`reference`], run to exhaustion.
+pub fn reference_all(grid: &Grid, start: Point) -> Vec<f64> {
+    let w = grid.width() as usize;
+    let n = w * grid.height() as usize;
+    let mut dist = vec![f64::INFINITY; n];
+    if !grid.is_passable(start) {
+        return dist;
+    }
+    let mut heap = BinaryHeap::new();
+    dist[start.y as usize * w + start.x as usize] = 0.0;
+    heap.push(Reverse((0u64, start.y as usize * w + start.x as usize)));
+    while let Some(Reverse((d, u))) = heap.pop() {
+        let d = f64::from_bits(d);
+        if d > dist[u] {
+            continue;
+        }
+        let p = Point::new((u % w) as u32, (u / w) as u32);
+        for dy in -1i64..=1 {
+            for dx in -1i64..=1 {
+                let (x, y) = (p.x as i64 + dx, p.y as i64 + dy);
+                if x < 0 || y < 0 {
+                    continue;
+                }
+                let q = Point::new(x as u32, y as u32);
+                if let Some(c) = grid.step_cost(p, q) {
+                    let v = q.y as usize * w + q.x as usize;
+                    if d + c < dist[v] {
+                        dist[v] = d + c;
+                        heap.push(Reverse(((d + c).to_bits(), v)));
+                    }
+                }
+            }
+        }
+    }
+    dist
+}
