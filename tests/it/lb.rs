@@ -108,7 +108,19 @@ impl Proxy {
 }
 
 impl Drop for Proxy {
+    /// SIGTERM, not SIGKILL: nginx's master then stops its worker, which a killed master
+    /// would leave running (and listening) as an orphan.
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
