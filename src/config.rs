@@ -227,6 +227,10 @@ pub struct ReplicationOptions {
     /// How long a request with `min_version` waits for this replica to apply that version,
     /// in milliseconds; then `503 replica_behind`.
     pub max_wait_ms: u64,
+
+    /// The base URL other replicas reach this one at (they forward subscription requests
+    /// to it; `--store nats://...` only). Unset: `http://<listen address>`.
+    pub advertise_url: Option<String>,
 }
 
 /// How long clients may take and how many connections are served at once (the flags of
@@ -350,6 +354,7 @@ impl Config {
                 max_flowfield_cells: 0,
             }),
             replication: Box::new(ReplicationOptions {
+                advertise_url: None,
                 store: None,
                 nats_creds: None,
                 nats_user: None,

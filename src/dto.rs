@@ -786,6 +786,9 @@ pub struct Health {
     /// The replicated store's connection and lag (`--store nats://...` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<StoreHealth>,
+    /// This replica and the live members (`--store nats://...` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::ClusterHealth>,
 }
 
 /// The replicated store as `/healthz` and `/readyz` report it.

@@ -14,6 +14,7 @@
 pub mod auth;
 pub mod body;
 pub mod cli;
+pub mod cluster;
 pub mod compute;
 pub mod config;
 pub mod derived;
@@ -60,6 +61,12 @@ pub fn app(state: AppState) -> Router {
     let limit = state.config().max_body_bytes;
     Router::new()
         .merge(routes::router())
+        // `/v1/subscriptions/{id}[/events]` of a subscription another replica owns are
+        // forwarded there (`--store nats://...`; a pass-through otherwise).
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            cluster::gate::gate,
+        ))
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(DefaultBodyLimit::max(limit))
@@ -112,6 +119,7 @@ async fn serve_until(
         .await
         .map_err(io::Error::other)?;
     let loader = tokio::spawn(load_maps(state.clone()));
+    let cluster = state.cluster().start(state.clone(), listener.local_addr()?);
     let token = state.shutdown_token().clone();
     let config = state.config();
     match (&config.admin_token, config.allow_anonymous_writes) {
@@ -156,6 +164,10 @@ async fn serve_until(
     };
     loader.abort();
     signal.abort();
+    if let Some(c) = cluster {
+        // It left the membership when shutdown began (its last write, bounded).
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), c).await;
+    }
     // Writes whose clients went away may still be running: they finish, durably.
     state.maps().drain().await;
     // The builder lanes: queued builds are skipped, running ones finish, threads joined.

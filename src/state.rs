@@ -612,6 +612,8 @@ struct Inner {
     live: Hub,
     /// The supervised builder pool of derived state (joined by [`crate::run`]).
     builders: Arc<Builders>,
+    /// Membership, subscription ownership and forwarding (`--store nats://...`).
+    cluster: crate::cluster::Cluster,
 }
 
 impl AppState {
@@ -654,6 +656,7 @@ impl AppState {
                 builders,
                 shutdown,
                 live,
+                cluster: crate::cluster::Cluster::new(&config),
                 config,
             }),
         })
@@ -717,6 +720,11 @@ impl AppState {
     /// Live subscriptions.
     pub fn live(&self) -> &Hub {
         &self.inner.live
+    }
+
+    /// The cluster of replicas (disabled without `--store nats://...`).
+    pub fn cluster(&self) -> &crate::cluster::Cluster {
+        &self.inner.cluster
     }
 }
 

@@ -350,6 +350,8 @@ type Health struct {
 	Maps        int            `json:"maps"`
 	DamagedMaps []string       `json:"damaged_maps"`
 	Store       map[string]any `json:"store,omitempty"`
+	// Cluster is set with replicas (--store nats://...).
+	Cluster *ClusterHealth `json:"cluster,omitempty"`
 }
 
 // MatrixRequest is POST /v1/maps/{name}/matrix: at most 256 sources and 256 targets.
@@ -406,3 +408,22 @@ type RandomResponse struct {
 	Seed       uint64  `json:"seed"`
 	MapVersion uint64  `json:"map_version"`
 }
+
+// ClusterHealth is Health.Cluster: this replica, its URL and the live members. With
+// replicas, subscription answers name the replica that served them (ReplicaHeader), and a
+// "resync" event also follows a takeover after the owner died (seq continues).
+type ClusterHealth struct {
+	Replica            string          `json:"replica"`
+	AdvertiseURL       string          `json:"advertise_url"`
+	Members            []ClusterMember `json:"members"`
+	OwnedSubscriptions int             `json:"owned_subscriptions"`
+}
+
+// ClusterMember is one live replica.
+type ClusterMember struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
+}
+
+// ReplicaHeader names the replica that served a subscription request.
+const ReplicaHeader = "X-Pathd-Replica"

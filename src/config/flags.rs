@@ -526,6 +526,23 @@ pub static FLAGS: &[Flag] = &[
         }),
     },
     Flag {
+        long: "advertise-url",
+        env: "PATHD_ADVERTISE_URL",
+        default: None,
+        help: "With `--store nats://...`: the base URL other replicas reach this one at \
+               (they forward subscription requests to it), e.g. `http://10.0.0.7:8080`. \
+               Unset: `http://<listen address>` (`$HOSTNAME` for an unspecified address).",
+        hidden: false,
+        set: Set::Value(|c, v| {
+            let v = v.trim();
+            if !(v.starts_with("http://") || v.starts_with("https://")) {
+                return Err(format!("{v:?} is not an http:// or https:// URL"));
+            }
+            c.replication.advertise_url = Some(v.to_owned());
+            Ok(())
+        }),
+    },
+    Flag {
         long: "max-wait-ms",
         env: "PATHD_MAX_WAIT_MS",
         default: Some("1000"),

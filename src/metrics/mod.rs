@@ -209,6 +209,20 @@ fn describe() {
         "Flow fields registered behind a write that landed while they were computed, repaired at once"
     );
     describe_counter!(
+        "pathd_forwarded_requests_total",
+        "Subscription requests forwarded to the replica that owns the subscription, by \
+         outcome (`answered`, or `unreachable`: the owner did not answer, tried again)"
+    );
+    describe_counter!(
+        "pathd_subscription_takeovers_total",
+        "Subscriptions this replica took over from a replica that left the membership"
+    );
+    describe_histogram!(
+        "pathd_subscription_takeover_seconds",
+        Unit::Seconds,
+        "Time to take one subscription over (claim its record, join it again here)"
+    );
+    describe_counter!(
         "pathd_subscription_join_retries_total",
         "Subscription joins tried again because a write landed while they were prepared"
     );

@@ -1,7 +1,12 @@
 //! Subscriptions: a path kept up to date while its map changes and its agent moves, read
 //! with `GET` or followed as a Server-Sent Events stream.
 //!
-//! Subscriptions live in memory only: they do not survive a restart (clients resubscribe).
+//! On a single server subscriptions live in memory only: they do not survive a restart
+//! (clients resubscribe). With `--store nats://...` they belong to the fleet
+//! ([`crate::cluster`]): any replica answers for any of them, forwarding to its owner, and
+//! another replica takes them over when their owner dies. Handlers see a subscription
+//! through its [`View`] (the public id and `seq`s), which the cluster's gate puts in the
+//! request.
 //!
 //! Ids are 128 random bits. Reading a subscription (and its stream) needs only query
 //! access and its id; moving or deleting it also needs its secret, handed out once in the
@@ -13,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -25,6 +30,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{QueryAuth, carries_admin_token};
+use crate::cluster::View;
 use crate::dto::PathRequest;
 use crate::error::{ApiError, Json, Path};
 use crate::live::{Next, StreamGuard, Sub};
@@ -76,9 +82,16 @@ pub struct SubscriptionBody {
 
 /// `Ok` when the request may change `sub`: it presents the subscription's secret in
 /// [`SECRET_HEADER`] (compared in constant time) or carries the admin token.
-fn may_change(state: &AppState, headers: &HeaderMap, sub: &Sub) -> Result<(), ApiError> {
+fn may_change(
+    state: &AppState,
+    headers: &HeaderMap,
+    sub: &Sub,
+    view: &View,
+) -> Result<(), ApiError> {
     let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
-    if given.is_some_and(|g| sub.secret_matches(g.trim())) || carries_admin_token(headers, state) {
+    if given.is_some_and(|g| view.secret_matches(sub, g.trim()))
+        || carries_admin_token(headers, state)
+    {
         Ok(())
     } else {
         Err(ApiError::forbidden(format!(
@@ -93,20 +106,43 @@ fn may_change(state: &AppState, headers: &HeaderMap, sub: &Sub) -> Result<(), Ap
     }
 }
 
-fn body(sub: &Sub) -> SubscriptionBody {
+/// The subscription a request names and its [`View`]: the one the cluster's gate found, or
+/// (outside a cluster) the hub's subscription `id` as it is.
+fn here(
+    state: &AppState,
+    id: &str,
+    view: Option<Extension<View>>,
+) -> Result<(Arc<Sub>, View), ApiError> {
+    match view {
+        Some(Extension(v)) => match state.live().get(&v.local) {
+            Ok(sub) => Ok((sub, v)),
+            Err(mut e) => {
+                e.message = format!("no subscription {id:?}");
+                Err(e)
+            }
+        },
+        None => {
+            let sub = state.live().get(id)?;
+            let v = View::plain(&sub);
+            Ok((sub, v))
+        }
+    }
+}
+
+fn body(sub: &Sub, view: &View) -> SubscriptionBody {
     let map_version = sub.map_version();
     let f = sub.feed();
     let cur = f.state();
     let p = sub.position();
     SubscriptionBody {
-        id: sub.id.clone(),
+        id: view.id.clone(),
         map: sub.map.split('~').next().unwrap_or_default().to_owned(),
         profile: sub.map.split_once('~').map(|(_, p)| p.to_owned()),
         status: cur.status,
         path: cur.path.clone(),
         cost: cur.cost,
         map_version,
-        seq: cur.seq,
+        seq: view.seq(cur.seq),
         position: [p.x, p.y],
         goal: [sub.goal.x, sub.goal.y],
         secret: None,
@@ -147,14 +183,26 @@ async fn create(
     lookup(&state, &name)?;
     state.live().check_room(&name)?;
     let sub = join(&state, &name, req.profile.as_deref(), &query, timeout).await?;
-    tracing::info!(map = %name, subscription = %sub.id, "subscription created");
+    let view = match state.cluster().adopt(&sub, &req).await {
+        Ok(v) => v,
+        Err(e) => {
+            state.live().remove(&sub.id, "deleted");
+            return Err(e);
+        }
+    };
+    tracing::info!(map = %name, subscription = %view.id, "subscription created");
     let created = SubscriptionBody {
         secret: Some(sub.secret().to_owned()),
-        ..body(&sub)
+        ..body(&sub, &view)
     };
     let mut resp = (StatusCode::CREATED, Json(created)).into_response();
-    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/subscriptions/{}", sub.id)) {
+    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/subscriptions/{}", view.id)) {
         resp.headers_mut().insert(header::LOCATION, loc);
+    }
+    if let Some(r) = state.cluster().replica()
+        && let Ok(v) = HeaderValue::from_str(r)
+    {
+        resp.headers_mut().insert(crate::cluster::REPLICA_HEADER, v);
     }
     Ok(resp)
 }
@@ -163,7 +211,7 @@ async fn create(
 /// (read-only work; see [`crate::live::Hub::join`]); after [`OPTIMISTIC_TRIES`] races lost
 /// to writes, once under the write order, so a map written without pause still gets its
 /// subscription.
-async fn join(
+pub(crate) async fn join(
     state: &AppState,
     name: &str,
     profile: Option<&str>,
@@ -220,9 +268,10 @@ async fn read(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    view: Option<Extension<View>>,
 ) -> Result<Json<SubscriptionBody>, ApiError> {
-    let sub = state.live().get(&id)?;
-    Ok(Json(body(&sub)))
+    let (sub, view) = here(&state, &id, view)?;
+    Ok(Json(body(&sub, &view)))
 }
 
 /// `PATCH /v1/subscriptions/{id}` body.
@@ -240,15 +289,17 @@ async fn move_agent(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    view: Option<Extension<View>>,
     headers: HeaderMap,
     req: Result<Json<MoveRequest>, ApiError>,
 ) -> Result<Json<SubscriptionBody>, ApiError> {
-    let sub = state.live().get(&id)?;
-    may_change(&state, &headers, &sub)?;
+    let (sub, view) = here(&state, &id, view)?;
+    may_change(&state, &headers, &sub, &view)?;
     let Json(req) = req?;
     let to = Point::new(req.position[0], req.position[1]);
     state.live().move_to(&sub, to).await?;
-    Ok(Json(body(&sub)))
+    view.moved();
+    Ok(Json(body(&sub, &view)))
 }
 
 /// `DELETE /v1/subscriptions/{id}` (operationId `deleteSubscription`): `204`; open streams
@@ -258,16 +309,18 @@ async fn remove(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    view: Option<Extension<View>>,
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    let sub = state.live().get(&id)?;
-    may_change(&state, &headers, &sub)?;
-    if state.live().remove(&id, "deleted") {
+    let (sub, view) = here(&state, &id, view)?;
+    may_change(&state, &headers, &sub, &view)?;
+    if state.live().remove(&view.local, "deleted") {
+        state.cluster().forget(&view.id).await;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(state
             .live()
-            .get(&id)
+            .get(&view.local)
             .err()
             .unwrap_or_else(ApiError::not_found))
     }
@@ -275,6 +328,7 @@ async fn remove(
 
 struct Follow {
     sub: Arc<Sub>,
+    view: View,
     last: Option<u64>,
     rx: watch::Receiver<u64>,
     shutdown: CancellationToken,
@@ -288,9 +342,10 @@ async fn events(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    view: Option<Extension<View>>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let sub = state.live().get(&id)?;
+    let (sub, view) = here(&state, &id, view)?;
     let last = match headers.get("last-event-id") {
         None => None,
         Some(v) => Some(
@@ -300,10 +355,12 @@ async fn events(
                 .ok_or_else(|| ApiError::invalid_request("Last-Event-ID must be a seq number"))?,
         ),
     };
+    let last = last.map(|l| view.local_last(l));
     let follow = Follow {
         _guard: sub.open_stream(),
         rx: sub.watch(),
         sub,
+        view,
         last,
         shutdown: state.live().shutdown_token().clone(),
     };
@@ -314,9 +371,10 @@ async fn events(
             match next {
                 Next::Send(ev) => {
                     st.last = Some(ev.seq);
+                    let ev = st.view.event(&ev);
                     let sse = SseEvent::default()
                         .id(ev.seq.to_string())
-                        .json_data(&*ev)
+                        .json_data(&ev)
                         .unwrap_or_else(|_| SseEvent::default().comment("unserializable event"));
                     metrics::counter!("pathd_sse_events_sent_total").increment(1);
                     return Some((Ok(sse), st));

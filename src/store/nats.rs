@@ -340,44 +340,7 @@ impl NatsStore {
 
     /// The client options: name, reconnect policy, credentials, TLS.
     async fn options(&self) -> Result<ConnectOptions, String> {
-        let mut o = ConnectOptions::new()
-            .name("pathd")
-            .max_reconnects(None)
-            .connection_timeout(REQUEST_TIMEOUT)
-            .reconnect_delay_callback(|n| Duration::from_millis((100 * n as u64).min(1000)))
-            .event_callback(|e| async move {
-                tracing::info!(event = %e, "nats connection event");
-            });
-        let opts = &self.opts;
-        let readable = |flag: &str, p: &PathBuf| {
-            std::fs::File::open(p)
-                .map(drop)
-                .map_err(|e| format!("{flag} {}: {e}", p.display()))
-        };
-        if let Some(c) = &opts.creds {
-            readable("--nats-creds", c)?;
-            o = o
-                .credentials_file(c)
-                .await
-                .map_err(|e| format!("--nats-creds {}: {e}", c.display()))?;
-        }
-        if let (Some(u), Some(p)) = (&opts.user, &opts.password) {
-            o = o.user_and_password(u.clone(), p.clone());
-        }
-        if let Some(t) = &opts.token {
-            o = o.token(t.clone());
-        }
-        let tls = &opts.tls;
-        if let Some(ca) = &tls.ca {
-            readable("--nats-tls-ca", ca)?;
-            o = o.add_root_certificates(ca.clone());
-        }
-        if let Some((cert, key)) = &tls.client_cert {
-            readable("--nats-tls-cert", cert)?;
-            readable("--nats-tls-key", key)?;
-            o = o.add_client_certificate(cert.clone(), key.clone());
-        }
-        Ok(o.require_tls(tls.required))
+        connect_options(&self.opts).await
     }
 
     /// Connects. A first attempt that reaches a server but is refused (TLS: certificate,
@@ -1439,6 +1402,48 @@ impl MapStore for NatsStore {
             maps,
         })
     }
+}
+
+/// The client options of `opts`: name, reconnect policy, credentials, TLS (the store's
+/// connection and the cluster's, `crate::cluster`, use the same).
+pub(crate) async fn connect_options(opts: &NatsOptions) -> Result<ConnectOptions, String> {
+    let mut o = ConnectOptions::new()
+        .name("pathd")
+        .max_reconnects(None)
+        .connection_timeout(REQUEST_TIMEOUT)
+        .reconnect_delay_callback(|n| Duration::from_millis((100 * n as u64).min(1000)))
+        .event_callback(|e| async move {
+            tracing::info!(event = %e, "nats connection event");
+        });
+    let readable = |flag: &str, p: &PathBuf| {
+        std::fs::File::open(p)
+            .map(drop)
+            .map_err(|e| format!("{flag} {}: {e}", p.display()))
+    };
+    if let Some(c) = &opts.creds {
+        readable("--nats-creds", c)?;
+        o = o
+            .credentials_file(c)
+            .await
+            .map_err(|e| format!("--nats-creds {}: {e}", c.display()))?;
+    }
+    if let (Some(u), Some(p)) = (&opts.user, &opts.password) {
+        o = o.user_and_password(u.clone(), p.clone());
+    }
+    if let Some(t) = &opts.token {
+        o = o.token(t.clone());
+    }
+    let tls = &opts.tls;
+    if let Some(ca) = &tls.ca {
+        readable("--nats-tls-ca", ca)?;
+        o = o.add_root_certificates(ca.clone());
+    }
+    if let Some((cert, key)) = &tls.client_cert {
+        readable("--nats-tls-cert", cert)?;
+        readable("--nats-tls-key", key)?;
+        o = o.add_client_certificate(cert.clone(), key.clone());
+    }
+    Ok(o.require_tls(tls.required))
 }
 
 #[cfg(test)]

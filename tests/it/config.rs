@@ -132,6 +132,9 @@ fn probes() -> Vec<Probe> {
         }),
         ("nats-replicas", "3", |c| s(c.replication.nats_replicas)),
         ("max-wait-ms", "1022", |c| s(c.replication.max_wait_ms)),
+        ("advertise-url", "http://10.0.0.7:8080", |c| {
+            opt(&c.replication.advertise_url)
+        }),
         ("test-store-delay-us", "1023", |c| s(c.test_store_delay_us)),
         ("test-apply-delay-ms", "1024", |c| s(c.test_apply_delay_ms)),
         ("test-feed-window", "1026", |c| s(c.test_feed_window)),

@@ -18,6 +18,8 @@ mod hpa;
 #[cfg(feature = "http2")]
 mod http2;
 mod jps_plus;
+#[cfg(feature = "nats")]
+mod lb;
 mod live;
 mod live_durability;
 mod maps;

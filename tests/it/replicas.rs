@@ -117,7 +117,7 @@ impl Drop for Nats {
 /// One pathd replica process, killed (-9) on drop.
 pub(crate) struct Replica {
     args: Vec<String>,
-    port: u16,
+    pub(crate) port: u16,
     child: Option<Child>,
     pub(crate) client: reqwest::Client,
 }
@@ -172,7 +172,12 @@ impl Replica {
         self.child = Some(child);
     }
 
-    fn kill9(&mut self) {
+    /// The process id, while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    pub(crate) fn kill9(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();

@@ -446,6 +446,8 @@ export interface Health {
   /** Maps served after recovery found their patch log cut (see `MapSummary.recovery`). */
   cut_logs: string[];
   store?: Record<string, unknown>;
+  /** With replicas (`--store nats://...`): this replica, its URL and the live members. */
+  cluster?: ClusterHealth;
 }
 
 /** `POST /v1/maps/{name}/matrix`: at most 256 sources and 256 targets. */
@@ -504,3 +506,18 @@ export interface RandomResponse {
   seed: number;
   map_version: number;
 }
+
+/** `Health.cluster`: the replicas sharing subscriptions. */
+export interface ClusterHealth {
+  replica: string;
+  advertise_url: string;
+  members: { id: string; url: string }[];
+  owned_subscriptions: number;
+}
+
+/**
+ * With replicas, subscription answers name the replica that served them (`X-Pathd-Replica`)
+ * and, when forwarded to the owner, the one that forwarded (`X-Pathd-Forwarded-By`). A
+ * `resync` event also follows a takeover after the owner died (`seq` continues).
+ */
+export const REPLICA_HEADER = "x-pathd-replica";

@@ -242,6 +242,25 @@ class Health(TypedDict):
     maps: int
     damaged_maps: List[str]
     store: NotRequired[Dict[str, Any]]
+    cluster: NotRequired["ClusterHealth"]
+
+
+class ClusterMember(TypedDict):
+    id: str
+    url: str
+
+
+class ClusterHealth(TypedDict):
+    """`Health.cluster` with replicas: subscription answers name the replica that served them
+    (`X-Pathd-Replica`); a `resync` event also follows a takeover (`seq` continues)."""
+
+    replica: str
+    advertise_url: str
+    members: List[ClusterMember]
+    owned_subscriptions: int
+
+
+REPLICA_HEADER = "X-Pathd-Replica"
 
 
 class MatrixRequest(TypedDict):

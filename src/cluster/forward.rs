@@ -1,0 +1,213 @@
+//! Forwarding a subscription request to the replica that owns it.
+//!
+//! The request (method, path, query, headers such as `X-Subscription-Secret`,
+//! `Last-Event-ID` and `Authorization`, and body) goes to the owner's advertised URL with
+//! [`FORWARDED_HEADER`] set; the answer comes back as the owner gave it, its body streamed
+//! through (an SSE stream stays a stream). A forwarded request is never forwarded again: a
+//! replica that does not hold it answers `421`, and the first replica looks again.
+
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+
+use super::{FORWARD_WAIT, FORWARDED_HEADER, View};
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+
+/// What the gate does with a request.
+pub(super) enum Outcome {
+    /// Answer this (the owner's answer, or an error).
+    Answer(Response),
+    /// Serve it here after all (the subscription arrived here meanwhile).
+    Here(Box<(Request, View)>),
+}
+
+/// Ids of the cluster's shape: `<12 hex>-<32 hex>` (anything else was never created).
+fn plausible(id: &str) -> bool {
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    id.split_once('-')
+        .is_some_and(|(r, rest)| hex(r, 12) && hex(rest, 32))
+}
+
+fn not_found(id: &str) -> Response {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        ErrorCode::SubscriptionNotFound,
+        format!("no subscription {id:?}"),
+    )
+    .into_response()
+}
+
+/// Hop-by-hop headers (RFC 9110 section 7.6.1) and those the client library sets itself.
+fn hop_by_hop(name: &header::HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
+    )
+}
+
+/// Serves `id` from its owner (waiting at most [`FORWARD_WAIT`] for an owner that is gone
+/// to be replaced), or hands the request back when this replica holds it by then.
+pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome {
+    let Some(inner) = state.cluster().inner.clone() else {
+        return Outcome::Answer(not_found(id));
+    };
+    if !plausible(id) {
+        return Outcome::Answer(not_found(id));
+    }
+    let forwarded = req.headers().contains_key(FORWARDED_HEADER);
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            return Outcome::Answer(
+                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
+            );
+        }
+    };
+    let deadline = Instant::now() + FORWARD_WAIT;
+    let mut first = true;
+    loop {
+        if let Some(view) = inner.view(id) {
+            return Outcome::Here(Box::new((
+                Request::from_parts(parts, Body::from(bytes)),
+                view,
+            )));
+        }
+        // First from the watcher's mirror of the records (no round trip to NATS); when that
+        // led nowhere (an owner gone, or one that no longer holds it), from the bucket.
+        let cached = if first { inner.mirrored(id) } else { None };
+        first = false;
+        let rec = match cached {
+            Some(r) => Ok(Some(r)),
+            None => inner.record(id).await,
+        };
+        let rec = match rec {
+            Ok(Some(r)) => r,
+            Ok(None) => return Outcome::Answer(not_found(id)),
+            Err(e) => return Outcome::Answer(e.into_response()),
+        };
+        if forwarded {
+            // The first replica looks again (the record may be moving right now).
+            return Outcome::Answer(
+                ApiError::new(
+                    StatusCode::MISDIRECTED_REQUEST,
+                    ErrorCode::SubscriptionNotFound,
+                    format!("subscription {id:?} is not held by this replica"),
+                )
+                .into_response(),
+            );
+        }
+        if rec.owner != inner.replica {
+            match inner.member_url(&rec.owner) {
+                Some(url) => match send(&inner, &url, &parts, bytes.clone()).await {
+                    Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
+                        metrics::counter!("pathd_forwarded_requests_total", "outcome" => "answered")
+                            .increment(1);
+                        return Outcome::Answer(relay(resp, &inner.replica));
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        metrics::counter!("pathd_forwarded_requests_total", "outcome" => "unreachable")
+                            .increment(1);
+                        tracing::debug!(owner = %rec.owner, error = %e, "owner not reachable");
+                    }
+                },
+                None => inner.kick.notify_one(),
+            }
+        }
+        if Instant::now() >= deadline {
+            return Outcome::Answer(
+                ApiError {
+                    retry_after: Some(1),
+                    ..ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        ErrorCode::StoreUnavailable,
+                        format!(
+                            "the replica that owns subscription {id:?} is gone and no replica \
+                             has taken it over yet; retry shortly"
+                        ),
+                    )
+                }
+                .into_response(),
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Sends the request to `base` (the owner); the answer's headers within 10 s.
+async fn send(
+    inner: &super::subs::Inner,
+    base: &str,
+    parts: &Parts,
+    body: axum::body::Bytes,
+) -> Result<reqwest::Response, String> {
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or(parts.uri.path(), |p| p.as_str());
+    let mut headers = HeaderMap::new();
+    for (k, v) in &parts.headers {
+        if !hop_by_hop(k) {
+            headers.append(k.clone(), v.clone());
+        }
+    }
+    if let Ok(me) = HeaderValue::from_str(&inner.replica) {
+        headers.insert(FORWARDED_HEADER, me);
+    }
+    let req = inner
+        .http
+        .request(parts.method.clone(), format!("{base}{path}"))
+        .headers(headers)
+        .body(body);
+    match tokio::time::timeout(Duration::from_secs(10), req.send()).await {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("no answer within 10 s".into()),
+    }
+}
+
+/// The owner's answer as this replica's, its body streamed through.
+fn relay(resp: reqwest::Response, me: &str) -> Response {
+    let status = resp.status();
+    let mut headers = HeaderMap::new();
+    for (k, v) in resp.headers() {
+        if !hop_by_hop(k) || k == header::CONTENT_LENGTH {
+            headers.append(k.clone(), v.clone());
+        }
+    }
+    if let Ok(me) = HeaderValue::from_str(me) {
+        headers.insert(FORWARDED_HEADER, me);
+    }
+    let mut out = Response::new(Body::from_stream(resp.bytes_stream()));
+    *out.status_mut() = status;
+    *out.headers_mut() = headers;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_cluster_shaped_ids_are_looked_up() {
+        assert!(super::plausible(
+            "0123456789ab-0123456789abcdef0123456789abcdef"
+        ));
+        assert!(!super::plausible("0123456789abcdef0123456789abcdef"));
+        assert!(!super::plausible("0123456789ab-x"));
+        assert!(!super::plausible("../../etc"));
+    }
+}

@@ -1,0 +1,55 @@
+//! The middleware in front of `/v1/subscriptions/{id}` and its `/events`: serves the
+//! subscription here when this replica holds it, else forwards the request to its owner.
+
+use axum::extract::{Request, State};
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+
+use super::{REPLICA_HEADER, View};
+use crate::state::AppState;
+
+/// The subscription id of a `/v1/subscriptions/{id}[/events]` path.
+fn id_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/v1/subscriptions/")?.split('/').next()
+}
+
+/// Serves the request here (with the subscription's [`View`] in the request's extensions)
+/// or answers with the owner's answer. Without a cluster: passes through.
+pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let cluster = state.cluster();
+    if !cluster.enabled() {
+        return next.run(req).await;
+    }
+    let Some(id) = id_of(req.uri().path()).map(str::to_owned) else {
+        return next.run(req).await;
+    };
+    if let Some(view) = cluster.local(&id) {
+        return serve_here(&state, req, next, view).await;
+    }
+    #[cfg(feature = "nats")]
+    {
+        match super::forward::forward(&state, &id, req).await {
+            super::forward::Outcome::Answer(resp) => resp,
+            super::forward::Outcome::Here(b) => {
+                let (r, view) = *b;
+                serve_here(&state, r, next, view).await
+            }
+        }
+    }
+    #[cfg(not(feature = "nats"))]
+    {
+        next.run(req).await
+    }
+}
+
+async fn serve_here(state: &AppState, mut req: Request, next: Next, view: View) -> Response {
+    req.extensions_mut().insert(view);
+    let mut resp = next.run(req).await;
+    if let Some(r) = state.cluster().replica()
+        && let Ok(v) = HeaderValue::from_str(r)
+    {
+        resp.headers_mut().insert(REPLICA_HEADER, v);
+    }
+    resp
+}

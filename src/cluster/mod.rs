@@ -1,0 +1,281 @@
+//! One world behind any load balancer: with `--store nats://...`, subscriptions belong to the
+//! fleet, not to the replica that happened to receive the `POST`.
+//!
+//! # Shape
+//!
+//! - **Membership** ([`members`]): every ready replica puts `{id → advertised URL}` into the
+//!   JetStream KV bucket `pathd-members` every [`HEARTBEAT`]; a replica whose key was not
+//!   refreshed for [`MEMBER_TTL`] (by the watcher's own clock, so replica clocks may
+//!   disagree) is gone. A replica shutting down deletes its key at once.
+//! - **Ownership** ([`subs`]): a subscription's id is `<replica>-<32 hex>`; its definition
+//!   (the create request with map, profile, goal, size and options; the agent's position; the
+//!   SHA-256 of its secret; its last `seq`; its `owner`) is a record in the KV bucket
+//!   `pathd-subs`, written on create, after every event and move (compare-and-set on the
+//!   record's revision) and deleted when the subscription ends. The id's replica part is only
+//!   a hint; the record's `owner` is the truth.
+//! - **Forwarding** ([`gate`]): a request for a subscription this replica does not hold is
+//!   sent on to the owner's URL (the SSE body streamed through), headers kept; the answer
+//!   says who served it in [`REPLICA_HEADER`]. While an owner is gone and nobody has taken
+//!   its subscriptions over yet, the request waits (at most [`FORWARD_WAIT`]) and then
+//!   answers `503 store_unavailable` with `Retry-After`.
+//! - **Takeover** ([`subs`]): when an owner leaves the membership, the live replica that wins
+//!   rendezvous hashing of the id over the live members claims the record (compare-and-set)
+//!   and joins the subscription again from its stored definition on its current map. The
+//!   subscription keeps its id and secret; its `seq` continues after the stored last seq, and
+//!   its first event there is a `resync` (full state): the repairs the old owner had
+//!   computed died with it, so which of its events a client saw cannot be replayed.
+//!
+//! Inside a replica, the hub ([`crate::live::Hub`]) knows nothing of this: the cluster keeps
+//! a [`View`] per subscription that maps the public id and `seq` onto the hub's own
+//! subscription (after a takeover the hub's subscription is a new one, so its `seq`s start
+//! at 1 again and the view adds the stored last seq).
+
+#[cfg(feature = "nats")]
+mod forward;
+pub mod gate;
+#[cfg(feature = "nats")]
+mod members;
+#[cfg(feature = "nats")]
+mod subs;
+#[cfg(feature = "nats")]
+mod takeover;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::live::{Event, Sub};
+
+/// The header that names the replica that served a subscription request.
+pub const REPLICA_HEADER: &str = "x-pathd-replica";
+/// Set on a request one replica forwards to another (which never forwards it again).
+pub const FORWARDED_HEADER: &str = "x-pathd-forwarded-by";
+/// How often a replica refreshes its membership key.
+pub const HEARTBEAT: Duration = Duration::from_millis(1000);
+/// A member whose key was not refreshed for this long is gone.
+pub const MEMBER_TTL: Duration = Duration::from_millis(3000);
+/// Longest a request for a subscription waits for its owner (or a takeover).
+pub const FORWARD_WAIT: Duration = Duration::from_secs(8);
+
+/// How a subscription of this replica's hub appears on the wire.
+#[derive(Clone)]
+pub struct View {
+    /// The public id.
+    pub id: String,
+    /// The hub's id of the subscription.
+    pub local: String,
+    /// Added to the hub's `seq`s (the stored last seq when taken over; 0 otherwise).
+    pub offset: u64,
+    /// Taken over from another replica: the hub's first event is shown as `resync`.
+    pub taken_over: bool,
+    /// SHA-256 of the secret (hex), when the cluster keeps it (else the hub's secret rules).
+    secret_sha256: Option<String>,
+    /// Woken after a move, so the stored record follows the agent.
+    poke: Option<Arc<tokio::sync::Notify>>,
+}
+
+impl View {
+    /// The view of a subscription outside any cluster: ids and seqs as the hub has them.
+    pub fn plain(sub: &Sub) -> View {
+        View {
+            id: sub.id.clone(),
+            local: sub.id.clone(),
+            offset: 0,
+            taken_over: false,
+            secret_sha256: None,
+            poke: None,
+        }
+    }
+
+    /// The public `seq` of the hub's `seq`.
+    pub fn seq(&self, local: u64) -> u64 {
+        local + self.offset
+    }
+
+    /// The hub's `seq` for a public `Last-Event-ID` (one before the hub's first event when
+    /// it names an event from before a takeover, so the stream starts with the `resync`).
+    pub fn local_last(&self, public: u64) -> u64 {
+        public.saturating_sub(self.offset)
+    }
+
+    /// The hub's event as the public one.
+    pub fn event(&self, ev: &Event) -> Event {
+        let reason = if self.taken_over && ev.seq == 1 {
+            "resync"
+        } else {
+            ev.reason
+        };
+        Event {
+            id: self.id.clone(),
+            seq: self.seq(ev.seq),
+            reason,
+            ..ev.clone()
+        }
+    }
+
+    /// Whether `given` is the subscription's secret (constant-time comparisons).
+    pub fn secret_matches(&self, sub: &Sub, given: &str) -> bool {
+        match &self.secret_sha256 {
+            Some(h) => crate::auth::same(&sha256_hex(given), h),
+            None => sub.secret_matches(given),
+        }
+    }
+
+    /// Tells the record keeper the agent moved.
+    pub fn moved(&self) {
+        if let Some(p) = &self.poke {
+            p.notify_one();
+        }
+    }
+}
+
+/// SHA-256 of `s` in lowercase hex (subscription secrets are stored only so).
+#[cfg(feature = "nats")]
+fn sha256_hex(s: &str) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(s.as_bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(not(feature = "nats"))]
+fn sha256_hex(s: &str) -> String {
+    // Without the cluster no view carries a hash; never called.
+    s.to_owned()
+}
+
+/// One live member, as `/readyz` shows it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Member {
+    /// Its replica id.
+    pub id: String,
+    /// Its advertised base URL.
+    pub url: String,
+}
+
+/// The cluster as `/readyz` and `/healthz` report it.
+#[derive(Debug, Serialize)]
+pub struct ClusterHealth {
+    /// This replica's id (the owner part of the subscription ids it creates).
+    pub replica: String,
+    /// The base URL other replicas forward to.
+    pub advertise_url: String,
+    /// Live members (this one included once registered), by id.
+    pub members: Vec<Member>,
+    /// Subscriptions this replica owns.
+    pub owned_subscriptions: usize,
+}
+
+/// The cluster handle (cheap to clone); disabled without `--store nats://...`.
+#[derive(Clone, Default)]
+pub struct Cluster {
+    #[cfg(feature = "nats")]
+    inner: Option<Arc<subs::Inner>>,
+}
+
+impl Cluster {
+    /// The cluster for `config`: enabled with `--store nats://...` (and the `nats` feature).
+    pub fn new(config: &crate::Config) -> Cluster {
+        #[cfg(feature = "nats")]
+        {
+            if let Ok(Some(opts)) = config.nats() {
+                return Cluster {
+                    inner: Some(Arc::new(subs::Inner::new(config, opts))),
+                };
+            }
+        }
+        let _ = config;
+        Cluster::default()
+    }
+
+    /// True with `--store nats://...`.
+    pub fn enabled(&self) -> bool {
+        #[cfg(feature = "nats")]
+        {
+            self.inner.is_some()
+        }
+        #[cfg(not(feature = "nats"))]
+        {
+            false
+        }
+    }
+
+    /// Membership, health and `/readyz` figures (`None`: no cluster).
+    pub fn health(&self) -> Option<ClusterHealth> {
+        #[cfg(feature = "nats")]
+        {
+            self.inner.as_ref().map(|i| i.health())
+        }
+        #[cfg(not(feature = "nats"))]
+        {
+            None
+        }
+    }
+
+    /// Starts the membership heartbeat, the watchers and the takeover loop ([`crate::run`]
+    /// joins the task on shutdown); `None` without a cluster.
+    /// `bound` is the listener's address (the default advertised URL is made from it).
+    pub fn start(
+        &self,
+        state: crate::AppState,
+        bound: std::net::SocketAddr,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        #[cfg(feature = "nats")]
+        {
+            self.inner
+                .as_ref()
+                .map(|i| tokio::spawn(subs::run(Arc::clone(i), state, bound)))
+        }
+        #[cfg(not(feature = "nats"))]
+        {
+            let _ = (state, bound);
+            None
+        }
+    }
+
+    /// This replica's id (`None`: no cluster).
+    pub fn replica(&self) -> Option<&str> {
+        #[cfg(feature = "nats")]
+        {
+            self.inner.as_ref().map(|i| i.replica.as_str())
+        }
+        #[cfg(not(feature = "nats"))]
+        {
+            None
+        }
+    }
+
+    /// Makes a subscription just joined on this replica the fleet's: gives it its public id
+    /// and stores its record. Without a cluster its view is [`View::plain`].
+    pub async fn adopt(
+        &self,
+        sub: &Arc<Sub>,
+        request: &crate::dto::PathRequest,
+    ) -> Result<View, crate::ApiError> {
+        #[cfg(feature = "nats")]
+        if let Some(i) = &self.inner {
+            return subs::adopt(i, sub, request).await;
+        }
+        let _ = request;
+        Ok(View::plain(sub))
+    }
+
+    /// The view of subscription `id` when this replica's hub holds it.
+    pub fn local(&self, id: &str) -> Option<View> {
+        #[cfg(feature = "nats")]
+        if let Some(i) = &self.inner {
+            return i.view(id);
+        }
+        let _ = id;
+        None
+    }
+
+    /// Forgets subscription `id` (deleted through this replica) and deletes its record.
+    pub async fn forget(&self, id: &str) {
+        #[cfg(feature = "nats")]
+        if let Some(i) = &self.inner {
+            subs::forget(i, id).await;
+        }
+        let _ = id;
+    }
+}

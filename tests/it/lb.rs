@@ -1,0 +1,533 @@
+//! Subscriptions behind a plain round-robin load balancer: a real `nginx` on loopback in
+//! front of three real pathd replicas sharing one NATS JetStream (`src/cluster/`).
+//!
+//! Needs `nginx` and `nats-server` (Debian packages; `scripts/test.sh` installs both through
+//! `scripts/ensure-nats.sh` and `scripts/ensure-nginx.sh`). Without them these tests say so
+//! and pass, except under CI (`CI` set), where they fail.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::live::sse::{Ev, Sse};
+use crate::replicas::{Nats, Replica, free_port, nats_server, open_text};
+
+fn nginx() -> Option<PathBuf> {
+    let found = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "nginx is not installed (scripts/test.sh installs it)"
+        );
+        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx)");
+    }
+    found
+}
+
+/// One `nginx` balancing round-robin over `upstreams`, killed by pid on drop.
+struct Proxy {
+    port: u16,
+    child: Child,
+}
+
+impl Proxy {
+    fn start(bin: &Path, dir: &Path, upstreams: &[u16]) -> Proxy {
+        let port = free_port();
+        std::fs::create_dir_all(dir).unwrap();
+        let servers: String = upstreams
+            .iter()
+            .map(|p| format!("    server 127.0.0.1:{p};\n"))
+            .collect();
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+        let d = dir.display();
+        let conf = format!(
+            "{user}worker_processes 1;\n\
+             events {{ worker_connections 512; }}\n\
+             http {{\n\
+               access_log off;\n\
+               client_body_temp_path {d}/body;\n\
+               proxy_temp_path {d}/proxy;\n\
+               fastcgi_temp_path {d}/fastcgi;\n\
+               uwsgi_temp_path {d}/uwsgi;\n\
+               scgi_temp_path {d}/scgi;\n\
+               upstream pathd {{\n{servers}  }}\n\
+               server {{\n\
+                 listen 127.0.0.1:{port};\n\
+                 location / {{\n\
+                   proxy_pass http://pathd;\n\
+                   proxy_http_version 1.1;\n\
+                   proxy_set_header Connection \"\";\n\
+                   proxy_buffering off;\n\
+                   proxy_read_timeout 1h;\n\
+                   proxy_connect_timeout 1s;\n\
+                 }}\n\
+               }}\n\
+             }}\n",
+            user = if root { "user root;\n" } else { "" },
+        );
+        let path = dir.join("nginx.conf");
+        std::fs::write(&path, conf).unwrap();
+        let child = Command::new(bin)
+            .arg("-p")
+            .arg(dir)
+            .arg("-e")
+            .arg("stderr")
+            .arg("-c")
+            .arg(&path)
+            .arg("-g")
+            .arg(format!(
+                "daemon off; pid {}/nginx.pid; error_log stderr;",
+                dir.display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx starts");
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "nginx never listened"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Proxy { port, child }
+    }
+
+    fn at(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Proxy {
+    /// SIGTERM, not SIGKILL: nginx's master then stops its worker, which a killed master
+    /// would leave running (and listening) as an orphan.
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until every replica's `/readyz` lists `n` live members.
+async fn members(rs: &[&Replica], n: usize) {
+    let t = Instant::now();
+    loop {
+        let mut counts = Vec::new();
+        for r in rs {
+            let (_, v) = r.get("/readyz").await;
+            counts.push(v["cluster"]["members"].as_array().map_or(0, Vec::len));
+        }
+        if counts.iter().all(|&c| c == n) {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "members never {n}: {counts:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A wall across the 60x20 map at column `x`, leaving row `gap` open; `clear` is the column
+/// of the previous wall, opened again.
+fn wall(x: u32, gap: u32, clear: Option<u32>) -> Value {
+    let mut rects = Vec::new();
+    if let Some(c) = clear {
+        rects.push(json!({"x": c, "y": 0, "width": 1, "height": 20, "cost": 1}));
+    }
+    if gap > 0 {
+        rects.push(json!({"x": x, "y": 0, "width": 1, "height": gap, "cost": 0}));
+    }
+    if gap < 19 {
+        rects.push(json!({"x": x, "y": gap + 1, "width": 1, "height": 19 - gap, "cost": 0}));
+    }
+    json!({ "rects": rects })
+}
+
+/// One subscription followed through the proxy: its stream and the last `seq` it saw.
+struct Followed {
+    id: String,
+    secret: String,
+    events: Sse,
+    last: u64,
+}
+
+impl Followed {
+    /// The next event, asserting it follows `last` exactly (no gap, no duplicate).
+    fn take(&mut self, ev: Ev) -> Ev {
+        assert_eq!(
+            ev.seq(),
+            self.last + 1,
+            "{}: after {} came {:?}",
+            self.id,
+            self.last,
+            ev.data
+        );
+        assert_eq!(ev.id.as_deref(), Some(ev.seq().to_string().as_str()));
+        assert_eq!(ev.data["id"], self.id.as_str());
+        self.last = ev.seq();
+        ev
+    }
+}
+
+async fn send(req: reqwest::RequestBuilder) -> (u16, reqwest::header::HeaderMap, Value) {
+    let r = req.send().await.unwrap();
+    let headers = r.headers().clone();
+    let (s, v) = crate::common::json(r).await;
+    (s, headers, v)
+}
+
+fn served_by(h: &reqwest::header::HeaderMap) -> String {
+    h.get("x-pathd-replica")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Subscriptions created, read, moved, followed and deleted through a round-robin nginx;
+/// patches through it repair them; the owner of one is killed with -9 and every stream goes
+/// on through the proxy (reconnecting with `Last-Event-ID`), with no gap or duplicate where
+/// the resume is exact and a `resync` at the next `seq` where the owner died.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_work_behind_round_robin_nginx_and_survive_their_owner() {
+    let (Some(nats_bin), Some(nginx_bin)) = (nats_server(), nginx()) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&nats_bin, &tmp.path().join("js"), vec![]);
+    let mut rs: Vec<Replica> = (0..3)
+        .map(|_| Replica::start(&nats.url(), tmp.path(), &[]))
+        .collect();
+    for r in &rs {
+        r.ready().await;
+    }
+    members(&rs.iter().collect::<Vec<_>>(), 3).await;
+    let proxy = Proxy::start(
+        &nginx_bin,
+        &tmp.path().join("nginx"),
+        &rs.iter().map(|r| r.port).collect::<Vec<_>>(),
+    );
+    let http = reqwest::Client::new();
+    let (s, _, v) = send(
+        http.put(proxy.at("/v1/maps/open"))
+            .header("content-type", "text/plain")
+            .body(open_text(60, 20)),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+
+    // Three subscriptions, created through the proxy (so on different replicas).
+    let mut subs = Vec::new();
+    let mut owners = Vec::new();
+    for row in [3, 10, 16] {
+        let (s, h, v) = send(
+            http.post(proxy.at("/v1/maps/open/subscriptions"))
+                .json(&json!({"start": [2, row], "goal": [57, row], "min_version": 1})),
+        )
+        .await;
+        assert_eq!(s, 201, "{v}");
+        let id = v["id"].as_str().unwrap().to_owned();
+        assert!(id.starts_with(&format!("{}-", served_by(&h))), "{id} {h:?}");
+        owners.push(served_by(&h));
+        let mut events = Sse::open(
+            &http,
+            &proxy.at(&format!("/v1/subscriptions/{id}/events")),
+            None,
+        )
+        .await;
+        let first = events.expect().await;
+        assert_eq!((first.seq(), first.reason()), (1, "initial"));
+        subs.push(Followed {
+            id,
+            secret: v["secret"].as_str().unwrap().to_owned(),
+            events,
+            last: 1,
+        });
+    }
+
+    // Reads through the proxy reach every replica; the owner answers each one.
+    for f in &subs {
+        let mut forwarded = 0;
+        for _ in 0..3 {
+            let (s, h, v) = send(http.get(proxy.at(&format!("/v1/subscriptions/{}", f.id)))).await;
+            assert_eq!((s, v["id"].as_str()), (200, Some(f.id.as_str())), "{v}");
+            assert_eq!(served_by(&h), f.id[..12], "{h:?}");
+            forwarded += h.contains_key("x-pathd-forwarded-by") as usize;
+        }
+        assert_eq!(
+            forwarded, 2,
+            "two of three round-robin reads were forwarded"
+        );
+    }
+
+    // A patch through the proxy repairs every subscription, whoever owns it.
+    let (s, _, v) = send(
+        http.patch(proxy.at("/v1/maps/open"))
+            .json(&wall(30, 19, None)),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    for f in &mut subs {
+        let ev = f.events.expect().await;
+        let ev = f.take(ev);
+        assert_eq!(ev.reason(), "blocked", "{:?}", ev.data);
+    }
+
+    // Moves through the proxy need the secret, and reach the owner.
+    let move_url = proxy.at(&format!("/v1/subscriptions/{}", subs[1].id));
+    let (s, _, v) = send(http.patch(&move_url).json(&json!({"position": [2, 11]}))).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("forbidden")),
+        "{v}"
+    );
+    let (s, _, v) = send(
+        http.patch(&move_url)
+            .header("x-subscription-secret", &subs[1].secret)
+            .json(&json!({"position": [3, 12]})),
+    )
+    .await;
+    assert_eq!((s, v["position"].clone()), (200, json!([3, 12])), "{v}");
+    if v["seq"].as_u64() > Some(subs[1].last) {
+        let ev = subs[1].events.expect().await;
+        subs[1].take(ev);
+    }
+
+    // Kill -9 the owner of the first subscription.
+    let victim = owners[0].clone();
+    let mut killed = None;
+    for (i, r) in rs.iter().enumerate() {
+        if r.get("/readyz").await.1["cluster"]["replica"] == victim.as_str() {
+            killed = Some(i);
+        }
+    }
+    let killed = killed.expect("the owner is one of the replicas");
+    rs[killed].kill9();
+    let alive: Vec<&Replica> = rs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != killed)
+        .map(|(_, r)| r)
+        .collect();
+
+    // A patch while the owner is gone: streams still open get its event at once; the ones
+    // that ran through the dead replica ended, and reconnect through the proxy.
+    let (s, _, v) = send(
+        http.patch(proxy.at("/v1/maps/open"))
+            .json(&wall(40, 0, Some(30))),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    for f in &mut subs {
+        let next = tokio::time::timeout(Duration::from_secs(5), f.events.next()).await;
+        match next {
+            Ok(Some(ev)) => {
+                f.take(ev);
+            }
+            Ok(None) => {
+                // Ended with the dead replica: reconnect where we stopped.
+                let url = proxy.at(&format!("/v1/subscriptions/{}/events", f.id));
+                f.events = Sse::open(&http, &url, Some(f.last)).await;
+                let ev = f.events.expect().await;
+                let ev = f.take(ev);
+                if f.id[..12] == victim {
+                    assert_eq!(ev.reason(), "resync", "{:?}", ev.data);
+                    assert_eq!(ev.data["map_version"], 3, "{:?}", ev.data);
+                }
+            }
+            Err(_) => panic!("{}: neither an event nor the end within 5 s", f.id),
+        }
+    }
+
+    // The next patch reaches every stream within 5 s, the taken-over one included.
+    let (s, _, v) = send(
+        http.patch(proxy.at("/v1/maps/open"))
+            .json(&wall(20, 10, Some(40))),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    for f in &mut subs {
+        let ev = tokio::time::timeout(Duration::from_secs(5), f.events.expect())
+            .await
+            .unwrap_or_else(|_| panic!("{}: no event within 5 s of the patch", f.id));
+        let ev = f.take(ev);
+        assert_eq!(ev.data["map_version"], 4, "{:?}", ev.data);
+    }
+    let (s, h, v) = send(http.get(proxy.at(&format!("/v1/subscriptions/{}", subs[0].id)))).await;
+    assert_eq!((s, v["seq"].as_u64()), (200, Some(subs[0].last)), "{v}");
+    let new_owner = served_by(&h);
+    assert!(!new_owner.is_empty() && new_owner != victim, "{new_owner}");
+
+    // Signals: takeovers and forwarded requests are counted; /readyz shows the members.
+    let mut takeovers = 0.0;
+    let mut forwarded = 0.0;
+    for r in &alive {
+        let (_, text) = (
+            200,
+            r.client
+                .get(r.at("/metrics"))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap(),
+        );
+        for line in text.lines() {
+            let value = || line.rsplit(' ').next().unwrap().parse::<f64>().unwrap();
+            if line.starts_with("pathd_subscription_takeovers_total") {
+                takeovers += value();
+            } else if line.starts_with("pathd_forwarded_requests_total{") {
+                forwarded += value();
+            }
+        }
+    }
+    assert!(takeovers >= 1.0, "{takeovers}");
+    assert!(forwarded >= 1.0, "{forwarded}");
+    members(&alive, 2).await;
+
+    // Deletes through the proxy end every stream with `deleted`.
+    for f in &mut subs {
+        let url = proxy.at(&format!("/v1/subscriptions/{}", f.id));
+        let r = http
+            .delete(&url)
+            .header("x-subscription-secret", &f.secret)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 204);
+        let ev = f.events.expect().await;
+        assert_eq!(f.take(ev).reason(), "deleted");
+        assert!(f.events.next().await.is_none(), "the stream ends");
+        for _ in 0..2 {
+            let (s, _, v) = send(http.get(&url)).await;
+            assert_eq!(
+                (s, v["error"]["code"].as_str()),
+                (404, Some("subscription_not_found")),
+                "{v}"
+            );
+        }
+    }
+    drop(proxy);
+    drop(nats);
+}
+
+/// Records follow their subscription: one whose map is deleted ends and its record goes (no
+/// replica answers for it); a replica stopped with SIGTERM leaves the membership at once and
+/// its subscription is served by the other, same id and secret, `seq` continued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_follow_their_subscription_and_a_stopped_replica_hands_over() {
+    let Some(nats_bin) = nats_server() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&nats_bin, &tmp.path().join("js"), vec![]);
+    let mut a = Replica::start(&nats.url(), tmp.path(), &[]);
+    let b = Replica::start(&nats.url(), tmp.path(), &[]);
+    a.ready().await;
+    b.ready().await;
+    members(&[&a, &b], 2).await;
+    let owner_a = a.get("/readyz").await.1["cluster"]["replica"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for name in ["gone", "kept"] {
+        let (s, v) = a.put(name, &open_text(30, 10)).await;
+        assert_eq!(s, 201, "{v}");
+    }
+    let create = async |map: &str| {
+        let (s, h, v) = send(
+            a.client
+                .post(a.at(&format!("/v1/maps/{map}/subscriptions")))
+                .json(&json!({"start": [1, 1], "goal": [28, 8], "min_version": 1})),
+        )
+        .await;
+        assert_eq!((s, served_by(&h)), (201, owner_a.clone()), "{v}");
+        v
+    };
+
+    // Its map deleted: the stream (through B) ends with `map_deleted`, and the record goes.
+    let sub = create("gone").await;
+    let id = sub["id"].as_str().unwrap();
+    let url = b.at(&format!("/v1/subscriptions/{id}"));
+    let (s, h, v) = send(b.client.get(&url)).await;
+    assert_eq!((s, served_by(&h)), (200, owner_a.clone()), "{v}");
+    assert!(h.contains_key("x-pathd-forwarded-by"), "{h:?}");
+    let (s, h, v) = send(
+        b.client
+            .patch(&url)
+            .header("x-subscription-secret", "wrong")
+            .json(&json!({"position": [2, 2]})),
+    )
+    .await;
+    assert_eq!((s, served_by(&h)), (403, owner_a.clone()), "{v}");
+    let mut events = Sse::open(&b.client, &format!("{url}/events"), None).await;
+    assert_eq!(events.expect().await.reason(), "initial");
+    let r = b.client.delete(b.at("/v1/maps/gone")).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(events.expect().await.reason(), "map_deleted");
+    let t = Instant::now();
+    loop {
+        let (s, _, v) = send(b.client.get(&url)).await;
+        if s == 404 {
+            assert_eq!(v["error"]["code"], "subscription_not_found", "{v}");
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "record never went: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // A stopped with SIGTERM: B serves its subscription, moves included (same secret).
+    let sub = create("kept").await;
+    let id = sub["id"].as_str().unwrap();
+    let secret = sub["secret"].as_str().unwrap();
+    let url = b.at(&format!("/v1/subscriptions/{id}"));
+    let pid = a.pid().unwrap();
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    members(&[&b], 1).await;
+    let (s, h, v) = send(b.client.get(&url)).await;
+    assert_eq!(
+        (s, v["seq"].as_u64()),
+        (200, Some(2)),
+        "the resync after 1: {v}"
+    );
+    assert_ne!(served_by(&h), owner_a, "{h:?}");
+    let mut events = Sse::open(&b.client, &format!("{url}/events"), Some(1)).await;
+    let ev = events.expect().await;
+    assert_eq!((ev.seq(), ev.reason()), (2, "resync"), "{:?}", ev.data);
+    let (s, _, v) = send(
+        b.client
+            .patch(&url)
+            .header("x-subscription-secret", secret)
+            .json(&json!({"position": [1, 8]})),
+    )
+    .await;
+    assert_eq!((s, v["position"].clone()), (200, json!([1, 8])), "{v}");
+    a.kill9();
+    drop(nats);
+}
