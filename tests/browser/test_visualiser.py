@@ -749,6 +749,8 @@ def main():
             assert [k for k, (c, _) in enumerate(items) if c == "reached"] == [i], items
             assert f"cost {fmt(direct['cost'])}" in items[i][1], items
             assert f"goal {i} of 3 reached" in ui.text("#message"), ui.text("#message")
+            page.eval_on_selector("#games", "e => e.scrollIntoView()")
+            time.sleep(0.2)
             page.screenshot(path=os.path.join(SHOTS, "games-goals.png"))
             # Removing the goal reached: the nearest of the other two.
             ui.click_cell(goals[i])
@@ -797,6 +799,10 @@ def main():
             want = f"snapped: start ({start[0]}, {start[1]}) → ({direct['start'][0]}, {direct['start'][1]})"
             assert want in msg, msg
             assert ui.js("S.panes[0].result.path[0]") == direct["start"]
+            # Zoomed in on the start, where the link from the wall clicked is seen.
+            ui.js(f"S.view = {{ scale: 16, ox: 540 - {start[0] + 0.5} * 16, oy: 420 - {start[1] + 0.5} * 16 }}; S.dirty = true")
+            page.eval_on_selector("#games", "e => e.scrollIntoView()")
+            time.sleep(0.2)
             page.screenshot(path=os.path.join(SHOTS, "games-snap.png"))
             # Nothing to move: said so, nothing drawn.
             ui.js("S.panes[0].result = null")
