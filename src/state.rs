@@ -532,7 +532,7 @@ impl Registry {
         self.views.send(
             next,
             move |next| {
-                crate::maps::derive_from(next, &prev, &jump, &changed);
+                crate::maps::patch::derive_from(next, &prev, &jump, &changed);
                 next.pending.store(false, Ordering::Release);
                 budget.admit(next);
             },
