@@ -171,7 +171,11 @@ async function runMatrix() {
   } catch (e) {
     if (token !== GAMES.matrixToken) return;
     GAMES.matrix = null;
-    sayError('distance table', e);
+    if (e instanceof ApiError && e.status === 404 && e.code === 'not_found') {
+      // A server from before distance tables: no such route.
+      $('matrix').checked = false;
+      say('this server has no distance tables (POST /v1/maps/{name}/matrix)', 'warn');
+    } else sayError('distance table', e);
   }
   renderMatrix();
 }
@@ -198,14 +202,15 @@ function renderMatrix() {
   m.sources.forEach((s, i) => {
     const row = body.insertRow();
     row.appendChild(document.createElement('th')).textContent = (i ? `start ${i}` : 'start') + ` ${pt(s)}`;
+    const best = Math.min(...m.costs[i].filter((c) => c !== null));
     m.costs[i].forEach((c) => {
       const td = row.insertCell();
       td.textContent = c === null ? '–' : fmt(c);
       if (c !== null) td.style.background = heat(c, lo, hi);
-      else td.className = 'dim';
+      td.className = c === null ? 'dim' : (c === best ? 'best' : '');
     });
   });
-  table.title = `path costs at map version ${m.map_version}, from ${m.sources.length} start(s) to ${m.targets.length} goal(s): green the cheapest, red the dearest, – unreachable`;
+  table.title = `path costs at map version ${m.map_version}, from ${m.sources.length} start(s) to ${m.targets.length} goal(s): green the cheapest, red the dearest, bold each start's nearest, – unreachable`;
 }
 
 // ---------------------------------------------------------------- drawing
