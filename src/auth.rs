@@ -1,7 +1,10 @@
 //! Bearer-token extractors. They run before the body is read, so an unauthorized upload is
 //! refused without buffering it.
 //!
-//! - [`AdminAuth`]: map changes. Needs the admin token when one is configured.
+//! - [`AdminAuth`]: map changes. Needs the admin token when one is configured; without
+//!   one, writes are taken from loopback clients only (`--allow-anonymous-writes` opens
+//!   them to every client), so a server started without thinking about tokens is not a
+//!   map anyone on the network can rewrite.
 //! - [`QueryAuth`]: reads and queries. Needs the query token (or the admin token) when a
 //!   query token is configured; open otherwise.
 
@@ -55,11 +58,29 @@ impl FromRequestParts<AppState> for AdminAuth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let admin = state.config().admin_token.as_ref();
-        if admin.is_none() || matches(parts, &[admin]) {
+        let config = state.config();
+        let admin = config.admin_token.as_ref();
+        if admin.is_some() {
+            return if matches(parts, &[admin]) {
+                Ok(AdminAuth)
+            } else {
+                Err(ApiError::unauthorized())
+            };
+        }
+        // A request that did not come through a socket (in-process) counts as local.
+        let local = !config.test_remote_peers
+            && parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .is_none_or(|c| c.0.ip().is_loopback());
+        if local || config.allow_anonymous_writes {
             Ok(AdminAuth)
         } else {
-            Err(ApiError::unauthorized())
+            Err(ApiError::forbidden(
+                "this server has no admin token, so it takes writes only from clients on its \
+                 own machine (loopback); start it with --admin-token and send `Authorization: \
+                 Bearer <token>`, or with --allow-anonymous-writes to take them from anyone",
+            ))
         }
     }
 }

@@ -37,8 +37,20 @@ pub struct Config {
     /// Directory where uploaded maps are stored durably (created if missing).
     pub data_dir: PathBuf,
 
-    /// Bearer token required by `PUT`/`DELETE` (map changes). Unset: changes are open.
+    /// Bearer token required by writes (map uploads, patches, deletes). Unset: writes are
+    /// taken from loopback clients only, unless `allow_anonymous_writes`.
     pub admin_token: Option<String>,
+
+    /// Without an admin token, take writes from any client (not only loopback ones).
+    pub allow_anonymous_writes: bool,
+
+    /// Test-only: every client counts as remote (a network peer), so tests on loopback can
+    /// check what a remote client gets. Never set it in production.
+    pub test_remote_peers: bool,
+
+    /// After SIGTERM, how long the server goes on serving (answering `/readyz` with `503`
+    /// so load balancers take it out) before it stops accepting and drains.
+    pub drain_delay_ms: u64,
 
     /// Bearer token required by reads and queries (the admin token is accepted too).
     /// Unset: reads and queries are open.
@@ -294,6 +306,9 @@ impl Config {
             maps_dir: PathBuf::new(),
             data_dir: PathBuf::new(),
             admin_token: None,
+            allow_anonymous_writes: false,
+            test_remote_peers: false,
+            drain_delay_ms: 0,
             query_token: None,
             pool_threads: 0,
             queue_depth: 0,

@@ -215,6 +215,10 @@ pub struct PathRequest {
     /// Return the search's events (`trace`, capped by the server's `--max-debug-cells`
     /// expansions).
     pub trace: Option<bool>,
+    /// How the answer's `path` is written: `pairs` (default, `[[x, y], ...]`), `flat`
+    /// (`[x0, y0, x1, y1, ...]`) or `turns` (only the cells where the direction changes,
+    /// as pairs, start and end included).
+    pub path_format: Option<String>,
     /// Agent side in cells (default 1, at most 8): a `size x size` agent anchored at its
     /// top-left cell; the path is its anchor's.
     pub size: Option<u32>,
@@ -435,8 +439,9 @@ fn lesson_option<T: Copy>(
 pub struct PathResponse {
     /// `found`, `partial`, `no_path` or `limit_reached`.
     pub status: &'static str,
-    /// Cells from start to goal (or to the closest cell, for `partial`).
-    pub path: Vec<[u32; 2]>,
+    /// Cells from start to goal (or to the closest cell, for `partial`), as `path_format`
+    /// asks.
+    pub path: PathCells,
     /// Cost of the answer to follow: the polyline through `waypoints` for any-angle answers
     /// (Theta*, `smooth`), else the cell path.
     pub cost: f64,
@@ -500,7 +505,7 @@ impl PathResponse {
     pub fn new(r: SearchResult, map_version: u64, debug: bool) -> Self {
         PathResponse {
             status: r.status.as_str(),
-            path: r.path.into_iter().map(pair).collect(),
+            path: PathCells::Pairs(r.path.into_iter().map(pair).collect()),
             // Any-angle answers are followed along their waypoints, so that is their cost.
             cost: r.smoothed_length.unwrap_or(r.cost),
             path_cost: r.cost,
@@ -522,6 +527,74 @@ impl PathResponse {
             ends: None,
         }
     }
+}
+
+/// A path as the answer writes it (see [`PathFormat`]).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum PathCells {
+    /// `[[x, y], ...]` (`pairs` and `turns`).
+    Pairs(Vec<[u32; 2]>),
+    /// `[x0, y0, x1, y1, ...]`.
+    Flat(Vec<u32>),
+}
+
+/// How an answer writes its `path`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PathFormat {
+    /// Every cell, as `[x, y]` pairs.
+    #[default]
+    Pairs,
+    /// Every cell, as one flat array of coordinates (half the brackets).
+    Flat,
+    /// The cells where the direction changes, start and end included: between two of
+    /// them the path steps one cell at a time in one of the eight directions, so the
+    /// client walks each leg to get every cell back.
+    Turns,
+}
+
+impl PathFormat {
+    /// The format a request names (`None`: pairs), or `400 invalid_request`.
+    pub fn parse(name: Option<&str>) -> Result<Self, ApiError> {
+        match name {
+            None | Some("pairs") => Ok(PathFormat::Pairs),
+            Some("flat") => Ok(PathFormat::Flat),
+            Some("turns") => Ok(PathFormat::Turns),
+            Some(other) => Err(ApiError::invalid_request(format!(
+                "unknown path_format {other:?}; expected pairs, flat or turns"
+            ))),
+        }
+    }
+
+    /// `path` (as pairs) written in this format.
+    pub fn write(self, path: PathCells) -> PathCells {
+        let PathCells::Pairs(cells) = path else {
+            return path;
+        };
+        match self {
+            PathFormat::Pairs => PathCells::Pairs(cells),
+            PathFormat::Flat => PathCells::Flat(cells.iter().flatten().copied().collect()),
+            PathFormat::Turns => PathCells::Pairs(turns(&cells)),
+        }
+    }
+}
+
+/// The cells of `path` where the step direction changes, with its two ends.
+fn turns(path: &[[u32; 2]]) -> Vec<[u32; 2]> {
+    let step = |a: [u32; 2], b: [u32; 2]| {
+        (
+            i64::from(b[0]) - i64::from(a[0]),
+            i64::from(b[1]) - i64::from(a[1]),
+        )
+    };
+    let mut out = Vec::new();
+    for (i, &c) in path.iter().enumerate() {
+        let keep = i == 0 || i + 1 == path.len() || step(path[i - 1], c) != step(c, path[i + 1]);
+        if keep {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `POST /v1/maps/{name}/paths`.

@@ -137,6 +137,9 @@ pub struct ErrorDetail {
     pub code: ErrorCode,
     /// Human-readable message.
     pub message: String,
+    /// The request's id (its `X-Request-Id`, given or made), to find its log lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 impl ApiError {
@@ -269,6 +272,7 @@ impl ApiError {
             error: ErrorDetail {
                 code: self.code,
                 message: self.message.clone(),
+                request_id: crate::metrics::request_id(),
             },
         }
     }

@@ -113,10 +113,33 @@ async fn serve_until(
         .map_err(io::Error::other)?;
     let loader = tokio::spawn(load_maps(state.clone()));
     let token = state.shutdown_token().clone();
+    let config = state.config();
+    match (&config.admin_token, config.allow_anonymous_writes) {
+        (Some(_), _) => tracing::info!("writes need the admin token"),
+        (None, false) => tracing::info!(
+            "no --admin-token: writes are taken from loopback clients only \
+             (--allow-anonymous-writes takes them from anyone)"
+        ),
+        (None, true) => tracing::warn!(
+            "no --admin-token and --allow-anonymous-writes: any client can change maps"
+        ),
+    }
     let signal = {
         let began = token.clone();
+        let delay = std::time::Duration::from_millis(config.drain_delay_ms);
+        let st = state.clone();
         tokio::spawn(async move {
             shutdown.await;
+            // Not ready from now on, so load balancers stop sending new requests; serve
+            // on for the drain delay while they notice, then stop accepting and drain.
+            st.set_draining();
+            if !delay.is_zero() {
+                tracing::info!(
+                    ?delay,
+                    "shutdown requested; not ready, serving on for the drain delay"
+                );
+                tokio::time::sleep(delay).await;
+            }
             tracing::info!("shutdown requested; draining in-flight requests");
             began.cancel();
         })

@@ -295,6 +295,7 @@ async fn connection(
 ) {
     let (phase, watch_rx) = watch::channel(Phase::Idle(Instant::now()));
     let phase = Arc::new(phase);
+    let peer = stream.peer_addr().ok();
     let io = TokioIo::new(WatchedIo {
         inner: stream,
         phase: Arc::clone(&phase),
@@ -303,6 +304,7 @@ async fn connection(
         router,
         phase,
         body_timeout: limits.body_timeout,
+        peer,
     };
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
@@ -464,6 +466,9 @@ struct ConnService {
     router: Router,
     phase: Arc<watch::Sender<Phase>>,
     body_timeout: Duration,
+    /// The client's address, handed to handlers as `ConnectInfo` (the write gate's
+    /// loopback rule, see `crate::auth`).
+    peer: Option<std::net::SocketAddr>,
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnService {
@@ -476,13 +481,17 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
         let timed_out = Arc::new(AtomicBool::new(false));
         let deadline = Instant::now() + self.body_timeout;
         let body_timeout = self.body_timeout;
-        let req = req.map(|inner| {
+        let mut req = req.map(|inner| {
             Body::new(DeadlineBody {
                 inner,
                 sleep: Box::pin(tokio::time::sleep_until(deadline)),
                 timed_out: Arc::clone(&timed_out),
             })
         });
+        if let Some(peer) = self.peer {
+            req.extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+        }
         let router = self.router.clone();
         Box::pin(async move {
             let Ok(mut resp) = router.oneshot(req).await;

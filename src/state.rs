@@ -604,6 +604,8 @@ struct Inner {
     metrics: &'static crate::metrics::Registry,
     /// Set once the startup maps are loaded (`/readyz`).
     ready: AtomicBool,
+    /// Set when shutdown was asked for (SIGTERM): `/readyz` answers `503` from then on.
+    draining: AtomicBool,
     /// Cancelled when shutdown begins, so long-lived responses (streams) can end.
     shutdown: CancellationToken,
     /// Live subscriptions and their repairs.
@@ -648,6 +650,7 @@ impl AppState {
                 compute,
                 metrics,
                 ready: AtomicBool::new(false),
+                draining: AtomicBool::new(false),
                 builders,
                 shutdown,
                 live,
@@ -694,6 +697,16 @@ impl AppState {
     /// Marks the server ready.
     pub fn set_ready(&self) {
         self.inner.ready.store(true, Ordering::Release);
+    }
+
+    /// True once shutdown was asked for: not ready any more, whatever else.
+    pub fn is_draining(&self) -> bool {
+        self.inner.draining.load(Ordering::Acquire)
+    }
+
+    /// Marks the server as shutting down (`/readyz` answers `503`).
+    pub fn set_draining(&self) {
+        self.inner.draining.store(true, Ordering::Release);
     }
 
     /// Cancelled when shutdown begins.

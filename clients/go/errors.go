@@ -62,6 +62,8 @@ type Error struct {
 	Message string
 	// RetryAfter is the Retry-After header in seconds, or 0 when none was sent.
 	RetryAfter int
+	// RequestID is the request's id (its X-Request-Id), to find its log lines.
+	RequestID string
 }
 
 func (e *Error) Error() string {
@@ -80,8 +82,9 @@ func (e *Error) Retryable() bool {
 func (e *Error) UnmarshalJSON(b []byte) error {
 	var body struct {
 		Error *struct {
-			Code    Code   `json:"code"`
-			Message string `json:"message"`
+			Code      Code   `json:"code"`
+			Message   string `json:"message"`
+			RequestID string `json:"request_id"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(b, &body); err != nil {
@@ -90,7 +93,7 @@ func (e *Error) UnmarshalJSON(b []byte) error {
 	if body.Error == nil {
 		return errors.New("pathd: not an error body")
 	}
-	e.Code, e.Message = body.Error.Code, body.Error.Message
+	e.Code, e.Message, e.RequestID = body.Error.Code, body.Error.Message, body.Error.RequestID
 	return nil
 }
 

@@ -46,6 +46,9 @@ type PathRequest struct {
 	Size          int       `json:"size,omitempty"`
 	// Profile is the unit-type profile (default the map's default profile).
 	Profile string `json:"profile,omitempty"`
+	// PathFormat is how the answer writes Path: "pairs" (default) or "turns" (the Go
+	// client reads paths as points, so not "flat").
+	PathFormat string `json:"path_format,omitempty"`
 	// MinVersion: wait until this replica has applied this map version.
 	MinVersion *uint64 `json:"min_version,omitempty"`
 	// Goals: the cheapest reachable of these instead of Goal (1 to 1024; Goal is then

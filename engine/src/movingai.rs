@@ -242,6 +242,32 @@ pub fn write_map(grid: &Grid) -> Result<String, WeightedMapError> {
     Ok(out)
 }
 
+/// Writes a terrain grid (classes that are Moving AI characters, as
+/// [`parse_map_terrain`] reads them) back as its `.map` file, every character as it was;
+/// `None` when a class is not one of the format's characters.
+///
+/// ```
+/// use pathd_engine::movingai::{parse_map_terrain, write_terrain};
+/// let text = "type octile\nheight 1\nwidth 4\nmap\n.WT@\n";
+/// assert_eq!(write_terrain(&parse_map_terrain(text).unwrap()).unwrap(), text);
+/// ```
+pub fn write_terrain(grid: &Grid) -> Option<String> {
+    let (w, h) = (grid.width() as usize, grid.height() as usize);
+    let mut out = String::with_capacity((w + 1) * h + 64);
+    out.push_str(&format!(
+        "type {}\nheight {h}\nwidth {w}\nmap\n",
+        grid.movement().as_str()
+    ));
+    for row in grid.costs().chunks_exact(w) {
+        for &c in row {
+            terrain_cost(c)?;
+            out.push(char::from(c));
+        }
+        out.push('\n');
+    }
+    Some(out)
+}
+
 /// One scenario row: a query with its stated optimal length.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScenRow {

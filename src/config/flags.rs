@@ -111,9 +111,19 @@ pub static FLAGS: &[Flag] = &[
         long: "admin-token",
         env: "PATHD_ADMIN_TOKEN",
         default: None,
-        help: "Bearer token required by `PUT`/`DELETE` (map changes). Unset: changes are open.",
+        help: "Bearer token required by writes (map uploads, patches, deletes). Unset: \
+               writes are taken from loopback clients only (see --allow-anonymous-writes).",
         hidden: false,
         set: val!(some admin_token),
+    },
+    Flag {
+        long: "allow-anonymous-writes",
+        env: "PATHD_ALLOW_ANONYMOUS_WRITES",
+        default: None,
+        help: "Without --admin-token, take writes from any client, not only loopback ones \
+               (a server behind a proxy that authenticates, say).",
+        hidden: false,
+        set: Set::Switch(|c, on| c.allow_anonymous_writes = on),
     },
     Flag {
         long: "query-token",
@@ -376,6 +386,16 @@ pub static FLAGS: &[Flag] = &[
         set: val!(shutdown_grace_ms),
     },
     Flag {
+        long: "drain-delay-ms",
+        env: "PATHD_DRAIN_DELAY_MS",
+        default: Some("0"),
+        help: "After SIGTERM, how long to go on serving with `/readyz` answering 503 (so \
+               load balancers take this replica out) before accepting stops and in-flight \
+               requests drain, in milliseconds. Readiness turns false at once either way.",
+        hidden: false,
+        set: val!(drain_delay_ms),
+    },
+    Flag {
         long: "header-timeout-ms",
         env: "PATHD_HEADER_TIMEOUT_MS",
         default: Some("10000"),
@@ -541,6 +561,15 @@ pub static FLAGS: &[Flag] = &[
                server. Never set it in production.",
         hidden: true,
         set: val!(test_feed_window),
+    },
+    Flag {
+        long: "test-remote-peers",
+        env: "PATHD_TEST_REMOTE_PEERS",
+        default: None,
+        help: "Test-only: every client counts as remote (not loopback), so a test on \
+               loopback sees what a network client gets. Never set it in production.",
+        hidden: true,
+        set: Set::Switch(|c, on| c.test_remote_peers = on),
     },
 ];
 

@@ -80,6 +80,28 @@ fn describe() {
         "Nodes expanded by all path searches"
     );
     describe_gauge!("pathd_pool_threads", "Search worker threads");
+    describe_gauge!(
+        "pathd_build_info",
+        "1, labelled with this binary's version and its features (nats, http2)"
+    );
+    describe_gauge!(
+        "process_resident_memory_bytes",
+        Unit::Bytes,
+        "Resident memory of the process (Linux: /proc/self/statm)"
+    );
+    describe_gauge!(
+        "process_cpu_seconds_total",
+        Unit::Seconds,
+        "CPU time the process used, user and system (Linux: /proc/self/stat)"
+    );
+    describe_gauge!(
+        "process_open_fds",
+        "Open file descriptors of the process (Linux: /proc/self/fd)"
+    );
+    describe_gauge!(
+        "process_max_fds",
+        "The process's limit on open file descriptors (Linux: /proc/self/limits)"
+    );
     describe_gauge!("pathd_pool_busy", "Search workers running a job now");
     describe_gauge!(
         "pathd_pool_queue_depth",
@@ -294,11 +316,55 @@ fn method_label(method: &Method) -> &'static str {
     }
 }
 
-/// Middleware: one span per request (method, route, map, algorithm, status, expansions,
-/// elapsed), a log line at the end, and the request counters. Labels are bounded: the
-/// route is the matched template (never the raw path), the method a standard one or
-/// `other`.
+tokio::task_local! {
+    /// The id of the request being answered (see [`observe`]).
+    static REQUEST_ID: String;
+}
+
+/// The id of the request this task answers, if any (error bodies carry it).
+pub fn request_id() -> Option<String> {
+    REQUEST_ID.try_with(Clone::clone).ok()
+}
+
+/// The header that carries a request's id, given by the client or made here.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// The client's `X-Request-Id` when it is a sane one (1 to 128 visible ASCII characters),
+/// else a new random one (32 hex digits).
+fn request_id_of(req: &Request) -> String {
+    req.headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| (1..=128).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(|| format!("{:032x}", rand::random::<u128>()), str::to_owned)
+}
+
+/// The trace id of a W3C `traceparent` header (`00-<32 hex trace id>-<16 hex parent
+/// id>-<2 hex flags>`), when well formed and not all zeros.
+fn trace_id_of(req: &Request) -> Option<String> {
+    let v = req.headers().get("traceparent")?.to_str().ok()?;
+    let parts: Vec<&str> = v.trim().split('-').collect();
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let ok = parts.len() >= 4
+        && hex(parts[0], 2)
+        && parts[0] != "ff"
+        && hex(parts[1], 32)
+        && hex(parts[2], 16)
+        && hex(parts[3], 2)
+        && parts[1].bytes().any(|b| b != b'0')
+        && parts[2].bytes().any(|b| b != b'0');
+    ok.then(|| parts[1].to_ascii_lowercase())
+}
+
+/// Middleware: one span per request (method, route, request id, trace id, map, algorithm,
+/// status, expansions, elapsed), a log line at the end, and the request counters. The
+/// request id is the client's `X-Request-Id` or a new one, sent back in the answer's
+/// `X-Request-Id` and carried by its error bodies; the trace id is a W3C `traceparent`'s.
+/// Labels are bounded: the route is the matched template (never the raw path), the method
+/// a standard one or `other`.
 pub async fn observe(req: Request, next: Next) -> Response {
+    let request_id = request_id_of(&req);
+    let trace_id = trace_id_of(&req);
     let route = req
         .extensions()
         .get::<MatchedPath>()
@@ -308,14 +374,24 @@ pub async fn observe(req: Request, next: Next) -> Response {
         "request",
         method = %method,
         route = %route,
+        request_id = %request_id,
+        trace_id = Empty,
         map = Empty,
         algorithm = Empty,
         status = Empty,
         expanded = Empty,
         elapsed_us = Empty,
     );
+    if let Some(t) = &trace_id {
+        span.record("trace_id", tracing::field::display(t));
+    }
     let start = Instant::now();
-    let resp = next.run(req).instrument(span.clone()).await;
+    let mut resp = REQUEST_ID
+        .scope(request_id.clone(), next.run(req).instrument(span.clone()))
+        .await;
+    if let Ok(v) = axum::http::HeaderValue::from_str(&request_id) {
+        resp.headers_mut().insert(REQUEST_ID_HEADER, v);
+    }
     let elapsed = start.elapsed();
     let status = resp.status().as_u16();
     span.record("status", status);
@@ -337,6 +413,56 @@ pub async fn observe(req: Request, next: Next) -> Response {
     metrics::histogram!("pathd_http_request_duration_seconds", "route" => route)
         .record(elapsed.as_secs_f64());
     resp
+}
+
+/// Sets the build and process gauges (called when `/metrics` is rendered): what they say
+/// is read from the system at that moment.
+pub fn refresh_process() {
+    let features: Vec<&str> = [
+        ("nats", cfg!(feature = "nats")),
+        ("http2", cfg!(feature = "http2")),
+    ]
+    .into_iter()
+    .filter_map(|(f, on)| on.then_some(f))
+    .collect();
+    metrics::gauge!(
+        "pathd_build_info",
+        "version" => env!("CARGO_PKG_VERSION"),
+        "features" => features.join(",")
+    )
+    .set(1.0);
+    let page = 4096.0;
+    if let Some(rss) = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+    {
+        metrics::gauge!("process_resident_memory_bytes").set(rss * page);
+    }
+    // Fields 14 and 15 (utime, stime) in clock ticks, after the command's closing paren.
+    if let Some(ticks) = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some(f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?)
+        })
+    {
+        // In USER_HZ, which Linux fixes at 100 for userspace whatever the kernel's tick.
+        let hz = 100.0;
+        metrics::gauge!("process_cpu_seconds_total").set(ticks / hz);
+    }
+    if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
+        metrics::gauge!("process_open_fds").set(fds.count() as f64);
+    }
+    if let Some(max) = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|s| {
+            let row = s.lines().find_map(|l| l.strip_prefix("Max open files"))?;
+            row.split_whitespace().next()?.parse::<f64>().ok()
+        })
+    {
+        metrics::gauge!("process_max_fds").set(max);
+    }
 }
 
 /// Records a finished search in the current request span and the query metrics.

@@ -36,7 +36,13 @@ async fn healthz(State(state): State<AppState>) -> Json<Health> {
 /// `GET /readyz` (operationId `readyz`): `200` once the startup maps are loaded, `503`
 /// before.
 async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError> {
-    if state.is_ready() {
+    if state.is_draining() {
+        Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::NotReady,
+            "the server is shutting down: in-flight requests finish, new ones go elsewhere",
+        ))
+    } else if state.is_ready() {
         Ok(Json(Health {
             status: "ready",
             maps: state.registry().len(),
@@ -62,6 +68,7 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     // Set from this server's own state when rendered (the recorder is process-wide).
     metrics::gauge!("pathd_maps_damaged").set(state.maps().damaged().len() as f64);
     state.maps().store_status(); // refreshes the replication gauges
+    crate::metrics::refresh_process();
     (
         [(
             header::CONTENT_TYPE,

@@ -94,10 +94,17 @@ async fn get_map(
     if !wants_text(&headers) {
         return Ok(Json(with_usage(&state, entry.summary())).into_response());
     }
-    let grid = Arc::clone(&entry.grid);
+    let (grid, terrain) = (Arc::clone(&entry.grid), Arc::clone(&entry.terrain));
+    // A map whose terrain is Moving AI characters is written as it was read (trees,
+    // water and swamp kept); others as their default profile's walls and ground.
     let text = state
         .compute()
-        .run(move |_| movingai::write_map(&grid))
+        .run(
+            move |_| match terrain.profiles().and(movingai::write_terrain(&terrain)) {
+                Some(text) => Ok(text),
+                None => movingai::write_map(&grid),
+            },
+        )
         .await?
         .map_err(|_| {
             ApiError::new(

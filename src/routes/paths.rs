@@ -7,7 +7,7 @@ use axum::routing::post;
 
 use crate::auth::QueryAuth;
 use crate::body::{BlockingJson, JsonBytes, decode_off_runtime};
-use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathRequest, PathResponse};
+use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathFormat, PathRequest, PathResponse};
 use crate::error::{ApiError, Json};
 use crate::query::{self, Tracing};
 use crate::routes::maps::lookup;
@@ -30,6 +30,7 @@ async fn find_path(
     Path(name): Path<String>,
     BlockingJson(req): BlockingJson<PathRequest>,
 ) -> Result<Json<PathResponse>, ApiError> {
+    let format = PathFormat::parse(req.path_format.as_deref())?;
     let prepared = query::prepare(&state, &name, &req, Tracing::AsAsked).await?;
     let (version, cap) = (prepared.entry.version, prepared.trace_cap);
     let compute = state.compute().clone();
@@ -45,6 +46,7 @@ async fn find_path(
         version,
         cap,
         req.debug.unwrap_or(false),
+        format,
     )))
 }
 
@@ -90,8 +92,9 @@ async fn find_paths(
                     .ok_or_else(|| query::no_profile(&entry, p))?,
                 None => std::sync::Arc::clone(&entry),
             };
+            let format = PathFormat::parse(q.path_format.as_deref())?;
             let prepared = query::prepare_on(&state, &on, q, Tracing::AsAsked)?;
-            Ok((prepared, q.debug.unwrap_or(false)))
+            Ok((prepared, q.debug.unwrap_or(false), format))
         })
         .collect();
     let compute = state.compute().clone();
@@ -99,11 +102,11 @@ async fn find_paths(
     let results = state
         .compute()
         .run_batch(items, move |item: Result<_, ApiError>, cancel| {
-            let (prepared, debug) = item?;
+            let (prepared, debug, format) = item?;
             let cap = prepared.trace_cap;
             prepared
                 .answer(cancel, &compute)
-                .map(|answer| respond(answer, version, cap, debug))
+                .map(|answer| respond(answer, version, cap, debug, format))
                 .map_err(ApiError::from)
         })
         .await?;
@@ -122,8 +125,15 @@ async fn find_paths(
 }
 
 /// The wire answer of one query on map version `version` (`cap`: its trace's cap).
-fn respond(answer: query::Answer, version: u64, cap: usize, debug: bool) -> PathResponse {
+fn respond(
+    answer: query::Answer,
+    version: u64,
+    cap: usize,
+    debug: bool,
+    format: PathFormat,
+) -> PathResponse {
     let mut resp = PathResponse::new(answer.result, version, debug);
+    resp.path = format.write(resp.path);
     resp.trace = answer.trace.map(|t| SearchTrace::new(t, cap));
     resp.ends = answer.ends;
     resp

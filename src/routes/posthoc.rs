@@ -54,6 +54,11 @@ async fn posthoc(
     Path(name): Path<String>,
     BlockingJson(req): BlockingJson<PathRequest>,
 ) -> Result<Json<Value>, ApiError> {
+    if req.path_format.is_some() {
+        return Err(ApiError::invalid_request(
+            "`path_format` does not apply to /posthoc (the trace file has its own format)",
+        ));
+    }
     let prepared = query::prepare(&state, &name, &req, Tracing::Always).await?;
     let compute = state.compute().clone();
     let doc = state

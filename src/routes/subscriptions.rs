@@ -133,9 +133,13 @@ async fn create(
             "subscriptions are kept optimal by a shared goal search; `algorithm` must be astar or auto",
         ));
     }
-    if req.partial == Some(true) || req.debug == Some(true) || req.trace == Some(true) {
+    if req.partial == Some(true)
+        || req.debug == Some(true)
+        || req.trace == Some(true)
+        || req.path_format.is_some()
+    {
         return Err(ApiError::invalid_request(
-            "`partial`, `debug` and `trace` are not available for subscriptions",
+            "`partial`, `debug`, `trace` and `path_format` are not available for subscriptions",
         ));
     }
     crate::routes::paths::wait_version(&state, &name, req.min_version).await?;

@@ -102,6 +102,11 @@ fn probes() -> Vec<Probe> {
         ("derived-memory-mb", "1033", |c| s(c.derived_memory_mb)),
         ("subgoal-max-cells", "1034", |c| s(c.subgoal_max_cells)),
         ("shutdown-grace-ms", "1017", |c| s(c.shutdown_grace_ms)),
+        ("drain-delay-ms", "1035", |c| s(c.drain_delay_ms)),
+        ("allow-anonymous-writes", "true", |c| {
+            s(c.allow_anonymous_writes)
+        }),
+        ("test-remote-peers", "true", |c| s(c.test_remote_peers)),
         ("header-timeout-ms", "1018", |c| {
             s(c.connections.header_timeout_ms)
         }),
@@ -189,6 +194,10 @@ fn every_flag_reaches_its_field_by_flag_and_by_environment() {
     }
     args.retain(|a| a != "--nats-require-tls=true");
     args.push("--nats-require-tls".into());
+    for switch in ["allow-anonymous-writes", "test-remote-peers"] {
+        args.retain(|a| *a != format!("--{switch}=true"));
+        args.push(format!("--{switch}"));
+    }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let all = serve(&args, &[]);
     for (long, value, read) in &probes {

@@ -30,6 +30,7 @@ mod no_http2;
 mod no_nats;
 mod oneshot;
 mod openapi;
+mod ops;
 mod paths;
 mod plans;
 mod pool;

@@ -405,3 +405,50 @@ async fn jps_theta_and_smoothing() {
     let q = json!({"start": [0, 0], "goal": [1, 0], "algorithm": "theta"});
     expect_error(s.path("c", &q).await, 400, "not_applicable").await;
 }
+
+#[tokio::test]
+async fn path_formats_write_the_same_cells() {
+    let s = server_with_small().await;
+    let base = json!({"start": [0, 0], "goal": [4, 0]});
+    let (_, pairs) = json(s.path("small", &base).await).await;
+    let cells = pairs["path"].as_array().unwrap().clone();
+    let mut body = base.clone();
+    body["path_format"] = json!("flat");
+    let (st, flat) = json(s.path("small", &body).await).await;
+    assert_eq!(st, 200, "{flat}");
+    let flattened: Vec<Value> = cells
+        .iter()
+        .flat_map(|c| c.as_array().unwrap().clone())
+        .collect();
+    assert_eq!(flat["path"], json!(flattened));
+    body["path_format"] = json!("turns");
+    let (_, turns) = json(s.path("small", &body).await).await;
+    // Walking each leg one king move at a time gives every cell back.
+    let t = points(&turns["path"]);
+    let mut walked = vec![t[0]];
+    for w in t.windows(2) {
+        let (dx, dy) = (
+            (w[1].x as i64 - w[0].x as i64).signum(),
+            (w[1].y as i64 - w[0].y as i64).signum(),
+        );
+        let mut at = w[0];
+        while at != w[1] {
+            at = Point::new((at.x as i64 + dx) as u32, (at.y as i64 + dy) as u32);
+            walked.push(at);
+        }
+    }
+    assert_eq!(walked, points(&pairs["path"]));
+    assert!(t.len() <= cells.len());
+    // The same in a batch; an unknown format is refused.
+    let (_, batch) = json(
+        s.client
+            .post(s.at("/v1/maps/small/paths"))
+            .json(&json!({"queries": [body, {"start": [0, 0], "goal": [4, 0], "path_format": "zip"}]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(batch["results"][0]["path"], turns["path"]);
+    assert_eq!(batch["results"][1]["error"]["code"], "invalid_request");
+}

@@ -328,6 +328,18 @@ async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
         .await
         .unwrap();
     expect_error(r, 404, "profile_not_found").await;
+    // The map as a Moving AI file again: trees, water and swamp as they were read.
+    let back = s
+        .client
+        .get(s.at("/v1/maps/wc3"))
+        .header("accept", "text/plain")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(back, text);
 }
 
 #[tokio::test]

@@ -61,7 +61,8 @@ export type ErrorCode =
   | "no_usable_cell";
 
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  /** `request_id`: the request's id (its `X-Request-Id`), to find its log lines. */
+  error: { code: ErrorCode; message: string; request_id?: string };
 }
 
 export interface PathRequest {
@@ -80,6 +81,8 @@ export interface PathRequest {
   snap?: number;
   /** The unit-type profile (default the map's `default_profile`). */
   profile?: string;
+  /** How the answer writes `path`: pairs (default), flat `[x0, y0, ...]`, or turns. */
+  path_format?: "pairs" | "flat" | "turns";
   algorithm?: Algorithm;
   weight?: number;
   max_expansions?: number;
@@ -95,7 +98,8 @@ export interface PathRequest {
 
 export interface PathResult {
   status: "found" | "partial" | "no_path" | "limit_reached";
-  path: Point[];
+  /** Points (`path_format` pairs, the default, and turns), or `[x0, y0, x1, y1, ...]` (flat). */
+  path: Point[] | number[];
   cost: number;
   path_cost: number;
   expanded: number;

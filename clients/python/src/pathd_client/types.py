@@ -45,6 +45,7 @@ class PathRequest(TypedDict):
     flee: NotRequired[Flee]
     snap: NotRequired[int]
     profile: NotRequired[str]
+    path_format: NotRequired[Literal["pairs", "flat", "turns"]]
     algorithm: NotRequired[Algorithm]
     weight: NotRequired[float]
     max_expansions: NotRequired[int]
@@ -88,6 +89,7 @@ class NearestCell(TypedDict):
 class ErrorDetail(TypedDict):
     code: ErrorCode
     message: str
+    request_id: NotRequired[str]
 
 
 class ErrorBody(TypedDict):
