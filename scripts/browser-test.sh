@@ -81,7 +81,7 @@ PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 tests/browser/test_visualiser.
 if [ "$status" = 0 ] && [ "${UPDATE_SCREENSHOTS:-0}" = 1 ]; then
     mkdir -p docs/ui
     for shot in query trace-step compare subscription hpa repair \
-        offline lesson-3x3 lesson-ties lesson-manhattan city-1024; do
+        offline lesson-3x3 lesson-ties lesson-manhattan city-1024 games-goals games-snap; do
         cp "$SHOTS/$shot.png" "docs/ui/$shot.png"
     done
     echo "updated docs/ui/*.png"

@@ -113,6 +113,7 @@ async function selectMap(value) {
   $('lesson').value = '';
   $('lesson-note').textContent = '';
   S.start = S.goal = null;
+  resetGames();
   S.strokes = [];
   updateStrokes();
   clearAll();
@@ -359,11 +360,11 @@ function serverBody(o) {
   if (o.partial) body.partial = true;
   if (o.trace) body.trace = true;
   if ($('debug').checked) body.debug = true;
-  return body;
+  return gamesBody(body);
 }
 
 function useServer(algorithm) {
-  return S.source === 'server' && !S.offline && (SERVER_ONLY.includes(algorithm) || $('on-server').checked);
+  return S.source === 'server' && !S.offline && (SERVER_ONLY.includes(algorithm) || $('on-server').checked || gamesActive());
 }
 
 function localOutcome(o) {
@@ -382,8 +383,10 @@ function localOutcome(o) {
 
 async function serverOutcome(o) {
   try {
-    const r = await (await api('POST', `/v1/maps/${encodeURIComponent(S.name)}/path`, { json: serverBody(o) })).json();
+    const body = serverBody(o);
+    const r = await (await api('POST', `/v1/maps/${encodeURIComponent(S.name)}/path`, { json: body })).json();
     r.source = 'server';
+    if (gamesActive()) r.asked = body; // what games.js draws and says beside the answer
     const trace = r.trace ? traceFromServer(r.trace, S.W) : null;
     if (r.trace) r.trace = { expansions: r.trace.expansions, events: r.trace.events.length, truncated: r.trace.truncated, hpa: r.trace.hpa };
     return { r, trace };
@@ -451,7 +454,7 @@ function showOutcomes(algos, outcomes, how) {
     // a re-run after a map change: the table and panes say it
   } else if (bad) sayError('query failed', bad.err);
   else {
-    const text = outcomes.map((o) => `${o.r.algorithm}: ${o.r.status}${o.r.status === 'found' || o.r.status === 'partial' ? `, cost ${fmt(o.r.cost)}` : ''}${o.r.optimal === false ? ' (not optimal)' : ''}`).join(' · ');
+    const text = outcomes.map((o) => `${o.r.algorithm}: ${o.r.status}${o.r.status === 'found' || o.r.status === 'partial' ? `, cost ${fmt(o.r.cost)}` : ''}${o.r.optimal === false ? ' (not optimal)' : ''}${gamesNote(o.r)}`).join(' · ');
     say(text, failed ? 'warn' : 'ok');
   }
   updateLessonNote(outcomes);
@@ -466,6 +469,7 @@ function showOutcomes(algos, outcomes, how) {
     resetPlayer(!how.keep, how.keep);
   }
   if ($('flow').checked) computeFlow();
+  showGames();
 }
 
 // A pane's label: its algorithm, and the options in which the two panes differ or that
@@ -614,7 +618,7 @@ function bindCanvas(p) {
     const cell = cellAt(c, e.clientX, e.clientY);
     let what = null;
     if (!paint && e.button === 0 && S.start && S.goal) {
-      if (nearMarker(cell, S.goal)) what = 'goal';
+      if (nearMarker(cell, S.goal) && !goalsMode()) what = 'goal';
       if (nearMarker(cell, S.start)) what = 'start';
     }
     drag = { x: e.clientX, y: e.clientY, ox: S.view.ox, oy: S.view.oy, moved: false, paint, button: e.button, what };
@@ -658,7 +662,14 @@ function bindCanvas(p) {
     if (d.moved || d.button !== 0 || !S.costs) return;
     const cell = cellAt(c, e.clientX, e.clientY);
     if (!cell) return;
-    if (S.costs[cell[1] * S.W + cell[0]] === 0) { say(`(${cell[0]}, ${cell[1]}) is a wall: pick an open cell`); return; }
+    // A wall is a start or goal only for a query that may move it (snap) or stop short of
+    // it (a goal radius).
+    const mayBeWall = numberIn('snap') !== null || (S.start && numberIn('goal-radius') !== null);
+    if (S.costs[cell[1] * S.W + cell[0]] === 0 && !mayBeWall) {
+      say(`(${cell[0]}, ${cell[1]}) is a wall: pick an open cell (or set "snap R" or a goal radius)`);
+      return;
+    }
+    if (goalsMode() && S.start) { toggleGoal(cell, e.shiftKey); return; }
     if (e.shiftKey && S.start) S.goal = cell;
     else if (!S.start || S.goal) {
       // A new start: the old search and its drawing go.
@@ -751,6 +762,7 @@ function init() {
   showSpeed();
   for (const id of ['links', 'clusters']) $(id).addEventListener('change', () => { S.dirty = true; });
   bindLive();
+  bindGames();
   window.addEventListener('resize', () => resizeCanvases());
   window.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' && e.target.type !== 'checkbox' && e.target.type !== 'radio') return;

@@ -55,6 +55,7 @@ const ASSETS: &[Asset] = &[
     js("draw.js", include_bytes!("../../ui/draw.js")),
     js("live.js", include_bytes!("../../ui/live.js")),
     js("lessons.js", include_bytes!("../../ui/lessons.js")),
+    js("games.js", include_bytes!("../../ui/games.js")),
     js("pathd.js", include_bytes!("../../ui/pathd.js")),
     js("pathd-wasm.js", include_bytes!("../../ui/pathd-wasm.js")),
 ];

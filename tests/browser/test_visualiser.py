@@ -712,6 +712,172 @@ def main():
             page.uncheck("#on-server")
             page.screenshot(path=os.path.join(SHOTS, "unit-types.png"))
 
+        # ------------------------------------------------------------ the games' questions
+
+        def answer_with(field, n=None):
+            """Pane A's server answer once it asks `field` (with n points, for goals)."""
+            cond = f"(() => {{ const r = S.panes[0].result; return !!(r && r.asked && r.asked.{field} !== undefined" + \
+                (f" && r.asked.{field}.length === {n}" if n is not None else "") + "); })()"
+            wait_for(f"an answer with {field}", lambda: ui.js(cond), 5)
+            return ui.js("S.panes[0].result")
+
+        def wall_beside_open(x0, x1, y0, y1):
+            """A wall cell whose right-hand neighbour is open, in the box."""
+            return ui.js(f"""(() => {{ for (let y = {y0}; y < {y1}; y++) for (let x = {x0}; x < {x1}; x++)
+                if (S.costs[y * S.W + x] === 0 && S.costs[y * S.W + x + 1] !== 0) return [x, y]; }})()""")
+
+        @test("games_goals_set_reaches_the_goal_the_server_names_and_shows_its_cost")
+        def _():
+            open_map()
+            page.check("#mode-goals")
+            start = (30, 100)
+            goals = [(150, 150), (250, 190), (60, 100)]
+            for c in (start, *goals):
+                assert ui.js(f"S.costs[{c[1]} * S.W + {c[0]}]") != 0, c
+            ui.click_cell(start)
+            for g in goals:
+                ui.click_cell(g)
+            r = answer_with("goals", 3)
+            assert r["source"] == "server" and r["asked"]["goals"] == [list(g) for g in goals], r["asked"]
+            _, direct = http("POST", f"/v1/maps/{MAP}/path", {"start": list(start), "goals": [list(g) for g in goals]})
+            i = direct["goal_index"]
+            assert r["goal_index"] == i and r["goal"] == direct["goal"] == list(goals[i]), (r["goal_index"], direct)
+            assert r["cost"] == direct["cost"] and r["path"] == direct["path"]
+            wait_for("reached drawn", lambda: ui.js("S.panes[0].games && S.panes[0].games.reached") == list(goals[i]), 2)
+            assert ui.js("S.panes[0].games.goals") == [list(g) for g in goals]
+            items = ui.js("[...document.querySelectorAll('#goals-list li')].map(li => [li.className, li.textContent])")
+            assert [k for k, (c, _) in enumerate(items) if c == "reached"] == [i], items
+            assert f"cost {fmt(direct['cost'])}" in items[i][1], items
+            assert f"goal {i} of 3 reached" in ui.text("#message"), ui.text("#message")
+            page.eval_on_selector("#games", "e => e.scrollIntoView()")
+            time.sleep(0.2)
+            page.screenshot(path=os.path.join(SHOTS, "games-goals.png"))
+            # Removing the goal reached: the nearest of the other two.
+            ui.click_cell(goals[i])
+            rest = [g for k, g in enumerate(goals) if k != i]
+            r = answer_with("goals", 2)
+            _, direct = http("POST", f"/v1/maps/{MAP}/path", {"start": list(start), "goals": [list(g) for g in rest]})
+            assert r["goal_index"] == direct["goal_index"] and r["cost"] == direct["cost"], (r["goal_index"], direct)
+            # Cleared: nothing of them stays.
+            page.click("#clear-goals")
+            assert ui.js("GAMES.goals.length") == 0 and ui.js("S.panes[0].result") is None
+            # With a unit type: the profile goes with the goals (ground cannot reach the water).
+            rows = ["".join("W" if 2 <= x < 18 and 2 <= y < 10 else "." for x in range(20)) for y in range(12)]
+            status, _ = http("PUT", "/v1/maps/lake", {"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}})
+            assert status in (200, 201), status
+            open_map("lake")
+            page.select_option("#profile", "boat")
+            wait_for("boat cells", lambda: ui.js("S.profile") == "boat" and not ui.js("S.loading") and ui.js("S.costs[5 * 20 + 8]") == 1, 5)
+            page.check("#mode-goals")
+            for c in ((3, 3), (16, 8), (10, 5)):
+                ui.click_cell(c)
+            r = answer_with("goals", 2)
+            assert r["asked"]["profile"] == "boat", r["asked"]
+            _, direct = http("POST", "/v1/maps/lake/path", {"start": [3, 3], "goals": [[16, 8], [10, 5]], "profile": "boat"})
+            assert r["goal_index"] == direct["goal_index"] and abs(r["cost"] - direct["cost"]) < 1e-9, (r, direct)
+
+        @test("games_snap_draws_the_asked_and_the_used_ends_linked")
+        def _():
+            open_map()
+            page.fill("#snap", "3")
+            page.dispatch_event("#snap", "input")
+            start = wall_beside_open(1, 60, 90, 120)
+            goal = wall_beside_open(140, 200, 140, 170)
+            assert start and goal, (start, goal)
+            ui.click_cell(start)
+            ui.click_cell(goal)
+            r = answer_with("snap")
+            _, direct = http("POST", f"/v1/maps/{MAP}/path", {"start": start, "goal": goal, "snap": 3})
+            assert direct["snapped"] is True and direct["start"] != start and direct["goal"] != goal, direct
+            assert r["snapped"] is True and r["start"] == direct["start"] and r["goal"] == direct["goal"], r
+            assert r["cost"] == direct["cost"]
+            wait_for("snap drawn", lambda: len(ui.js("S.panes[0].games.snapped")) == 2, 2)
+            drawn = ui.js("S.panes[0].games.snapped")
+            assert drawn == [{"end": "start", "asked": start, "used": direct["start"]},
+                             {"end": "goal", "asked": goal, "used": direct["goal"]}], drawn
+            msg = ui.text("#message")
+            want = f"snapped: start ({start[0]}, {start[1]}) → ({direct['start'][0]}, {direct['start'][1]})"
+            assert want in msg, msg
+            assert ui.js("S.panes[0].result.path[0]") == direct["start"]
+            # Zoomed in on the start, where the link from the wall clicked is seen.
+            ui.js(f"S.view = {{ scale: 16, ox: 540 - {start[0] + 0.5} * 16, oy: 420 - {start[1] + 0.5} * 16 }}; S.dirty = true")
+            page.eval_on_selector("#games", "e => e.scrollIntoView()")
+            time.sleep(0.2)
+            page.screenshot(path=os.path.join(SHOTS, "games-snap.png"))
+            # Nothing to move: said so, nothing drawn.
+            ui.js("S.panes[0].result = null")
+            query((30, 100), (150, 150))
+            r = answer_with("snap")
+            wait_for("no snap", lambda: "snap: nothing moved" in ui.text("#message"), 3)
+            assert r["snapped"] is False and ui.js("S.panes[0].games.snapped") == []
+
+        @test("games_goal_radius_and_flee_reach_the_servers_cell_and_draw_their_circle")
+        def _():
+            open_map()
+            start = (30, 100)
+            goal = wall_beside_open(140, 200, 140, 170)
+            page.fill("#goal-radius", "4")
+            page.dispatch_event("#goal-radius", "input")
+            ui.click_cell(start)
+            ui.click_cell(goal)
+            r = answer_with("goal_radius")
+            _, direct = http("POST", f"/v1/maps/{MAP}/path", {"start": list(start), "goal": goal, "goal_radius": 4})
+            assert direct["status"] == "found" and r["goal"] == direct["goal"] and r["cost"] == direct["cost"], (r, direct)
+            wait_for("radius drawn", lambda: ui.js("S.panes[0].games.radius") == {"centre": goal, "radius": 4}, 2)
+            assert ui.js("S.panes[0].games.reached") == direct["goal"]
+            assert f"reached ({direct['goal'][0]}, {direct['goal'][1]}) within 4" in ui.text("#message")
+            page.fill("#goal-radius", "")
+            page.dispatch_event("#goal-radius", "input")
+            page.fill("#flee-distance", "40")
+            page.check("#flee")
+            flee_goal = (60, 100)
+            ui.js("S.panes[0].result = null")
+            query(start, flee_goal)
+            r = answer_with("flee")
+            _, direct = http("POST", f"/v1/maps/{MAP}/path", {"start": list(start), "flee": {"from": list(flee_goal), "distance": 40}})
+            assert r["goal"] == direct["goal"] and r["cost"] == direct["cost"], (r, direct)
+            wait_for("flee drawn", lambda: ui.js("S.panes[0].games.flee") == {"from": list(flee_goal), "distance": 40}, 2)
+            assert ui.js("S.panes[0].games.reached") == direct["goal"]
+            assert "fled to" in ui.text("#message")
+            page.uncheck("#flee")
+
+        @test("games_distance_table_equals_the_matrix_answer")
+        def _():
+            # POST /matrix is another branch's (games-t); until it is merged the route is
+            # missing and this test says so (the page then says the server has no tables).
+            status, probe = http("POST", f"/v1/maps/{MAP}/matrix", {"sources": [[30, 100]], "targets": [[60, 100]]})
+            if status == 404 and (probe or {}).get("error", {}).get("code") == "not_found":
+                print("     skipped: this server has no POST /v1/maps/{name}/matrix")
+                return
+            open_map()
+            page.check("#mode-goals")
+            start = (30, 100)
+            goals = [(150, 150), (250, 190), (60, 100)]
+            other = ui.js("""(() => { for (let y = 150; y < 200; y++) for (let x = 40; x < 120; x++)
+                if (S.costs[y * S.W + x] !== 0) return [x, y]; })()""")
+            ui.click_cell(start)
+            for g in goals:
+                ui.click_cell(g)
+            page.keyboard.down("Shift")
+            ui.click_cell(other)
+            page.keyboard.up("Shift")
+            page.check("#matrix")
+            wait_for("the table", lambda: ui.js("document.querySelectorAll('#matrix-table tbody tr').length") == 2, 5)
+            _, direct = http("POST", f"/v1/maps/{MAP}/matrix",
+                             {"sources": [list(start), other], "targets": [list(g) for g in goals]})
+            assert ui.js("GAMES.matrix.costs") == direct["costs"], (ui.js("GAMES.matrix.costs"), direct)
+            shown = ui.js("[...document.querySelectorAll('#matrix-table tbody tr')].map(r => [...r.cells].slice(1).map(c => c.textContent))")
+            want = [["–" if c is None else fmt(c) for c in row] for row in direct["costs"]]
+            assert shown == want, (shown, want)
+            # The goals query's goal is the cheapest of the start's row, at its cost.
+            r = answer_with("goals", 3)
+            row = direct["costs"][0]
+            best = min(c for c in row if c is not None)
+            assert abs(r["cost"] - best) < 1e-9 and row[r["goal_index"]] == best, (r["cost"], r["goal_index"], row)
+            page.eval_on_selector("#games", "e => e.scrollIntoView()")
+            time.sleep(0.2)
+            page.screenshot(path=os.path.join(SHOTS, "games-matrix.png"))
+
         @test("no_unexpected_console_errors")
         def _():
             bad = [e for e in console_errors if not any(x in e for x in expected_errors)]
