@@ -57,7 +57,12 @@ async fn agree_with_astar(s: &TestServer, name: &str, grid: &Grid, version: u64)
 
 #[tokio::test]
 async fn jps_plus_is_built_kept_current_under_patches_and_reported() {
-    let s = TestServer::new().await;
+    // No subgoal graphs: where one pays off, `auto` takes it once it is built, which would
+    // race the check below that `auto` takes JPS+ (flaky before).
+    let dirs = crate::common::Dirs::new();
+    let mut config = dirs.config();
+    config.subgoal_max_cells = 0;
+    let s = TestServer::start(dirs, config).await;
     let (costs, w, h) = walls();
     let body = json!({"width": w, "height": h, "costs": costs});
     assert_eq!(s.put_json("m", &body).await.status(), 201);
