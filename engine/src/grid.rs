@@ -439,14 +439,7 @@ impl Grid {
         costs: Vec<u8>,
         movement: Movement,
     ) -> Result<Self, GridError> {
-        check_dims(width as u64, height as u64)?;
-        let expected = width as u64 * height as u64;
-        if costs.len() as u64 != expected {
-            return Err(GridError::WrongCellCount {
-                expected,
-                got: costs.len() as u64,
-            });
-        }
+        check_cells(width, height, costs.len())?;
         let tiles = Tiles::from_rows(width, height, &costs, 0);
         drop(costs);
         let cells = build_flat(&tiles);
@@ -491,14 +484,7 @@ impl Grid {
         classes: Vec<u8>,
         movement: Movement,
     ) -> Result<Self, GridError> {
-        check_dims(width as u64, height as u64)?;
-        let expected = width as u64 * height as u64;
-        if classes.len() as u64 != expected {
-            return Err(GridError::WrongCellCount {
-                expected,
-                got: classes.len() as u64,
-            });
-        }
+        check_cells(width, height, classes.len())?;
         let hist = histogram(&classes);
         let costs = Tiles::from_rows(width, height, &classes, 0);
         drop(classes);
@@ -914,6 +900,19 @@ pub(crate) fn distance(movement: Movement, dx: f64, dy: f64) -> f64 {
         }
         Movement::Cardinal => dx + dy,
     }
+}
+
+/// [`check_dims`], and that `cells` values fill `width x height`.
+fn check_cells(width: u32, height: u32, cells: usize) -> Result<(), GridError> {
+    check_dims(width as u64, height as u64)?;
+    let expected = width as u64 * height as u64;
+    if cells as u64 != expected {
+        return Err(GridError::WrongCellCount {
+            expected,
+            got: cells as u64,
+        });
+    }
+    Ok(())
 }
 
 fn check_dims(width: u64, height: u64) -> Result<(), GridError> {

@@ -76,21 +76,7 @@ impl<T: Copy + PartialEq> Tiles<T> {
                 level.push(Node::Leaf(Arc::from(tile)));
             }
         }
-        let mut depth = 0;
-        while level.len() > 1 {
-            level = level
-                .chunks(1 << FAN_SHIFT)
-                .map(|c| Node::Inner(Arc::new(c.to_vec())))
-                .collect();
-            depth += 1;
-        }
-        Tiles {
-            width,
-            height,
-            tw: tw as u32,
-            depth,
-            root: level.pop().expect("at least one tile"),
-        }
+        Self::of_leaves(width, height, tw, level)
     }
 
     /// Every cell `value`: one tile shared by every position (writes copy it, as
@@ -99,9 +85,14 @@ impl<T: Copy + PartialEq> Tiles<T> {
         let tw = (width as usize).div_ceil(TILE);
         let th = (height as usize).div_ceil(TILE);
         let leaf: Arc<[T]> = Arc::from(vec![value; TILE * TILE]);
-        let mut level: Vec<Node<T>> = (0..tw * th)
+        let level = (0..tw * th)
             .map(|_| Node::Leaf(Arc::clone(&leaf)))
             .collect();
+        Self::of_leaves(width, height, tw, level)
+    }
+
+    /// The tree over `level`, the tiles in row-major order (`tw` a row).
+    fn of_leaves(width: u32, height: u32, tw: usize, mut level: Vec<Node<T>>) -> Self {
         let mut depth = 0;
         while level.len() > 1 {
             level = level

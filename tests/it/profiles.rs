@@ -342,28 +342,33 @@ async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
     assert_eq!(back, text);
 }
 
+/// Uploads `lake`: a lake of `W` (columns 2..18 of rows 2..10) in a 20x12 field of `.`,
+/// with the profile `boat` (only `W`) beside `ground`; the summary.
+async fn put_lake(s: &TestServer) -> Value {
+    let rows: Vec<String> = (0..12)
+        .map(|y| {
+            (0..20)
+                .map(|x| {
+                    if (2..18).contains(&x) && (2..10).contains(&y) {
+                        'W'
+                    } else {
+                        '.'
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let body = json!({"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}});
+    let (st, v) = json(s.put_json("lake", &body).await).await;
+    assert_eq!(st, 201, "{v}");
+    v
+}
+
 #[tokio::test]
 async fn a_boat_subscription_is_repaired_by_water_and_not_by_ground() {
     let s = TestServer::new().await;
-    // A lake (columns 2..18 of rows 2..10) in a field; the boat crosses it.
-    let (w, h) = (20usize, 12usize);
-    let mut rows = Vec::new();
-    for y in 0..h {
-        let row: String = (0..w)
-            .map(|x| {
-                if (2..18).contains(&x) && (2..10).contains(&y) {
-                    'W'
-                } else {
-                    '.'
-                }
-            })
-            .collect();
-        rows.push(row);
-    }
-    let body = json!({"width": w, "height": h, "rows": rows,
-        "profiles": {"boat": {"W": 1}}});
-    let (st, v) = json(s.put_json("lake", &body).await).await;
-    assert_eq!(st, 201, "{v}");
+    // The boat crosses the lake.
+    let v = put_lake(&s).await;
     assert_eq!(v["default_profile"], "ground");
     let (st, sub) = json(
         s.client
@@ -722,22 +727,7 @@ async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
 #[tokio::test]
 async fn goals_snapping_and_nearest_follow_the_profile() {
     let s = TestServer::new().await;
-    // A lake (columns 2..18 of rows 2..10) in a field.
-    let rows: Vec<String> = (0..12)
-        .map(|y| {
-            (0..20)
-                .map(|x| {
-                    if (2..18).contains(&x) && (2..10).contains(&y) {
-                        'W'
-                    } else {
-                        '.'
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let body = json!({"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}});
-    assert_eq!(s.put_json("lake", &body).await.status(), 201);
+    put_lake(&s).await;
     // Two water goals: the boat reaches the nearer; for the walker they are walls.
     let q = json!({"start": [3, 3], "goals": [[17, 9], [3, 9]], "profile": "boat"});
     let (st, v) = json(s.path("lake", &q).await).await;
@@ -785,21 +775,7 @@ async fn goals_snapping_and_nearest_follow_the_profile() {
 #[tokio::test]
 async fn distance_tables_sight_and_random_points_follow_the_profile() {
     let s = TestServer::new().await;
-    let rows: Vec<String> = (0..12)
-        .map(|y| {
-            (0..20)
-                .map(|x| {
-                    if (2..18).contains(&x) && (2..10).contains(&y) {
-                        'W'
-                    } else {
-                        '.'
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let body = json!({"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}});
-    assert_eq!(s.put_json("lake", &body).await.status(), 201);
+    put_lake(&s).await;
     let matrix = |profile: Option<&str>| {
         let mut b = json!({"sources": [[3, 3]], "targets": [[16, 3], [0, 0]]});
         if let Some(p) = profile {
