@@ -13,6 +13,8 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub(crate) mod planes;
+
 use crate::clearance::Clearance;
 use crate::components::Components;
 use crate::tiles::Tiles;
@@ -246,10 +248,10 @@ pub struct Grid {
     components: Components,
     /// JPS's bit planes of passability, built on the first JPS query. They belong to this
     /// immutable snapshot, so a patched grid (a new `Grid`) can never see stale ones.
-    jps_planes: OnceLock<Arc<crate::algo::jps::Planes>>,
+    jps_planes: OnceLock<Arc<planes::Planes>>,
     /// Where this version's planes come from when they are first needed: an earlier
     /// version's planes and every cell changed since.
-    planes_from: Option<(Arc<crate::algo::jps::Planes>, Arc<ChangeList>)>,
+    planes_from: Option<(Arc<planes::Planes>, Arc<ChangeList>)>,
     /// True clearance for sized agents, made on the first sized query (see
     /// [`crate::clearance`]); like the planes, it belongs to this snapshot.
     clearance: OnceLock<Arc<Clearance>>,
@@ -822,11 +824,11 @@ impl Grid {
 
     /// JPS's bit planes for this grid, made once on first use: derived from an earlier
     /// version's planes for the cells changed since when there is one, else built.
-    pub(crate) fn jps_planes(&self) -> &crate::algo::jps::Planes {
+    pub(crate) fn jps_planes(&self) -> &planes::Planes {
         self.jps_planes.get_or_init(|| {
             Arc::new(match &self.planes_from {
                 Some((base, changes)) => base.derive(self, changes),
-                None => crate::algo::jps::Planes::new(self),
+                None => planes::Planes::new(self),
             })
         })
     }

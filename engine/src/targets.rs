@@ -256,7 +256,7 @@ impl Searcher {
             }
         };
         if query.smooth {
-            crate::planner::smooth_result(grid, &mut out.result);
+            crate::search::smooth_result(grid, &mut out.result);
         }
         Ok(out)
     }

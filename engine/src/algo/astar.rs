@@ -85,7 +85,7 @@ fn run<H: Estimate>(
     };
     let mut expander = GridExpander::new(grid);
     let outcome = best_first(grid, scratch, &mut expander, &run);
-    crate::planner::finish(grid, scratch, outcome, query, algorithm, |g, chain| {
+    crate::search::finish(grid, scratch, outcome, query, algorithm, |g, chain| {
         chain.iter().map(|&n| g.ppoint(n as usize)).collect()
     })
 }

@@ -50,9 +50,8 @@
 //! changed cells' bits ([`Planes::derive`]). JPS reads only the planes (never the cost
 //! array), so its first query after a patch costs only that derivation.
 
-use std::sync::Arc;
-
-use crate::grid::{ChangeList, Grid, Movement, Point, SQRT2};
+use crate::grid::planes::{MARGIN, Plane, Planes};
+use crate::grid::{Grid, Movement, Point, SQRT2};
 use crate::query::{Algorithm, Query, SearchResult};
 use crate::search::{Expander, Heuristic, Run, Scratch, Succ, best_first};
 
@@ -78,7 +77,7 @@ pub(crate) fn search(
     };
     let mut expander = JpsExpander::new(grid, planes, goal);
     let outcome = best_first(grid, scratch, &mut expander, &run);
-    crate::planner::finish_shaped(
+    crate::search::finish_shaped(
         grid,
         scratch,
         outcome,
@@ -87,7 +86,7 @@ pub(crate) fn search(
         |g, chain, _| {
             let jumps = with_corners(chain.iter().map(|&n| g.ppoint(n as usize)));
             let (path, cost) = fill(planes, &jumps);
-            crate::planner::Shaped {
+            crate::search::Shaped {
                 path,
                 cost,
                 waypoints: Some(jumps),
@@ -158,140 +157,11 @@ pub(crate) fn fill(planes: &Planes, jumps: &[Point]) -> (Vec<Point>, f64) {
     (path, cost)
 }
 
-/// Passability as bit planes for word-at-a-time scans: one bit per padded cell (1 = open),
-/// once by rows and once by columns (the transpose), every line with a 64-bit margin of
-/// zeros on both sides so a 64-bit window never leaves its line. A vertical scan is then a
-/// horizontal scan of the column plane: 64 cells per step in every direction.
-///
-/// Built in one pass over the grid (`O(cells)`, 1/4 byte per cell). The lines are stored in
-/// shared chunks (see [`Plane`]), so a patched grid derives its planes from its
-/// predecessor's ([`Planes::derive`]) by copying only the chunks holding the rows and columns
-/// of the changed cells: the first JPS query after a patch costs about what the next one does.
-pub(crate) struct Planes {
-    pw: usize,
-    /// Words per row line and per column line.
-    rw: usize,
-    cw: usize,
-    rows: Plane,
-    cols: Plane,
-}
-
-/// Lines per shared chunk of a plane, as a shift (32 lines).
-const CHUNK_SHIFT: usize = 5;
-
-/// One plane: lines of `lw` words, in shared chunks of 32 lines.
-///
-/// Why 32: deriving a plane copies every chunk pointer (a reference-count increment each)
-/// and the chunk of each changed line. On a 4096x4096 map that is 129 pointers and one
-/// 17 KB chunk per plane; measured on that map (the time a trivial JPS query takes first
-/// on a patched version), 16-line and 64-line chunks derive no faster.
-/// Why one level: a scan looks its three lines up through one pointer (see
-/// [`Plane::lines3`]), as fast as one flat array; a second level of sharing made JPS
-/// measurably slower.
-#[derive(Clone)]
-struct Plane {
-    lw: usize,
-    chunks: Vec<Arc<[u64]>>,
-}
-
-impl Plane {
-    /// From all lines' words, line after line.
-    fn from_words(words: Vec<u64>, lw: usize) -> Self {
-        let chunks = words.chunks(lw << CHUNK_SHIFT).map(Arc::from).collect();
-        Plane { lw, chunks }
-    }
-
-    /// Line `l`.
-    #[inline(always)]
-    fn line(&self, l: usize) -> &[u64] {
-        let o = (l & ((1 << CHUNK_SHIFT) - 1)) * self.lw;
-        &self.chunks[l >> CHUNK_SHIFT][o..o + self.lw]
-    }
-
-    /// Lines `l - 1`, `l` and `l + 1`: one chunk lookup when they share a chunk (30 lines in
-    /// 32), the scans' common case.
-    #[inline(always)]
-    fn lines3(&self, l: usize) -> (&[u64], &[u64], &[u64]) {
-        let k = l & ((1 << CHUNK_SHIFT) - 1);
-        if k == 0 || k == (1 << CHUNK_SHIFT) - 1 {
-            return (self.line(l - 1), self.line(l), self.line(l + 1));
-        }
-        let lw = self.lw;
-        let chunk = &self.chunks[l >> CHUNK_SHIFT][(k - 1) * lw..(k + 2) * lw];
-        let (a, rest) = chunk.split_at(lw);
-        let (cur, b) = rest.split_at(lw);
-        (a, cur, b)
-    }
-
-    /// Sets bit `b` of line `l` to `open`, copying the chunk if it is shared.
-    fn set(&mut self, l: usize, b: usize, open: bool) {
-        if (self.line(l)[b / 64] >> (b % 64) & 1 == 1) == open {
-            return;
-        }
-        let chunk = &mut self.chunks[l >> CHUNK_SHIFT];
-        if Arc::get_mut(chunk).is_none() {
-            *chunk = Arc::from(&chunk[..]);
-        }
-        let words = Arc::get_mut(chunk).expect("unique after the copy");
-        words[(l & ((1 << CHUNK_SHIFT) - 1)) * self.lw + b / 64] ^= 1 << (b % 64);
-    }
-}
-
-/// Bit position of padded coordinate 0 within a line.
-const MARGIN: usize = 64;
 /// "The goal is not on this line".
 const NO_GOAL: usize = usize::MAX / 2;
 
+/// The jump-point scans over the grid's planes.
 impl Planes {
-    pub(crate) fn new(grid: &Grid) -> Self {
-        let pw = grid.padded_width();
-        let ph = grid.padded_len() / pw;
-        let rw = (pw + 2 * MARGIN) / 64 + 2;
-        let cw = (ph + 2 * MARGIN) / 64 + 2;
-        let mut rows = vec![0u64; rw * ph];
-        let mut cols = vec![0u64; cw * pw];
-        let cells = grid.cells();
-        for (y, line) in cells.chunks_exact(pw).enumerate() {
-            for (x, &c) in line.iter().enumerate() {
-                if c != 0 {
-                    let b = x + MARGIN;
-                    rows[y * rw + b / 64] |= 1 << (b % 64);
-                    let b = y + MARGIN;
-                    cols[x * cw + b / 64] |= 1 << (b % 64);
-                }
-            }
-        }
-        Planes {
-            pw,
-            rw,
-            cw,
-            rows: Plane::from_words(rows, rw),
-            cols: Plane::from_words(cols, cw),
-        }
-    }
-
-    /// The planes of `grid`, a later version of the grid these planes were made for, whose
-    /// cells differ from it at most at `changes`. Copies the chunk pointers and the chunks
-    /// holding changed rows and columns.
-    pub(crate) fn derive(&self, grid: &Grid, changes: &ChangeList) -> Self {
-        debug_assert_eq!(self.pw, grid.padded_width());
-        let mut rows = self.rows.clone();
-        let mut cols = self.cols.clone();
-        changes.for_each(|p| {
-            let open = grid.is_passable(p);
-            let (x, y) = (p.x as usize + 1, p.y as usize + 1);
-            rows.set(y, x + MARGIN, open);
-            cols.set(x, y + MARGIN, open);
-        });
-        Planes {
-            pw: self.pw,
-            rw: self.rw,
-            cw: self.cw,
-            rows,
-            cols,
-        }
-    }
-
     /// First jump point east (`dx` 1) or west (-1) of padded `(x, y)`, as its x.
     #[inline]
     fn scan_row(&self, x: usize, y: usize, dx: isize, goal: (usize, usize)) -> Option<usize> {
@@ -312,13 +182,6 @@ impl Planes {
             NO_GOAL
         };
         scan(&self.cols, x, y + MARGIN, dy, g).map(|p| p - MARGIN)
-    }
-
-    /// Whether padded `(x, y)` is open, from the row plane.
-    #[inline]
-    fn open(&self, x: usize, y: usize) -> bool {
-        let b = x + MARGIN;
-        self.rows.line(y)[b / 64] >> (b % 64) & 1 == 1
     }
 }
 

@@ -392,7 +392,7 @@ pub(crate) fn search(
             &run(grid, query, goal, octile),
         ),
     };
-    crate::planner::finish_shaped(
+    crate::search::finish_shaped(
         grid,
         scratch,
         outcome,
@@ -401,7 +401,7 @@ pub(crate) fn search(
         |g, chain, _| {
             let jumps = super::jps::with_corners(chain.iter().map(|&n| g.ppoint(n as usize)));
             let (path, cost) = super::jps::fill(g.jps_planes(), &jumps);
-            crate::planner::Shaped {
+            crate::search::Shaped {
                 path,
                 cost,
                 waypoints: Some(jumps),

@@ -104,7 +104,7 @@ pub(crate) fn search(
     };
     let mut expander = SizedExpander::new(grid, query.size);
     let outcome = best_first(grid, scratch, &mut expander, &run);
-    crate::planner::finish(grid, scratch, outcome, query, algorithm, |g, chain| {
+    crate::search::finish(grid, scratch, outcome, query, algorithm, |g, chain| {
         chain.iter().map(|&n| g.ppoint(n as usize)).collect()
     })
 }

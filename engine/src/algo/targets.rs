@@ -337,7 +337,7 @@ pub(crate) fn search<T: GoalTest>(
     if let Some(p) = reached {
         q.goal = p;
     }
-    let r = crate::planner::finish(grid, scratch, outcome, &q, algorithm, |g, chain| {
+    let r = crate::search::finish(grid, scratch, outcome, &q, algorithm, |g, chain| {
         chain.iter().map(|&n| g.ppoint(n as usize)).collect()
     });
     (r, reached)

@@ -48,7 +48,7 @@ pub(crate) fn search(grid: &Grid, scratch: &mut Scratch, query: &Query) -> Searc
         uniform: grid.is_uniform(),
     };
     let outcome = best_first(grid, scratch, &mut expander, &run);
-    crate::planner::finish_shaped(
+    crate::search::finish_shaped(
         grid,
         scratch,
         outcome,
@@ -57,7 +57,7 @@ pub(crate) fn search(grid: &Grid, scratch: &mut Scratch, query: &Query) -> Searc
         |g, chain, _| {
             let vertices: Vec<Point> = chain.iter().map(|&n| g.ppoint(n as usize)).collect();
             let (path, cost, length) = trace(g, &vertices);
-            crate::planner::Shaped {
+            crate::search::Shaped {
                 path,
                 cost,
                 waypoints: Some(vertices),

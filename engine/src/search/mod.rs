@@ -36,6 +36,7 @@
 //! search bumps a generation stamp instead of clearing, so a reset costs nothing and a
 //! search touches only the nodes it reaches.
 
+pub(crate) mod finish;
 mod heap;
 pub(crate) mod lesson;
 pub(crate) mod scratch;
@@ -44,6 +45,7 @@ pub(crate) mod trace;
 use crate::clock::Instant;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
+pub(crate) use finish::{Shaped, finish, finish_shaped, smooth_result};
 pub(crate) use heap::OpenList;
 pub(crate) use scratch::Scratch;
 
