@@ -33,11 +33,14 @@ const MAPF = {
   stale: false,      // the plan crosses a wall and could not be re-planned
   drawn: [],         // the agents' cells as last drawn (the tests read them)
   replans: 0,
+  blocked: null,     // the latest patch that forced a re-plan: { from, cells (walled on the
+                     // way), old: [{ i, tail }] (the ways it cut, from the step re-planned) }
 };
 const MAPF_BATCH = 256; // queries per POST /paths (the server's default PATHD_MAX_BATCH)
 
 const mapfPlacing = () => $('mode-agents').checked;
-const mapfColour = (i, a = 1) => `hsla(${(i * 137.508) % 360}, 78%, ${i % 2 ? 62 : 50}%, ${a})`;
+// Golden-angle hues, kept off red (25..340 degrees): red is for conflicts only.
+const mapfColour = (i, a = 1) => `hsla(${25 + (i * 137.508) % 315}, 78%, ${i % 2 ? 62 : 50}%, ${a})`;
 
 // ---------------------------------------------------------------- conflicts
 
@@ -168,7 +171,7 @@ function setAgents(agents) {
 function clearPlan() {
   MAPF.token++;
   Object.assign(MAPF, { paths: null, T: 0, segments: [], conflicts: [], t: 0, playing: false,
-    busy: false, again: false, stale: false, replans: 0 });
+    busy: false, again: false, stale: false, replans: 0, blocked: null });
   mapfShow();
 }
 
@@ -278,15 +281,23 @@ function mapfMapChanged() {
   if (MAPF.busy) { MAPF.again = true; return; }
   const t0 = Math.floor(MAPF.t);
   const hit = [];
+  const cells = [];
+  const old = [];
   MAPF.paths.forEach((p, i) => {
     for (let k = t0; k < p.length; k++) {
-      if (S.costs[p[k][1] * S.W + p[k][0]] === 0) { hit.push(i); break; }
+      if (S.costs[p[k][1] * S.W + p[k][0]] === 0) {
+        hit.push(i);
+        cells.push(p[k]);
+        old.push({ i, tail: p.slice(t0, k + 1) });
+        break;
+      }
     }
   });
   if (!hit.length) {
     $('mapf-note').textContent = `map version ${S.version}: the patch walls no cell an agent has still to visit; the plan goes on`;
     return;
   }
+  MAPF.blocked = { from: t0, cells, old };
   mapfReplan(t0, hit).catch((e) => sayError('re-plan', e));
 }
 
@@ -328,7 +339,7 @@ async function mapfReplan(t0, hit) {
   MAPF.last = performance.now();
   say(`re-planned from step ${t0} at map version ${r.map_version}: ${r.status}, ${MAPF.conflicts.length} conflict${MAPF.conflicts.length === 1 ? '' : 's'}`,
     MAPF.conflicts.length || (r.status !== 'solved' && kind === 'plan') ? 'warn' : 'ok');
-  $('mapf-note').textContent = `re-planned from step ${t0} (map version ${r.map_version}): the run keeps steps 0–${t0}, the new plan follows`;
+  $('mapf-note').textContent = `re-planned from step ${t0} (map version ${r.map_version}): the run so far is kept, the new plan goes on from step ${t0}; dashed: the ways the wall cut`;
   mapfShow();
   if (MAPF.again) { MAPF.again = false; mapfMapChanged(); }
 }
@@ -351,7 +362,8 @@ const mapfSpeed = () => +$('mapf-speed').value; // steps per second
 
 function mapfFrame(now) {
   if (MAPF.playing && !MAPF.busy && MAPF.paths) {
-    const dt = Math.min(0.25, (now - MAPF.last) / 1000);
+    // rAF's time is the frame's start, which may precede a click's performance.now().
+    const dt = Math.max(0, Math.min(0.25, (now - MAPF.last) / 1000));
     const t = Math.min(MAPF.T, MAPF.t + dt * mapfSpeed());
     if (t !== MAPF.t) {
       MAPF.t = t;
@@ -476,6 +488,20 @@ function drawMapf(ctx, p, scale) {
     ctx.lineWidth = 2.5 * px;
     ctx.strokeRect(a.goal[0] + 0.5 - gs / 2, a.goal[1] + 0.5 - gs / 2, gs, gs);
   });
+  // The latest re-plan's cause: the ways the patch cut (dashed) and the walled cells (X).
+  const b = MAPF.blocked;
+  if (b) {
+    for (const o of b.old) polyline(ctx, o.tail, mapfColour(o.i, 0.8), 2, [4, 4]);
+    ctx.strokeStyle = '#ff9f1c';
+    ctx.lineWidth = 3 * px;
+    ctx.beginPath();
+    for (const [x, y] of b.cells) {
+      ctx.rect(x + 0.1, y + 0.1, 0.8, 0.8);
+      ctx.moveTo(x + 0.2, y + 0.2); ctx.lineTo(x + 0.8, y + 0.8);
+      ctx.moveTo(x + 0.8, y + 0.2); ctx.lineTo(x + 0.2, y + 0.8);
+    }
+    ctx.stroke();
+  }
   // All the plan's conflict cells, faint: where to look.
   if (MAPF.conflicts.length) {
     ctx.strokeStyle = 'rgba(255,40,40,0.55)';

@@ -140,7 +140,7 @@ def main():
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: console_errors.append(f"pageerror: {e}"))
+        page.on("pageerror", lambda e: console_errors.append(f"pageerror: {e} {e.stack}"))
         ui = Ui(page)
 
         def test(name):
@@ -393,6 +393,10 @@ def main():
             wait_for("playing on", lambda: ui.js("MAPF.t") >= t0 + 1, 5)
             t = int(ui.js("MAPF.t"))
             assert ui.js("MAPF.playing") or t == ui.js("MAPF.T")
+            if ui.js("MAPF.playing"):
+                page.click("#mapf-play")  # pause, for the picture: the wall, the new paths
+            page.wait_for_timeout(100)
+            page.screenshot(path=os.path.join(SHOTS, "mapf-replan.png"))
             page.check("#mode-query")
 
         @test("mapf_screenshot")
