@@ -399,6 +399,49 @@ def main():
             page.screenshot(path=os.path.join(SHOTS, "mapf-replan.png"))
             page.check("#mode-query")
 
+        @test("mapf_patches_replan_only_when_they_touch_the_plan_also_another_clients")
+        def _():
+            open_map(ROOM)
+            agents = random_agents(8, 4)
+            goals = {tuple(a["goal"]) for a in agents}
+            plan("plan", first=True)
+            set_speed(30)
+            wait_for("step 2", lambda: ui.js("MAPF.t") >= 2, 5)
+            page.click("#mapf-play")  # pause: the step re-planned from is this one
+            now = int(ui.js("MAPF.t"))
+            old = ui.js("MAPF.paths")
+            T = ui.js("MAPF.T")
+            assert now < T - 1, (now, T)
+            at = lambda p, t: tuple(p[min(t, len(p) - 1)])  # noqa: E731
+            ahead = {tuple(c) for p in old for c in p[now:]}
+            w, h, costs = cells(ROOM)
+            # A wall off every way still to go: the plan goes on, nothing is re-planned.
+            free = next((x, y) for y in range(h) for x in range(w)
+                        if costs[y * w + x] and (x, y) not in ahead and (x, y) not in goals)
+            v = ui.version()
+            page.check("#mode-paint")
+            page.select_option("#brush-cost", "0")
+            page.fill("#brush-size", "1")
+            ui.click_cell(free)
+            wait_for("the patch", lambda: ui.version() == v + 1, 10)
+            page.wait_for_timeout(300)
+            assert ui.js("MAPF.segments.length") == 1 and ui.js("MAPF.paths") == old
+            assert "the plan goes on" in ui.text("#mapf-note"), ui.text("#mapf-note")
+            page.check("#mode-query")
+            # Another client walls a cell some agent reaches later: the page follows the new
+            # version and re-plans from the step shown.
+            target = next(c for p in old for c in map(tuple, p[now + 1:])
+                          if c not in goals and all(at(q, now) != c for q in old))
+            status, _ = http("PATCH", f"/v1/maps/{ROOM}", {"cells": [{"x": target[0], "y": target[1], "cost": 0}]})
+            assert status == 200, status
+            wait_for("the re-plan", lambda: ui.js("MAPF.segments.length") == 2 and not ui.js("MAPF.busy"), 15)
+            seg = ui.js("MAPF.segments[1]")
+            assert seg["from"] == now, (seg["from"], now)
+            assert [tuple(p[0]) for p in seg["response"]["paths"]] == [at(p, now) for p in old]
+            assert all(tuple(c) != target for p in seg["response"]["paths"] for c in p)
+            assert ui.js("MAPF.blocked.cells").count(list(target)) >= 1
+            assert shown_conflicts() == 0
+
         @test("mapf_screenshot")
         def _():
             open_map(BIG)
