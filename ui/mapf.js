@@ -253,6 +253,8 @@ async function mapfPlan() {
     mapfSetPlaying(true);
     say(`${req.kind === 'plan' ? 'plan' : 'each alone'}: ${r.status}, sum of costs ${r.sum_of_costs}, makespan ${r.makespan}` +
       ` · ${MAPF.conflicts.length} conflict${MAPF.conflicts.length === 1 ? '' : 's'}`, MAPF.conflicts.length ? 'warn' : 'ok');
+    // The map moved on while the plan was out (it may be of the older version).
+    if (MAPF.again) { MAPF.again = false; mapfMapChanged(); }
   } catch (e) {
     if (token !== MAPF.token) return;
     MAPF.busy = false;
@@ -277,8 +279,8 @@ function mapfCellsAt(t) {
 // The map changed (app.js's onMapChanged): re-plan when a wall now lies on a cell some
 // agent has still to visit, from the agents' cells at the current step.
 function mapfMapChanged() {
+  if (MAPF.busy) { MAPF.again = true; return; } // a plan is out: check its answer after
   if (!MAPF.paths || !S.costs) return;
-  if (MAPF.busy) { MAPF.again = true; return; }
   const t0 = Math.floor(MAPF.t);
   const hit = [];
   const cells = [];
