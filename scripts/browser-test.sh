@@ -72,17 +72,25 @@ curl -fsS "$BASE/readyz" >/dev/null
 SHOTS="${SCREENSHOT_DIR:-$TMP/shots}"
 mkdir -p "$SHOTS"
 status=0
-# BROWSER_SUITES=visualiser runs only tests/browser/test_visualiser.py (the engine in the
-# tab, lessons, issue 25's defects); BROWSER_TESTS=name,... filters its tests.
-if [ "${BROWSER_SUITES:-ui,visualiser}" != visualiser ]; then
-    PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 tests/browser/test_ui.py || status=$?
-fi
-PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 tests/browser/test_visualiser.py || status=$?
+# BROWSER_SUITES=ui,visualiser,mapf (the default: all three) picks the files to run:
+# tests/browser/test_ui.py, test_visualiser.py (the engine in the tab, lessons, issue 25's
+# defects), test_mapf.py (many agents, issue 26); BROWSER_TESTS=name,... filters the tests
+# of the last two.
+SUITES=",${BROWSER_SUITES:-ui,visualiser,mapf},"
+for suite in ui visualiser mapf; do
+    case "$SUITES" in
+        *",$suite,"*)
+            PATHD_URL="$BASE" SCREENSHOT_DIR="$SHOTS" python3 "tests/browser/test_$suite.py" || status=$?
+            ;;
+    esac
+done
 if [ "$status" = 0 ] && [ "${UPDATE_SCREENSHOTS:-0}" = 1 ]; then
     mkdir -p docs/ui
     for shot in query trace-step compare subscription hpa repair \
-        offline lesson-3x3 lesson-ties lesson-manhattan city-1024 games-goals games-snap; do
-        cp "$SHOTS/$shot.png" "docs/ui/$shot.png"
+        offline lesson-3x3 lesson-ties lesson-manhattan city-1024 games-goals games-snap \
+        mapf mapf-alone-arena2 mapf-replan; do
+        # (only the suites run made theirs)
+        if [ -f "$SHOTS/$shot.png" ]; then cp "$SHOTS/$shot.png" "docs/ui/$shot.png"; fi
     done
     echo "updated docs/ui/*.png"
 fi

@@ -9,7 +9,8 @@
 // with no server at all (offline mode): nothing is installed, nothing is uploaded.
 //
 // Files: api.js (the JSON API, messages), trace.js (traces and the player), draw.js
-// (drawing), live.js (painting, undo, subscriptions), lessons.js (the presets), this one.
+// (drawing), live.js (painting, undo, subscriptions), lessons.js (the presets), mapf.js
+// (many agents: plans, conflicts, re-plans on patches), this one.
 'use strict';
 
 const ALGORITHMS = ['astar', 'dijkstra', 'weighted_astar', 'jps', 'jps_plus', 'theta', 'hpa', 'auto', 'subgoal'];
@@ -114,6 +115,7 @@ async function selectMap(value) {
   $('lesson-note').textContent = '';
   S.start = S.goal = null;
   resetGames();
+  resetMapf();
   S.strokes = [];
   updateStrokes();
   clearAll();
@@ -250,6 +252,7 @@ function updateAlgoOptions() {
 // The map moved on (a patch, ours or another client's): answers computed here are
 // recomputed at once; the server's are marked stale until the next query.
 function onMapChanged() {
+  mapfMapChanged();
   S.flow = null;
   if ($('flow').checked) computeFlow();
   const ps = S.panes.filter((p) => p.result);
@@ -617,7 +620,7 @@ function bindCanvas(p) {
     const paint = $('mode-paint').checked && e.button === 0;
     const cell = cellAt(c, e.clientX, e.clientY);
     let what = null;
-    if (!paint && e.button === 0 && S.start && S.goal) {
+    if (!paint && e.button === 0 && S.start && S.goal && !mapfPlacing()) {
       if (nearMarker(cell, S.goal) && !goalsMode()) what = 'goal';
       if (nearMarker(cell, S.start)) what = 'start';
     }
@@ -662,6 +665,7 @@ function bindCanvas(p) {
     if (d.moved || d.button !== 0 || !S.costs) return;
     const cell = cellAt(c, e.clientX, e.clientY);
     if (!cell) return;
+    if (mapfPlacing()) { mapfClick(cell); return; }
     // A wall is a start or goal only for a query that may move it (snap) or stop short of
     // it (a goal radius).
     const mayBeWall = numberIn('snap') !== null || (S.start && numberIn('goal-radius') !== null);
@@ -763,6 +767,7 @@ function init() {
   for (const id of ['links', 'clusters']) $(id).addEventListener('change', () => { S.dirty = true; });
   bindLive();
   bindGames();
+  bindMapf();
   window.addEventListener('resize', () => resizeCanvases());
   window.addEventListener('keydown', (e) => {
     if (e.target.tagName === 'INPUT' && e.target.type !== 'checkbox' && e.target.type !== 'radio') return;

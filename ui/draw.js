@@ -285,6 +285,7 @@ function drawPane(p) {
   marker(ctx, S.start, '#4ec27a');
   marker(ctx, S.goal, '#e05a5a');
   drawGames(ctx, p, scale);
+  drawMapf(ctx, p, scale);
   if (S.hover) {
     ctx.strokeStyle = '#f5b942';
     ctx.lineWidth = 2 / scale;

@@ -56,6 +56,7 @@ const ASSETS: &[Asset] = &[
     js("live.js", include_bytes!("../../ui/live.js")),
     js("lessons.js", include_bytes!("../../ui/lessons.js")),
     js("games.js", include_bytes!("../../ui/games.js")),
+    js("mapf.js", include_bytes!("../../ui/mapf.js")),
     js("pathd.js", include_bytes!("../../ui/pathd.js")),
     js("pathd-wasm.js", include_bytes!("../../ui/pathd-wasm.js")),
 ];
