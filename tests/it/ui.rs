@@ -42,6 +42,7 @@ async fn page_and_assets_are_served_with_their_types() {
         ("/ui/pathd-wasm.js", "text/javascript"),
         ("/ui/lessons.js", "text/javascript"),
         ("/ui/games.js", "text/javascript"),
+        ("/ui/mapf.js", "text/javascript"),
         ("/app.js", "text/javascript"),
         ("/pathd-wasm.js", "text/javascript"),
     ] {
