@@ -213,7 +213,7 @@ def test_a_live_plan(pathd):
         assert all([3, 0] not in p for p in ev["paths"])
         assert admin.get_plan(live["id"])["paths"] == ev["paths"]
         with raises(403, "forbidden"):
-            admin.report_plan_progress(live["id"], "wrong", {"time_step": 2})
+            Client(pathd.url).report_plan_progress(live["id"], "wrong", {"time_step": 2})
         admin.delete_plan(live["id"], live["secret"])
         assert next(events)["reason"] == "deleted"
     with raises(404, "plan_not_found"):

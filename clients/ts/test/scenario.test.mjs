@@ -230,7 +230,7 @@ test("a live plan: created, followed, progressed, re-planned after a wall, delet
   assert.equal(ev.start_step, 1);
   assert.ok(ev.paths.every((p) => p.every(([x, y]) => !(x === 3 && y === 0))));
   assert.deepEqual((await admin.getPlan(live.id)).paths, ev.paths);
-  await rejectsWith(admin.reportPlanProgress(live.id, "wrong", { time_step: 2 }), 403, "forbidden");
+  await rejectsWith(anon.reportPlanProgress(live.id, "wrong", { time_step: 2 }), 403, "forbidden");
   await admin.deletePlan(live.id, live.secret);
   const last = (await it.next()).value;
   assert.equal(last.reason, "deleted");
