@@ -65,6 +65,10 @@ use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
 use crate::live::feed::{Feed, FeedEvent, Next};
 
+/// Most recent events kept per live plan (each holds the whole plan, so fewer than a
+/// subscription's `--subscription-event-buffer`, which caps it too).
+pub const MAX_RING: usize = 16;
+
 /// One event of a live plan (`LivePlanEvent` in `openapi.yaml`), also its current state.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlanEvent {
@@ -376,7 +380,7 @@ impl Plans {
                 compute,
                 max_total: config.max_live_plans,
                 ttl: Duration::from_secs(config.subscription_ttl_secs.max(1)),
-                ring: config.subscription_event_buffer.max(1),
+                ring: config.subscription_event_buffer.clamp(1, MAX_RING),
                 shutdown,
                 plans: Mutex::default(),
                 started: AtomicBool::new(false),
