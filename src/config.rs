@@ -119,6 +119,10 @@ pub struct Config {
     /// falls further behind gets a `resync` event with the full current state.
     pub subscription_event_buffer: usize,
 
+    /// Most live multi-agent plans on the server (`429 too_many_plans` beyond). They share
+    /// the subscriptions' idle TTL and event buffer size.
+    pub max_live_plans: usize,
+
     /// Maps with at least this many cells get an HPA* abstraction, built in the background
     /// (0 = never). Smaller maps are fast enough for A*/JPS.
     pub hpa_min_cells: u64,
@@ -332,6 +336,7 @@ impl Config {
             max_subscription_bytes: 0,
             subscription_ttl_secs: 0,
             subscription_event_buffer: 0,
+            max_live_plans: 0,
             hpa_min_cells: 0,
             jps_plus_max_cells: 0,
             landmark_memory_mb: 0,

@@ -83,6 +83,8 @@ error_codes! {
     ProfileNotFound => "profile_not_found",
     TooManyGoals => "too_many_goals",
     NoUsableCell => "no_usable_cell",
+    PlanNotFound => "plan_not_found",
+    TooManyPlans => "too_many_plans",
 }
 
 impl Serialize for ErrorCode {

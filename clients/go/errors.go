@@ -52,6 +52,8 @@ const (
 	CodeProfileNotFound      Code = "profile_not_found"
 	CodeTooManyGoals         Code = "too_many_goals"
 	CodeNoUsableCell         Code = "no_usable_cell"
+	CodePlanNotFound         Code = "plan_not_found"
+	CodeTooManyPlans         Code = "too_many_plans"
 )
 
 // Error is an error answer of pathd (or a batch item's error): the HTTP status, the stable

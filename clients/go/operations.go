@@ -223,3 +223,37 @@ func (c *Client) DeleteFlowField(ctx context.Context, id, secret string) error {
 	h, a := secretHeader("X-Flowfield-Secret", secret)
 	return c.send(ctx, request{method: http.MethodDelete, path: "/v1/flowfields/" + seg(id), header: h, auth: a}, decodeInto(nil))
 }
+
+// PlanAgents is POST /v1/maps/{name}/plans: one collision-free plan for many agents.
+func (c *Client) PlanAgents(ctx context.Context, name string, req PlanRequest) (*PlanResult, error) {
+	req.Subscribe = false
+	var r PlanResult
+	return &r, c.sendJSON(ctx, http.MethodPost, "/v1/maps/"+seg(name)+"/plans", req, authQuery, nil, &r)
+}
+
+// CreateLivePlan is POST /v1/maps/{name}/plans with subscribe: a live plan; keep Secret.
+func (c *Client) CreateLivePlan(ctx context.Context, name string, req PlanRequest) (*LivePlanCreated, error) {
+	req.Subscribe = true
+	var r LivePlanCreated
+	return &r, c.sendJSON(ctx, http.MethodPost, "/v1/maps/"+seg(name)+"/plans", req, authQuery, nil, &r)
+}
+
+// GetPlan is GET /v1/plans/{id}.
+func (c *Client) GetPlan(ctx context.Context, id string) (*LivePlan, error) {
+	var r LivePlan
+	return &r, c.getJSON(ctx, "/v1/plans/"+seg(id), nil, authQuery, &r)
+}
+
+// ReportPlanProgress is PATCH /v1/plans/{id} (the secret, or the admin token when empty):
+// delayed agents are re-planned before the answer.
+func (c *Client) ReportPlanProgress(ctx context.Context, id, secret string, p PlanProgress) (*LivePlan, error) {
+	h, a := secretHeader("X-Plan-Secret", secret)
+	var r LivePlan
+	return &r, c.sendJSON(ctx, http.MethodPatch, "/v1/plans/"+seg(id), p, a, h, &r)
+}
+
+// DeletePlan is DELETE /v1/plans/{id} (the secret, or the admin token).
+func (c *Client) DeletePlan(ctx context.Context, id, secret string) error {
+	h, a := secretHeader("X-Plan-Secret", secret)
+	return c.send(ctx, request{method: http.MethodDelete, path: "/v1/plans/" + seg(id), header: h, auth: a}, decodeInto(nil))
+}

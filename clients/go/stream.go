@@ -51,6 +51,12 @@ func (c *Client) FlowFieldEvents(ctx context.Context, id string, lastEventID *ui
 	return newStream[FlowFieldEvent](ctx, c, "/v1/flowfields/"+seg(id)+"/events", lastEventID)
 }
 
+// PlanEvents is GET /v1/plans/{id}/events: every new plan of a live plan, resumed with
+// Last-Event-ID.
+func (c *Client) PlanEvents(ctx context.Context, id string, lastEventID *uint64) *Stream[LivePlanEvent] {
+	return newStream[LivePlanEvent](ctx, c, "/v1/plans/"+seg(id)+"/events", lastEventID)
+}
+
 // Close ends the stream; a Next in progress returns io.EOF.
 func (s *Stream[E]) Close() error {
 	s.done = true

@@ -427,3 +427,77 @@ type ClusterMember struct {
 
 // ReplicaHeader names the replica that served a subscription request.
 const ReplicaHeader = "X-Pathd-Replica"
+
+// PlanAgent is one agent of a multi-agent plan.
+type PlanAgent struct {
+	Start Point `json:"start"`
+	Goal  Point `json:"goal"`
+}
+
+// PlanRequest is the body of POST /v1/maps/{name}/plans (MAPF).
+type PlanRequest struct {
+	Agents        []PlanAgent `json:"agents"`
+	MinVersion    *uint64     `json:"min_version,omitempty"`
+	TimeLimitMs   *uint64     `json:"time_limit_ms,omitempty"`
+	Objective     string      `json:"objective,omitempty"`
+	FirstSolution bool        `json:"first_solution,omitempty"`
+	Seed          *uint64     `json:"seed,omitempty"`
+	Subscribe     bool        `json:"subscribe,omitempty"`
+}
+
+// PlanResult is a multi-agent plan.
+type PlanResult struct {
+	Status          string    `json:"status"`
+	Paths           [][]Point `json:"paths"`
+	SumOfCosts      uint64    `json:"sum_of_costs"`
+	Makespan        uint64    `json:"makespan"`
+	LowerBound      uint64    `json:"lower_bound"`
+	Objective       string    `json:"objective"`
+	Optimal         bool      `json:"optimal"`
+	MapVersion      uint64    `json:"map_version"`
+	ElapsedMs       float64   `json:"elapsed_ms"`
+	FirstSolutionMs *float64  `json:"first_solution_ms"`
+	Nodes           uint64    `json:"nodes"`
+}
+
+// LivePlanCreated is the create answer of a live plan; keep Secret.
+type LivePlanCreated struct {
+	PlanResult
+	ID        string `json:"id"`
+	Secret    string `json:"secret"`
+	Seq       uint64 `json:"seq"`
+	StartStep uint64 `json:"start_step"`
+	TimeStep  uint64 `json:"time_step"`
+}
+
+// LivePlanEvent is one event of a live plan: the whole plan after it (Paths[i][k] is agent
+// i's cell at time step StartStep + k).
+type LivePlanEvent struct {
+	ID         string    `json:"id"`
+	Seq        uint64    `json:"seq"`
+	MapVersion uint64    `json:"map_version"`
+	Reason     string    `json:"reason"`
+	Status     string    `json:"status"`
+	StartStep  uint64    `json:"start_step"`
+	Paths      [][]Point `json:"paths"`
+	SumOfCosts uint64    `json:"sum_of_costs"`
+	Makespan   uint64    `json:"makespan"`
+	LowerBound uint64    `json:"lower_bound"`
+	Replanned  []int     `json:"replanned"`
+	Repaired   bool      `json:"repaired"`
+	ElapsedMs  float64   `json:"elapsed_ms"`
+}
+
+// LivePlan is a live plan as it stands, with the progress reported.
+type LivePlan struct {
+	LivePlanEvent
+	Map       string  `json:"map"`
+	TimeStep  uint64  `json:"time_step"`
+	Positions []Point `json:"positions"`
+}
+
+// PlanProgress is the body of PATCH /v1/plans/{id}: at least one of the two.
+type PlanProgress struct {
+	TimeStep  *uint64 `json:"time_step,omitempty"`
+	Positions []Point `json:"positions,omitempty"`
+}

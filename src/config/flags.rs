@@ -299,6 +299,15 @@ pub static FLAGS: &[Flag] = &[
         set: val!(subscription_event_buffer),
     },
     Flag {
+        long: "max-live-plans",
+        env: "PATHD_MAX_LIVE_PLANS",
+        default: Some("100"),
+        help: "Most live multi-agent plans on the server (`429 too_many_plans` beyond); \
+               they share the subscriptions' idle TTL and event buffer.",
+        hidden: false,
+        set: val!(max_live_plans),
+    },
+    Flag {
         long: "max-flowfields",
         env: "PATHD_MAX_FLOWFIELDS",
         default: Some("1000"),

@@ -85,29 +85,68 @@ impl Event {
     }
 }
 
+/// An event a [`Feed`] can hold: subscriptions' [`Event`]s, live plans' events
+/// ([`crate::plans::live`]).
+pub trait FeedEvent: Clone {
+    /// Its `seq`.
+    fn seq(&self) -> u64;
+    /// Sets its `seq` (the feed numbers events).
+    fn set_seq(&mut self, seq: u64);
+    /// The map version it holds for.
+    fn map_version(&self) -> u64;
+    /// Why it was sent.
+    fn reason(&self) -> &'static str;
+    /// Sets why it was sent.
+    fn set_reason(&mut self, reason: &'static str);
+    /// Drops what only the event that carried it means (a final event repeats the state
+    /// without it).
+    fn clear_transient(&mut self) {}
+}
+
+impl FeedEvent for Event {
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn set_seq(&mut self, seq: u64) {
+        self.seq = seq;
+    }
+    fn map_version(&self) -> u64 {
+        self.map_version
+    }
+    fn reason(&self) -> &'static str {
+        self.reason
+    }
+    fn set_reason(&mut self, reason: &'static str) {
+        self.reason = reason;
+    }
+    fn clear_transient(&mut self) {
+        self.repair = None;
+    }
+}
+
 /// What a stream sends next.
 #[derive(Debug)]
-pub enum Next {
+pub enum Next<E = Event> {
     /// This event.
-    Send(Arc<Event>),
+    Send(Arc<E>),
     /// Nothing new yet.
     Wait,
     /// The subscription ended and the stream has sent everything.
     End,
 }
 
-/// The event history of one subscription.
+/// The event history of one subscription (or live plan).
 #[derive(Debug)]
-pub struct Feed {
+pub struct Feed<E = Event> {
     /// Most events kept.
     cap: usize,
     /// Recent events, oldest first, consecutive `seq`s ending at `current.seq`.
-    ring: VecDeque<Arc<Event>>,
+    ring: VecDeque<Arc<E>>,
     /// The newest event.
-    current: Arc<Event>,
+    current: Arc<E>,
     /// The full current state: `current`, or newer when a move along the path shortened it
     /// without an event (same `seq` and `reason` as `current`).
-    state: Arc<Event>,
+    state: Arc<E>,
     /// Set by the final event: nothing follows it.
     closed: bool,
     /// Map version the state is known to hold for (patches that did not change the path
@@ -115,11 +154,11 @@ pub struct Feed {
     pub version: u64,
 }
 
-impl Feed {
+impl<E: FeedEvent> Feed<E> {
     /// A feed whose first event (`seq` 1) is `first`.
-    pub fn new(mut first: Event, cap: usize) -> Self {
-        first.seq = 1;
-        let version = first.map_version;
+    pub fn new(mut first: E, cap: usize) -> Self {
+        first.set_seq(1);
+        let version = first.map_version();
         let current = Arc::new(first);
         Feed {
             cap: cap.max(1),
@@ -132,26 +171,24 @@ impl Feed {
     }
 
     /// The newest event.
-    pub fn current(&self) -> &Arc<Event> {
+    pub fn current(&self) -> &Arc<E> {
         &self.current
     }
 
     /// The full current state (what `GET` and a fresh stream show).
-    pub fn state(&self) -> &Arc<Event> {
+    pub fn state(&self) -> &Arc<E> {
         &self.state
     }
 
     /// Replaces the current state without an event (a move along the path).
-    pub fn refresh(&mut self, ev: Event) {
+    pub fn refresh(&mut self, mut ev: E) {
         if self.closed {
             return;
         }
-        self.version = self.version.max(ev.map_version);
-        self.state = Arc::new(Event {
-            seq: self.current.seq,
-            reason: self.current.reason,
-            ..ev
-        });
+        self.version = self.version.max(ev.map_version());
+        ev.set_seq(self.current.seq());
+        ev.set_reason(self.current.reason());
+        self.state = Arc::new(ev);
     }
 
     /// True once the final event was pushed.
@@ -160,12 +197,12 @@ impl Feed {
     }
 
     /// Appends `ev` as the next `seq` (ignored after the final event); returns its `seq`.
-    pub fn push(&mut self, mut ev: Event) -> u64 {
+    pub fn push(&mut self, mut ev: E) -> u64 {
         if self.closed {
-            return self.current.seq;
+            return self.current.seq();
         }
-        ev.seq = self.current.seq + 1;
-        self.version = self.version.max(ev.map_version);
+        ev.set_seq(self.current.seq() + 1);
+        self.version = self.version.max(ev.map_version());
         let ev = Arc::new(ev);
         if self.ring.len() == self.cap {
             self.ring.pop_front();
@@ -173,7 +210,7 @@ impl Feed {
         self.ring.push_back(Arc::clone(&ev));
         self.state = Arc::clone(&ev);
         self.current = ev;
-        self.current.seq
+        self.current.seq()
     }
 
     /// Appends the final event: the current state with `reason`.
@@ -181,26 +218,24 @@ impl Feed {
         if self.closed {
             return;
         }
-        let ev = Event {
-            reason,
-            repair: None,
-            ..(*self.state).clone()
-        };
+        let mut ev = (*self.state).clone();
+        ev.set_reason(reason);
+        ev.clear_transient();
         self.push(ev);
         self.closed = true;
     }
 
     /// What a stream that has sent up to `last` (`None`: nothing yet) sends next. A fresh
     /// stream starts with the current state.
-    pub fn next_after(&self, last: Option<u64>) -> Next {
-        let cur = self.current.seq;
+    pub fn next_after(&self, last: Option<u64>) -> Next<E> {
+        let cur = self.current.seq();
         let Some(last) = last else {
             return Next::Send(Arc::clone(&self.state));
         };
         if last >= cur {
             return if self.closed { Next::End } else { Next::Wait };
         }
-        let oldest = self.ring.front().map_or(cur, |e| e.seq);
+        let oldest = self.ring.front().map_or(cur, |e| e.seq());
         if last + 1 >= oldest {
             return Next::Send(Arc::clone(&self.ring[(last + 1 - oldest) as usize]));
         }
@@ -208,10 +243,9 @@ impl Feed {
             // The final event is the full state already.
             return Next::Send(Arc::clone(&self.current));
         }
-        Next::Send(Arc::new(Event {
-            reason: "resync",
-            ..(*self.state).clone()
-        }))
+        let mut ev = (*self.state).clone();
+        ev.set_reason("resync");
+        Next::Send(Arc::new(ev))
     }
 }
 

@@ -63,6 +63,7 @@
 pub mod feed;
 mod group;
 mod reach;
+pub mod sse;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -81,6 +82,7 @@ use crate::compute::Compute;
 use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
 use crate::flowfields::Flows;
+use crate::plans::live::Plans;
 pub use feed::{Event, Feed, Next};
 
 /// Side of an index bucket in cells.
@@ -325,6 +327,8 @@ struct HubInner {
     events: AtomicU64,
     /// Live flow fields: patches, map deletions and replacements reach them through the hub.
     flows: Flows,
+    /// Live multi-agent plans: reached the same way.
+    plans: Plans,
 }
 
 /// What a patch did to the subscriptions of its map.
@@ -356,6 +360,7 @@ impl Hub {
                 repairs: AtomicU64::new(0),
                 events: AtomicU64::new(0),
                 flows: Flows::new(config, compute.clone(), shutdown.clone()),
+                plans: Plans::new(config, compute.clone(), shutdown.clone()),
             }),
         }
     }
@@ -377,6 +382,11 @@ impl Hub {
     /// The live flow fields (patches reach them through [`Hub::on_patch`]).
     pub fn flows(&self) -> &Flows {
         &self.inner.flows
+    }
+
+    /// The live multi-agent plans (patches reach them through [`Hub::on_patch`]).
+    pub fn plans(&self) -> &Plans {
+        &self.inner.plans
     }
 
     /// The subscription `id`, marked active, or `404 subscription_not_found`.
@@ -567,6 +577,7 @@ impl Hub {
         changed: Vec<Point>,
     ) -> Delivery {
         self.inner.flows.on_patch(map, &grid, version, &changed);
+        self.inner.plans.on_patch(map, &grid, version, &changed);
         // 0 is a wall, the dearest cost.
         let rank = |c: u8| if c == 0 { u16::MAX } else { c as u16 };
         let lowered = changed
@@ -723,6 +734,7 @@ impl Hub {
     /// returns how many subscriptions.
     pub fn end_map(&self, map: &str, reason: &'static str) -> usize {
         self.inner.flows.end_map(map, reason);
+        self.inner.plans.end_map(map, reason);
         let ms = self.inner.maps.lock().expect("index lock").remove(map);
         let Some(ms) = ms else { return 0 };
         let mut subs = self.inner.subs.lock().expect("subs lock");
@@ -751,7 +763,7 @@ impl Hub {
             .lock()
             .expect("index lock")
             .contains_key(map);
-        if !has_subs && !self.inner.flows.has_map(map) {
+        if !has_subs && !self.inner.flows.has_map(map) && !self.inner.plans.has_map(map) {
             return;
         }
         let same_shape = old.width() == new.width()

@@ -92,6 +92,7 @@ fn probes() -> Vec<Probe> {
             s(c.subscription_event_buffer)
         }),
         ("max-flowfields", "1013", |c| s(c.flowfields.max_flowfields)),
+        ("max-live-plans", "1027", |c| s(c.max_live_plans)),
         ("max-flowfield-cells", "1014", |c| {
             s(c.flowfields.max_flowfield_cells)
         }),

@@ -37,6 +37,7 @@ mod openapi;
 mod ops;
 mod paths;
 mod plans;
+mod plans_live;
 mod pool;
 mod profiles;
 #[cfg(feature = "nats")]

@@ -849,6 +849,86 @@ async fn every_operation_matches_the_contract() {
         );
     }
 
+    // A live plan: created, read, progressed, followed, deleted.
+    let mut live = two.clone();
+    live["subscribe"] = json!(true);
+    let (status, created) = c
+        .check("post", pl, plans("small", live).send().await.unwrap())
+        .await;
+    assert_eq!(status, 201);
+    let pid = created["id"].as_str().unwrap().to_owned();
+    let psecret = created["secret"].as_str().unwrap().to_owned();
+    let pone = "/v1/plans/{id}";
+    let pat = |id: &str| s.at(&format!("/v1/plans/{id}"));
+    for (req, status) in [
+        (cl.get(pat(&pid)).bearer_auth("reader"), 200),
+        (cl.get(pat("nope")).bearer_auth("reader"), 404),
+        (cl.get(pat(&pid)), 401),
+    ] {
+        assert_eq!(
+            c.check("get", pone, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+    let prog = |id: &str, body: Value| {
+        cl.patch(pat(id))
+            .bearer_auth("reader")
+            .header("x-plan-secret", &psecret)
+            .json(&body)
+    };
+    for (req, status) in [
+        (prog(&pid, json!({"time_step": 1})), 200),
+        (prog(&pid, json!({"time_step": 0})), 400),
+        (prog("nope", json!({"time_step": 1})), 404),
+        (
+            cl.patch(pat(&pid))
+                .bearer_auth("reader")
+                .json(&json!({"time_step": 2})),
+            403,
+        ),
+        (cl.patch(pat(&pid)).json(&json!({"time_step": 2})), 401),
+    ] {
+        assert_eq!(
+            c.check("patch", pone, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+    let pev = "/v1/plans/{id}/events";
+    for (req, status) in [
+        (
+            cl.get(s.at("/v1/plans/nope/events")).bearer_auth("reader"),
+            404,
+        ),
+        (cl.get(format!("{}/events", pat(&pid))), 401),
+        (
+            cl.get(format!("{}/events", pat(&pid)))
+                .bearer_auth("reader")
+                .header("last-event-id", "x"),
+            400,
+        ),
+    ] {
+        assert_eq!(
+            c.check("get", pev, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+    let pdel = |id: &str| {
+        cl.delete(pat(id))
+            .bearer_auth("reader")
+            .header("x-plan-secret", &psecret)
+    };
+    for (req, status) in [
+        (cl.delete(pat(&pid)), 401),
+        (cl.delete(pat(&pid)).bearer_auth("reader"), 403),
+        (pdel(&pid), 204),
+        (pdel(&pid), 404),
+    ] {
+        assert_eq!(
+            c.check("delete", pone, req.send().await.unwrap()).await.0,
+            status
+        );
+    }
+
     let mx = "/v1/maps/{name}/matrix";
     let post = |name: &str, what: &str, body: Value| {
         cl.post(s.at(&format!("/v1/maps/{name}/{what}")))

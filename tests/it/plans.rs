@@ -274,7 +274,7 @@ async fn every_bad_request_has_its_code() {
             "not_applicable",
         ),
         (
-            req(ok.clone(), json!({"subscribe": true})),
+            req(ok.clone(), json!({"subscribe": true, "size": 2})),
             400,
             "not_applicable",
         ),

@@ -187,3 +187,34 @@ def test_matrix_los_random(pathd):
     with raises(400, "start_blocked"):
         admin.random("games", 1, 1, 2)
     admin.delete_map("games")
+
+
+def test_a_live_plan(pathd):
+    """Created, followed, progressed, re-planned after a wall on an agent's way, deleted."""
+    admin = Client(pathd.url, admin_token=ADMIN_TOKEN)
+    admin.put_map_text("corridor", "type octile\nheight 3\nwidth 6\nmap\n......\n.@@@@.\n......\n",
+                       movement="cardinal")
+    assert admin.plan_agents("corridor", {"agents": [{"start": (0, 0), "goal": (5, 0)}]})["status"] == "solved"
+    live = admin.create_live_plan("corridor", {
+        "agents": [{"start": (0, 0), "goal": (5, 0)}, {"start": (5, 2), "goal": (0, 2)}],
+        "time_limit_ms": 200,
+    })
+    assert (live["status"], live["seq"], len(live["secret"])) == ("solved", 1, 32)
+    with admin.plan_events(live["id"]) as stream:
+        events = iter(stream)
+        first = next(events)
+        assert (first["reason"], first["paths"]) == ("initial", live["paths"])
+        moved = admin.report_plan_progress(live["id"], live["secret"], {"time_step": 1})
+        assert moved["time_step"] == 1
+        assert moved["positions"] == [live["paths"][0][1], live["paths"][1][1]]
+        admin.patch_map("corridor", {"cells": [{"x": 3, "y": 0, "cost": 0}]})
+        ev = next(events)
+        assert (ev["reason"], ev["start_step"]) == ("blocked", 1)
+        assert all([3, 0] not in p for p in ev["paths"])
+        assert admin.get_plan(live["id"])["paths"] == ev["paths"]
+        with raises(403, "forbidden"):
+            Client(pathd.url).report_plan_progress(live["id"], "wrong", {"time_step": 2})
+        admin.delete_plan(live["id"], live["secret"])
+        assert next(events)["reason"] == "deleted"
+    with raises(404, "plan_not_found"):
+        admin.get_plan(live["id"])

@@ -443,6 +443,66 @@ impl Client {
         )
     }
 
+    /// `POST /v1/maps/{name}/plans`: one plan for many agents; with `subscribe` set (see
+    /// [`Self::create_live_plan`]) a live plan.
+    pub async fn plan_agents(&self, name: &str, req: &PlanRequest) -> Result<PlanResult, Error> {
+        let path = format!("/v1/maps/{name}/plans");
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(req))
+            .await
+    }
+
+    /// `POST /v1/maps/{name}/plans` with `subscribe`: a live plan; keep the `secret`.
+    pub async fn create_live_plan(
+        &self,
+        name: &str,
+        req: &PlanRequest,
+    ) -> Result<PlanResult, Error> {
+        let req = PlanRequest {
+            subscribe: Some(true),
+            ..req.clone()
+        };
+        self.plan_agents(name, &req).await
+    }
+
+    /// `GET /v1/plans/{id}`.
+    pub async fn get_plan(&self, id: &str) -> Result<PlanResult, Error> {
+        let path = format!("/v1/plans/{id}");
+        self.json(|| self.request(Method::GET, &path, Auth::Query))
+            .await
+    }
+
+    /// `PATCH /v1/plans/{id}`: the agents' progress (`None`: the admin token).
+    pub async fn report_plan_progress(
+        &self,
+        id: &str,
+        secret: Option<&str>,
+        progress: &PlanProgress,
+    ) -> Result<PlanResult, Error> {
+        let path = format!("/v1/plans/{id}");
+        self.json(|| {
+            self.with_secret(Method::PATCH, &path, "x-plan-secret", secret)
+                .json(progress)
+        })
+        .await
+    }
+
+    /// `DELETE /v1/plans/{id}` (the secret, or `None`: the admin token).
+    pub async fn delete_plan(&self, id: &str, secret: Option<&str>) -> Result<(), Error> {
+        let path = format!("/v1/plans/{id}");
+        self.send(|| self.with_secret(Method::DELETE, &path, "x-plan-secret", secret))
+            .await?;
+        Ok(())
+    }
+
+    /// `GET /v1/plans/{id}/events`: every new plan, resumed with `Last-Event-ID`.
+    pub fn plan_events(&self, id: &str, last_event_id: Option<u64>) -> EventStream<LivePlanEvent> {
+        EventStream::new(
+            self.clone(),
+            format!("/v1/plans/{id}/events"),
+            last_event_id,
+        )
+    }
+
     /// Opens a stream once: the timeout bounds the headers only.
     async fn open_stream(&self, path: &str, last: Option<u64>) -> Result<Response, Error> {
         let mut b = self

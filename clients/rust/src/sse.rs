@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use serde::de::DeserializeOwned;
 
-use crate::{Client, Error, FlowFieldEvent, SubscriptionEvent};
+use crate::{Client, Error, FlowFieldEvent, LivePlanEvent, SubscriptionEvent};
 
 /// What a stream needs of its events.
 pub trait Event: DeserializeOwned {
@@ -27,6 +27,15 @@ impl Event for SubscriptionEvent {
 }
 
 impl Event for FlowFieldEvent {
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl Event for LivePlanEvent {
     fn seq(&self) -> u64 {
         self.seq
     }

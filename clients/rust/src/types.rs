@@ -325,3 +325,110 @@ pub struct RandomResponse {
     /// The map version it was answered on.
     pub map_version: u64,
 }
+
+/// One agent of a multi-agent plan.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PlanAgent {
+    /// `[x, y]`.
+    pub start: Point,
+    /// `[x, y]`.
+    pub goal: Point,
+}
+
+/// `POST /v1/maps/{name}/plans`: many agents at once, without collisions (MAPF).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PlanRequest {
+    /// The agents (distinct starts, distinct goals).
+    pub agents: Vec<PlanAgent>,
+    /// 1..30000 (default 1000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_limit_ms: Option<u64>,
+    /// `sum_of_costs` (default) or `makespan`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objective: Option<String>,
+    /// Answer with the first plan found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_solution: Option<bool>,
+    /// Tie-breaking seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Keep the plan live (set by [`crate::Client::create_live_plan`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscribe: Option<bool>,
+}
+
+/// A multi-agent plan; a live plan's create answer also has `id`, `secret`, `seq`,
+/// `start_step` and `time_step`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PlanResult {
+    /// `solved`, `partial` or `failed`.
+    pub status: String,
+    /// Per agent, its cell at every time step (from `start_step` for live plans).
+    pub paths: Vec<Vec<Point>>,
+    /// Sum over agents of the steps until each rests at its goal.
+    pub sum_of_costs: u64,
+    /// Time steps.
+    pub makespan: u64,
+    /// The sum of the agents' own distances.
+    pub lower_bound: u64,
+    /// The map version planned on.
+    pub map_version: u64,
+    /// A live plan's id.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// A live plan's secret (create answer only).
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// A live plan's newest event.
+    #[serde(default)]
+    pub seq: Option<u64>,
+    /// A live plan's time step of `paths[*][0]`.
+    #[serde(default)]
+    pub start_step: Option<u64>,
+    /// A live plan's last reported time step (`GET`, `PATCH`).
+    #[serde(default)]
+    pub time_step: Option<u64>,
+    /// A live plan's event reason (`GET`, `PATCH`, events).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// A live plan's re-planned agents (`GET`, `PATCH`, events).
+    #[serde(default)]
+    pub replanned: Option<Vec<usize>>,
+    /// The agents' positions at `time_step` (`GET`, `PATCH`).
+    #[serde(default)]
+    pub positions: Option<Vec<Point>>,
+}
+
+/// `PATCH /v1/plans/{id}`: where the agents are (at least one of the two).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PlanProgress {
+    /// The time step the agents are at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_step: Option<u64>,
+    /// `[x, y]` per agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub positions: Option<Vec<Point>>,
+}
+
+/// One event of a live plan's stream: the whole plan after it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LivePlanEvent {
+    /// The plan.
+    pub id: String,
+    /// The SSE id.
+    pub seq: u64,
+    /// The map version the plan holds for.
+    pub map_version: u64,
+    /// `initial`, `blocked`, `delayed`, `restored`, `resync`, or a final one.
+    pub reason: String,
+    /// `solved`, `partial` or `failed`.
+    pub status: String,
+    /// `paths[i][k]` is agent `i`'s cell at time step `start_step + k`.
+    pub start_step: u64,
+    /// Per agent, all one length.
+    pub paths: Vec<Vec<Point>>,
+    /// Agents whose paths this event changed.
+    pub replanned: Vec<usize>,
+    /// Only `replanned` were re-planned; the others kept their paths.
+    pub repaired: bool,
+}

@@ -43,6 +43,9 @@ export type Sent = [
   Expect<Assignable<Arg<"createSubscription", 1>, Body<"createSubscription">>>,
   Expect<Assignable<{ position: Arg<"moveSubscription", 2> }, Body<"moveSubscription">>>,
   Expect<Assignable<Arg<"createFlowField", 1>, Body<"createFlowField">>>,
+  Expect<Assignable<Arg<"planAgents", 1>, Body<"planAgents">>>,
+  Expect<Assignable<Arg<"createLivePlan", 1>, Body<"planAgents">>>,
+  Expect<Assignable<Arg<"reportPlanProgress", 2>, Body<"reportPlanProgress">>>,
   Expect<Assignable<Arg<"matrix", 1>, Body<"costMatrix">>>,
   Expect<Assignable<Arg<"los", 1>, Body<"lineOfSight">>>,
   Expect<Assignable<Arg<"random", 1>, Query<"randomReachable">>>,
@@ -53,6 +56,8 @@ export type Sent = [
   Expect<Assignable<{ "X-Subscription-Secret": Arg<"moveSubscription", 1> }, Header<"moveSubscription">>>,
   Expect<Assignable<{ "X-Subscription-Secret": Arg<"deleteSubscription", 1> }, Header<"deleteSubscription">>>,
   Expect<Assignable<{ "X-Flowfield-Secret": Arg<"deleteFlowField", 1> }, Header<"deleteFlowField">>>,
+  Expect<Assignable<{ "X-Plan-Secret": Arg<"reportPlanProgress", 1> }, Header<"reportPlanProgress">>>,
+  Expect<Assignable<{ "X-Plan-Secret": Arg<"deletePlan", 1> }, Header<"deletePlan">>>,
 ];
 
 // Read: each answer the contract describes fits the type the client returns.
@@ -73,11 +78,16 @@ export type Read = [
   Expect<Assignable<Json<"moveSubscription", 200>, Answer<"moveSubscription">>>,
   Expect<Assignable<Json<"createFlowField", 201>, Answer<"createFlowField">>>,
   Expect<Assignable<Json<"getFlowField", 200>, Answer<"getFlowField">>>,
+  Expect<Assignable<Json<"planAgents", 200>, Answer<"planAgents">>>,
+  Expect<Assignable<Json<"planAgents", 201>, Answer<"createLivePlan">>>,
+  Expect<Assignable<Json<"getPlan", 200>, Answer<"getPlan">>>,
+  Expect<Assignable<Json<"reportPlanProgress", 200>, Answer<"reportPlanProgress">>>,
   Expect<Assignable<Json<"costMatrix", 200>, Answer<"matrix">>>,
   Expect<Assignable<Json<"lineOfSight", 200>, Answer<"los">>>,
   Expect<Assignable<Json<"randomReachable", 200>, Answer<"random">>>,
   // The events' data (x-event-data in the contract) and the error body.
   Expect<Assignable<S["SubscriptionEvent"], EventOf<"subscriptionEvents">>>,
+  Expect<Assignable<S["LivePlanEvent"], EventOf<"planEvents">>>,
   // (openapi-typescript's --array-length reads the cells' `prefixItems` plus `minItems: 4`
   // as four tuples in a row, so the cells are held against their prefix tuple.)
   Expect<Assignable<Omit<S["FlowFieldEvent"], "cells">, Omit<EventOf<"flowFieldEvents">, "cells">>>,

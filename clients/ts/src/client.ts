@@ -8,6 +8,9 @@ import type {
   FlowFieldEvent,
   FlowFieldRequest,
   Health,
+  LivePlan,
+  LivePlanCreated,
+  LivePlanEvent,
   LosRequest,
   LosResponse,
   MapCells,
@@ -24,6 +27,9 @@ import type {
   PatchResult,
   PathRequest,
   PathResult,
+  PlanProgress,
+  PlanRequest,
+  PlanResult,
   Point,
   RandomRequest,
   RandomResponse,
@@ -364,6 +370,67 @@ export class PathdClient {
    */
   flowFieldEvents(id: string, options: StreamOptions = {}): EventStream<FlowFieldEvent> {
     return new EventStream(this, `/v1/flowfields/${seg(id)}/events`, options);
+  }
+
+  /** `POST /v1/maps/{name}/plans`: one collision-free plan for many agents. */
+  planAgents(name: string, req: PlanRequest, call?: CallOptions): Promise<PlanResult> {
+    return this.post(`/v1/maps/${seg(name)}/plans`, { ...req, subscribe: false }, call);
+  }
+
+  /**
+   * `POST /v1/maps/{name}/plans` with `subscribe`: a live plan, re-planned when patches wall
+   * its agents' ways and when they fall behind; keep the answer's `secret`.
+   */
+  createLivePlan(name: string, req: PlanRequest, call?: CallOptions): Promise<LivePlanCreated> {
+    return this.post(`/v1/maps/${seg(name)}/plans`, { ...req, subscribe: true }, call);
+  }
+
+  /** `GET /v1/plans/{id}`. */
+  getPlan(id: string, call?: CallOptions): Promise<LivePlan> {
+    return this.json({ method: "GET", path: `/v1/plans/${seg(id)}`, auth: "query", call });
+  }
+
+  /**
+   * `PATCH /v1/plans/{id}`: the agents' progress (the secret, or the admin token when
+   * omitted). Delayed agents are re-planned before the answer.
+   */
+  reportPlanProgress(
+    id: string,
+    secret: string | undefined,
+    progress: PlanProgress,
+    call?: CallOptions,
+  ): Promise<LivePlan> {
+    return this.json({
+      method: "PATCH",
+      path: `/v1/plans/${seg(id)}`,
+      body: JSON.stringify(progress),
+      contentType: "application/json",
+      headers: secret === undefined ? {} : { "x-plan-secret": secret },
+      auth: secret === undefined ? "admin" : "query",
+      call,
+    });
+  }
+
+  /** `DELETE /v1/plans/{id}` (the secret, or the admin token when omitted). */
+  async deletePlan(id: string, secret?: string, call?: CallOptions): Promise<void> {
+    await this.send(
+      {
+        method: "DELETE",
+        path: `/v1/plans/${seg(id)}`,
+        headers: secret === undefined ? {} : { "x-plan-secret": secret },
+        auth: secret === undefined ? "admin" : "query",
+        call,
+      },
+      drain,
+    );
+  }
+
+  /**
+   * `GET /v1/plans/{id}/events`: every new plan (each event is the whole plan), resumed
+   * with `Last-Event-ID` like {@link subscriptionEvents}.
+   */
+  planEvents(id: string, options: StreamOptions = {}): EventStream<LivePlanEvent> {
+    return new EventStream(this, `/v1/plans/${seg(id)}/events`, options);
   }
 
   // --- transport ----------------------------------------------------------------------

@@ -60,7 +60,9 @@ export type ErrorCode =
   | "too_many_agents"
   | "profile_not_found"
   | "too_many_goals"
-  | "no_usable_cell";
+  | "no_usable_cell"
+  | "plan_not_found"
+  | "too_many_plans";
 
 export interface ErrorBody {
   /** `request_id`: the request's id (its `X-Request-Id`), to find its log lines. */
@@ -521,3 +523,95 @@ export interface ClusterHealth {
  * `resync` event also follows a takeover after the owner died (`seq` continues).
  */
 export const REPLICA_HEADER = "x-pathd-replica";
+
+/** One agent of a multi-agent plan. */
+export interface PlanAgent {
+  start: Point;
+  goal: Point;
+}
+
+/** `POST /v1/maps/{name}/plans`: many agents at once, without collisions (MAPF). */
+export interface PlanRequest {
+  agents: PlanAgent[];
+  min_version?: number;
+  /** 1..30000 (default 1000). */
+  time_limit_ms?: number;
+  objective?: "sum_of_costs" | "makespan";
+  first_solution?: boolean;
+  seed?: number;
+  /** Only 1. */
+  size?: number;
+  /** Keep the plan live (see {@link LivePlanCreated}); {@link PathdClient.createLivePlan} sets it. */
+  subscribe?: boolean;
+}
+
+export type PlanStatus = "solved" | "partial" | "failed";
+
+/** A multi-agent plan. */
+export interface PlanResult {
+  status: PlanStatus;
+  /** Per agent, its cell at every time step; all one length. */
+  paths: Point[][];
+  sum_of_costs: number;
+  makespan: number;
+  lower_bound: number;
+  objective: "sum_of_costs" | "makespan";
+  optimal: boolean;
+  map_version: number;
+  elapsed_ms: number;
+  first_solution_ms: number | null;
+  nodes: number;
+}
+
+/** The create answer of a live plan: keep `secret` to report progress and to delete. */
+export interface LivePlanCreated extends PlanResult {
+  id: string;
+  secret: string;
+  seq: number;
+  start_step: number;
+  time_step: number;
+}
+
+export type LivePlanReason =
+  | "initial"
+  | "blocked"
+  | "delayed"
+  | "restored"
+  | "resync"
+  | "deleted"
+  | "map_deleted"
+  | "map_replaced"
+  | "expired";
+
+/** One event of a live plan: the whole plan after it. */
+export interface LivePlanEvent {
+  id: string;
+  seq: number;
+  map_version: number;
+  reason: LivePlanReason;
+  status: PlanStatus;
+  /** `paths[i][k]` is agent `i`'s cell at time step `start_step + k`. */
+  start_step: number;
+  paths: Point[][];
+  sum_of_costs: number;
+  makespan: number;
+  lower_bound: number;
+  /** Agents whose paths this event changed. */
+  replanned: number[];
+  /** Only `replanned` were re-planned; everybody else kept their path. */
+  repaired: boolean;
+  elapsed_ms: number;
+}
+
+/** A live plan as it stands, with the progress reported. */
+export interface LivePlan extends LivePlanEvent {
+  map: string;
+  time_step: number;
+  positions: Point[];
+}
+
+/** `PATCH /v1/plans/{id}`: where the agents are (at least one of the two). */
+export interface PlanProgress {
+  time_step?: number;
+  positions?: Point[];
+}

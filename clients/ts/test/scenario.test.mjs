@@ -202,3 +202,39 @@ test("a 503 abstraction_building is retried after Retry-After", async () => {
   assert.equal(r.status, "found");
   assert.equal(r.algorithm, "jps_plus");
 });
+
+test("a live plan: created, followed, progressed, re-planned after a wall, deleted", async () => {
+  const CORRIDOR = "type octile\nheight 3\nwidth 6\nmap\n......\n.@@@@.\n......\n";
+  await admin.putMapText("corridor", CORRIDOR, { movement: "cardinal" });
+  const plain = await admin.planAgents("corridor", { agents: [{ start: [0, 0], goal: [5, 0] }] });
+  assert.equal(plain.status, "solved");
+  const live = await admin.createLivePlan("corridor", {
+    agents: [{ start: [0, 0], goal: [5, 0] }, { start: [5, 2], goal: [0, 2] }],
+    time_limit_ms: 200,
+  });
+  assert.equal(live.status, "solved");
+  assert.equal(live.seq, 1);
+  assert.equal(live.secret.length, 32);
+  const events = admin.planEvents(live.id);
+  const it = events[Symbol.asyncIterator]();
+  const first = (await it.next()).value;
+  assert.equal(first.reason, "initial");
+  assert.deepEqual(first.paths, live.paths);
+  const moved = await admin.reportPlanProgress(live.id, live.secret, { time_step: 1 });
+  assert.equal(moved.time_step, 1);
+  assert.deepEqual(moved.positions, [live.paths[0][1], live.paths[1][1]]);
+  // A wall on agent 0's way along the top row: a new plan is pushed.
+  await admin.patchMap("corridor", { cells: [{ x: 3, y: 0, cost: 0 }] });
+  const ev = (await it.next()).value;
+  assert.equal(ev.reason, "blocked");
+  assert.equal(ev.start_step, 1);
+  assert.ok(ev.paths.every((p) => p.every(([x, y]) => !(x === 3 && y === 0))));
+  assert.deepEqual((await admin.getPlan(live.id)).paths, ev.paths);
+  await rejectsWith(anon.reportPlanProgress(live.id, "wrong", { time_step: 2 }), 403, "forbidden");
+  await admin.deletePlan(live.id, live.secret);
+  const last = (await it.next()).value;
+  assert.equal(last.reason, "deleted");
+  assert.equal((await it.next()).done, true);
+  await rejectsWith(admin.getPlan(live.id), 404, "plan_not_found");
+  events.close?.();
+});

@@ -170,6 +170,49 @@ pub fn check_plan(
     })
 }
 
+/// [`check_plan`] for a live plan re-planned after a patch ([`super::solve_live`],
+/// [`super::repair()`]): an agent may stand on a walled cell at the start of its path (a patch
+/// walled the cell it stood on) and stay there for a while, but once it leaves nobody
+/// (itself included) is ever on that cell again.
+pub fn check_live_plan(
+    grid: &Grid,
+    movement: Movement,
+    starts: &[Point],
+    goals: Option<&[Point]>,
+    paths: &[Vec<Point>],
+) -> Result<PlanCosts, PlanError> {
+    let walled: Vec<(usize, Point)> = starts
+        .iter()
+        .enumerate()
+        .filter(|&(_, &p)| grid.in_bounds(p) && !grid.is_passable(p))
+        .map(|(i, &p)| (i, p))
+        .collect();
+    if walled.is_empty() {
+        return check_plan(grid, movement, starts, goals, paths);
+    }
+    let mut costs = grid.costs();
+    let w = grid.width() as usize;
+    for &(_, p) in &walled {
+        costs[p.y as usize * w + p.x as usize] = 1;
+    }
+    let opened = Grid::from_costs(grid.width(), grid.height(), costs, grid.movement())
+        .expect("same dimensions");
+    let out = check_plan(&opened, movement, starts, goals, paths)?;
+    for &(i, p) in &walled {
+        let stay = paths[i].iter().take_while(|&&c| c == p).count();
+        for (j, path) in paths.iter().enumerate() {
+            let from = if j == i { stay } else { 0 };
+            if let Some(t) = path.iter().skip(from).position(|&c| c == p) {
+                return Err(PlanError::Blocked {
+                    agent: j,
+                    t: from + t,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A wait, or one move under `movement` (diagonals without corner cutting).
 fn legal_step(grid: &Grid, movement: Movement, a: Point, b: Point) -> bool {
     let (dx, dy) = (a.x.abs_diff(b.x), a.y.abs_diff(b.y));

@@ -71,10 +71,26 @@ impl DistTables {
         }
     }
 
+    /// Agent `i`'s goal vertex.
+    #[inline]
+    pub fn goal(&self, i: usize) -> u32 {
+        self.goals[i]
+    }
+
     /// Moves from `v` to agent `i`'s goal ([`UNREACHABLE`] if none), growing the agent's
     /// search as far as needed.
     #[inline]
     pub fn get(&mut self, graph: &Graph, i: usize, v: u32) -> u32 {
+        if graph.is_exit(v) && v != self.goals[i] {
+            // Nobody enters an exit, so the searches from the goals never label it: one
+            // move out, then the nearest way on.
+            let mut best = UNREACHABLE;
+            for k in 0..graph.neighbours(v).len() {
+                let w = graph.neighbours(v)[k];
+                best = best.min(self.get(graph, i, w).saturating_add(1));
+            }
+            return best;
+        }
         if let Some(t) = &self.tables[i] {
             let d = t.dist.get(v as usize);
             if d != UNREACHABLE || t.queue.is_empty() {

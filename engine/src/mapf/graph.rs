@@ -37,6 +37,9 @@ pub struct Graph {
     /// Neighbours of vertex `v` are `adj[start[v]..start[v + 1]]`.
     start: Vec<u32>,
     adj: Vec<u32>,
+    /// Vertices from this id on are *exits*: walled cells an agent stands on (a live plan
+    /// after a patch walled it), with moves out and none in.
+    first_exit: u32,
 }
 
 impl Graph {
@@ -48,6 +51,13 @@ impl Graph {
     /// The move graph of `grid`'s cells under `movement` (MAPF benchmarks are 4-connected
     /// although their files say `type octile`).
     pub fn with_movement(grid: &Grid, movement: Movement) -> Self {
+        Self::with_exits(grid, movement, &[])
+    }
+
+    /// [`Graph::with_movement`] plus an *exit* vertex for each cell of `exits` that is a
+    /// wall on `grid` (inside it): an agent standing there may leave it (or wait), nobody
+    /// may enter it. Live plans use it when a patch walls the cell an agent stands on.
+    pub fn with_exits(grid: &Grid, movement: Movement, exits: &[Point]) -> Self {
         let (w, h) = (grid.width(), grid.height());
         let costs = grid.costs();
         let open = |x: i64, y: i64| {
@@ -63,6 +73,16 @@ impl Graph {
             if c != 0 {
                 id[i] = cells.len() as u32;
                 cells.push(Point::new(i as u32 % w, i as u32 / w));
+            }
+        }
+        let first_exit = cells.len() as u32;
+        for &p in exits {
+            if grid.in_bounds(p) && !grid.is_passable(p) {
+                let i = (p.y * w + p.x) as usize;
+                if id[i] == NONE {
+                    id[i] = cells.len() as u32;
+                    cells.push(p);
+                }
             }
         }
         let octile = movement == Movement::Octile;
@@ -90,7 +110,14 @@ impl Graph {
             cells,
             start,
             adj,
+            first_exit,
         }
+    }
+
+    /// True when `v` is an exit (see [`Graph::with_exits`]).
+    #[inline]
+    pub fn is_exit(&self, v: u32) -> bool {
+        v >= self.first_exit
     }
 
     /// Number of vertices (passable cells).

@@ -15,6 +15,7 @@
 //! | anytime refinement (large neighbourhood search) | `refine.rs` |
 //! | prioritised planning, a second way to a first plan | `prioritized.rs` |
 //! | space-time A* against other paths (for both) | `spacetime.rs` |
+//! | live plans: re-planning some agents against the others' kept paths | [`repair`] |
 //! | plan checker | [`check`] |
 //!
 //! **Complete**: an unsolvable instance is answered [`MapfStatus::Failed`] once the search has
@@ -47,6 +48,7 @@ mod lacam;
 mod pibt;
 mod prioritized;
 mod refine;
+pub mod repair;
 mod rng;
 mod spacetime;
 
@@ -54,6 +56,7 @@ use std::time::Instant;
 
 pub use graph::Graph;
 pub use instance::{MapfError, MapfOptions, MapfPlan, MapfStats, MapfStatus, Objective};
+pub use repair::repair;
 
 use crate::grid::{Grid, Movement, Point};
 use dist::{DistTables, UNREACHABLE};
@@ -81,10 +84,40 @@ pub fn solve(
     opts: &MapfOptions,
 ) -> Result<MapfPlan, MapfError> {
     let started = Instant::now();
-    let graph = Graph::with_movement(grid, movement);
-    let (s, g) = vertices(&graph, starts, goals)?;
-    let mut dist = DistTables::new(&graph, &g);
-    let d: Vec<u32> = (0..s.len()).map(|i| dist.get(&graph, i, s[i])).collect();
+    solve_on(
+        &Graph::with_movement(grid, movement),
+        starts,
+        goals,
+        opts,
+        started,
+    )
+}
+
+/// [`solve`] for a live plan re-planned after a patch: an agent whose start a patch walled
+/// may leave it (or wait there), and nobody may enter it (see [`Graph::with_exits`]); every
+/// other rule is [`solve`]'s. [`check::check_live_plan`] checks such plans.
+pub fn solve_live(
+    grid: &Grid,
+    movement: Movement,
+    starts: &[Point],
+    goals: &[Point],
+    opts: &MapfOptions,
+) -> Result<MapfPlan, MapfError> {
+    let started = Instant::now();
+    let graph = Graph::with_exits(grid, movement, starts);
+    solve_on(&graph, starts, goals, opts, started)
+}
+
+fn solve_on(
+    graph: &Graph,
+    starts: &[Point],
+    goals: &[Point],
+    opts: &MapfOptions,
+    started: Instant,
+) -> Result<MapfPlan, MapfError> {
+    let (s, g) = vertices(graph, starts, goals)?;
+    let mut dist = DistTables::new(graph, &g);
+    let d: Vec<u32> = (0..s.len()).map(|i| dist.get(graph, i, s[i])).collect();
     let lower_bound = match opts.objective {
         Objective::SumOfCosts => d.iter().map(|&x| x as u64).sum(),
         Objective::Makespan => d.iter().copied().max().unwrap_or(0) as u64,
@@ -103,7 +136,7 @@ pub fn solve(
         return Ok(plan);
     }
     let problem = Problem {
-        graph: &graph,
+        graph,
         starts: &s,
         goals: &g,
     };
@@ -204,7 +237,7 @@ fn soc(configs: &[Vec<u32>], goals: &[u32]) -> u64 {
 }
 
 /// The agents' starts and goals as vertices, checked.
-fn vertices(
+pub(crate) fn vertices(
     graph: &Graph,
     starts: &[Point],
     goals: &[Point],

@@ -17,6 +17,9 @@ from .types import (
     FlowFieldEvent,
     FlowFieldRequest,
     Health,
+    LivePlan,
+    LivePlanCreated,
+    LivePlanEvent,
     LosResponse,
     MapCells,
     MapList,
@@ -27,6 +30,9 @@ from .types import (
     PatchResult,
     PathRequest,
     PathResult,
+    PlanProgress,
+    PlanRequest,
+    PlanResult,
     Point,
     RandomResponse,
     Subscription,
@@ -227,6 +233,39 @@ class Client:
         """``GET /v1/flowfields/{id}/events``; on ``resync`` fetch the field again
         (:func:`watch_flow_field` does)."""
         return EventStream(self, f"/v1/flowfields/{_seg(field_id)}/events", last_event_id)
+
+    def plan_agents(self, name: str, request: PlanRequest) -> PlanResult:
+        """``POST /v1/maps/{name}/plans``: one collision-free plan for many agents."""
+        return self._json("POST", f"/v1/maps/{_seg(name)}/plans",
+                          body={**request, "subscribe": False})
+
+    def create_live_plan(self, name: str, request: PlanRequest) -> LivePlanCreated:
+        """``POST /v1/maps/{name}/plans`` with ``subscribe``: a live plan, re-planned when
+        patches wall its agents' ways and when they fall behind; keep the ``secret``."""
+        return self._json("POST", f"/v1/maps/{_seg(name)}/plans",
+                          body={**request, "subscribe": True})
+
+    def get_plan(self, plan_id: str) -> LivePlan:
+        """``GET /v1/plans/{id}``."""
+        return self._json("GET", f"/v1/plans/{_seg(plan_id)}")
+
+    def report_plan_progress(self, plan_id: str, secret: Optional[str],
+                             progress: PlanProgress) -> LivePlan:
+        """``PATCH /v1/plans/{id}``: the agents' progress (``secret=None``: the admin token);
+        delayed agents are re-planned before the answer."""
+        headers, auth = _secret("x-plan-secret", secret)
+        return self._json("PATCH", f"/v1/plans/{_seg(plan_id)}", auth=auth, headers=headers,
+                          body=dict(progress))
+
+    def delete_plan(self, plan_id: str, secret: Optional[str] = None) -> None:
+        """``DELETE /v1/plans/{id}`` (the secret, or the admin token)."""
+        headers, auth = _secret("x-plan-secret", secret)
+        self._send("DELETE", f"/v1/plans/{_seg(plan_id)}", auth=auth, headers=headers)
+
+    def plan_events(self, plan_id: str, *, last_event_id: Optional[int] = None
+                    ) -> EventStream[LivePlanEvent]:
+        """``GET /v1/plans/{id}/events``: every new plan, resumed with ``Last-Event-ID``."""
+        return EventStream(self, f"/v1/plans/{_seg(plan_id)}/events", last_event_id)
 
     # --- transport -----------------------------------------------------------------
 

@@ -30,6 +30,7 @@ ErrorCode = Literal[
     "store_unavailable", "body_timeout", "too_many_connections", "abstraction_building",
     "flowfield_not_found", "too_many_flowfields", "replica_behind", "derivation_failed",
     "too_many_agents", "profile_not_found", "too_many_goals", "no_usable_cell",
+    "plan_not_found", "too_many_plans",
 ]
 
 
@@ -292,3 +293,79 @@ class RandomResponse(TypedDict):
     candidates: int
     seed: int
     map_version: int
+
+
+class PlanAgent(TypedDict):
+    start: Point
+    goal: Point
+
+
+class PlanRequest(TypedDict):
+    """``POST /v1/maps/{name}/plans``: many agents at once, without collisions (MAPF)."""
+
+    agents: List[PlanAgent]
+    min_version: NotRequired[int]
+    time_limit_ms: NotRequired[int]
+    objective: NotRequired[Literal["sum_of_costs", "makespan"]]
+    first_solution: NotRequired[bool]
+    seed: NotRequired[int]
+    size: NotRequired[int]
+    subscribe: NotRequired[bool]
+
+
+class PlanResult(TypedDict):
+    status: Literal["solved", "partial", "failed"]
+    paths: List[List[Point]]
+    sum_of_costs: int
+    makespan: int
+    lower_bound: int
+    objective: Literal["sum_of_costs", "makespan"]
+    optimal: bool
+    map_version: int
+    elapsed_ms: float
+    first_solution_ms: Optional[float]
+    nodes: int
+
+
+class LivePlanCreated(PlanResult):
+    """The create answer of a live plan: keep ``secret`` to report progress and delete."""
+
+    id: str
+    secret: str
+    seq: int
+    start_step: int
+    time_step: int
+
+
+class LivePlanEvent(TypedDict):
+    """One event of a live plan: the whole plan after it (``paths[i][k]`` is agent ``i``'s
+    cell at time step ``start_step + k``)."""
+
+    id: str
+    seq: int
+    map_version: int
+    reason: str  # initial, blocked, delayed, restored, resync, deleted, map_deleted, ...
+    status: Literal["solved", "partial", "failed"]
+    start_step: int
+    paths: List[List[Point]]
+    sum_of_costs: int
+    makespan: int
+    lower_bound: int
+    replanned: List[int]
+    repaired: bool
+    elapsed_ms: float
+
+
+class LivePlan(LivePlanEvent):
+    """A live plan as it stands, with the progress reported."""
+
+    map: str
+    time_step: int
+    positions: List[Point]
+
+
+class PlanProgress(TypedDict, total=False):
+    """``PATCH /v1/plans/{id}``: where the agents are (at least one of the two)."""
+
+    time_step: int
+    positions: List[Point]

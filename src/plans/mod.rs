@@ -7,6 +7,10 @@
 //! over the map's cells: 2 bytes a cell); `time_limit_ms` at most [`MAX_TIME_LIMIT_MS`]
 //! (default [`DEFAULT_TIME_LIMIT_MS`]), counted from when the solve starts on a search
 //! worker; the search keeps at most [`NODE_MEMORY`] bytes of configurations.
+//!
+//! Live plans (`"subscribe": true`) are in [`live`].
+
+pub mod live;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -62,7 +66,8 @@ pub struct PlanRequest {
     pub size: Option<u32>,
     /// Movement profiles are not applied to multi-agent plans: `not_applicable`.
     pub profile: Option<serde_json::Value>,
-    /// Live plans are not offered yet: `true` is `not_applicable`.
+    /// Keep the plan live ([`live`]): re-planned after patches and delays, followed by
+    /// its event stream.
     pub subscribe: Option<bool>,
 }
 
@@ -93,11 +98,6 @@ impl PlanRequest {
     /// The job for this request on `grid`: checks the options and the limits (the
     /// instance itself is checked by the engine, [`error`]).
     pub fn to_job(&self, grid: &Grid) -> Result<PlanJob, ApiError> {
-        if self.subscribe == Some(true) {
-            return Err(not_applicable(
-                "live plans (\"subscribe\": true) are not offered yet",
-            ));
-        }
         if self.profile.is_some() {
             return Err(not_applicable(
                 "movement profiles do not apply to multi-agent plans",
