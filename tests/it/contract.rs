@@ -53,7 +53,11 @@ async fn integral_floats_are_integers_wherever_the_contract_says_integer() {
         .await,
     )
     .await;
-    assert_eq!((st, &v["results"][0]["status"]), (200, &json!("found")), "{v}");
+    assert_eq!(
+        (st, &v["results"][0]["status"]),
+        (200, &json!("found")),
+        "{v}"
+    );
 
     for (path, body) in [
         (
@@ -100,7 +104,10 @@ async fn integral_floats_are_integers_wherever_the_contract_says_integer() {
     assert_eq!(st, 201, "{sub}");
     let moved = s
         .client
-        .patch(s.at(&format!("/v1/subscriptions/{}", sub["id"].as_str().unwrap())))
+        .patch(s.at(&format!(
+            "/v1/subscriptions/{}",
+            sub["id"].as_str().unwrap()
+        )))
         .header("x-subscription-secret", sub["secret"].as_str().unwrap())
         .json(&json!({"position": [1.0, 1.0]}))
         .send()
@@ -284,7 +291,9 @@ async fn a_version_past_every_version_is_a_version_conflict() {
             (
                 "POST",
                 "/v1/maps/small/paths",
-                format!(r#"{{"queries": [{{"start": [0, 0], "goal": [4, 0], "min_version": {n}}}]}}"#),
+                format!(
+                    r#"{{"queries": [{{"start": [0, 0], "goal": [4, 0], "min_version": {n}}}]}}"#
+                ),
             ),
             (
                 "POST",
@@ -308,11 +317,18 @@ async fn a_version_past_every_version_is_a_version_conflict() {
                 "/v1/maps/small/subscriptions",
                 format!(r#"{{"start": [0, 0], "goal": [4, 0], "min_version": {n}}}"#),
             ),
-            ("PATCH", "/v1/maps/small", format!(r#"{{"if_version": {n}}}"#)),
+            (
+                "PATCH",
+                "/v1/maps/small",
+                format!(r#"{{"if_version": {n}}}"#),
+            ),
         ] {
             let resp = s
                 .client
-                .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), s.at(path))
+                .request(
+                    reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+                    s.at(path),
+                )
                 .header("content-type", "application/json")
                 .body(body.clone())
                 .send()
@@ -398,12 +414,29 @@ async fn an_over_long_batch_is_answered_as_the_contract_says() {
     let max = s.state.config().max_batch;
     let q = json!({"start": [0, 0], "goal": [4, 0]});
     let over: Vec<Value> = (0..=max).map(|_| q.clone()).collect();
-    let resp = send(&s, "POST", "/v1/maps/small/paths", &json!({"queries": over})).await;
+    let resp = send(
+        &s,
+        "POST",
+        "/v1/maps/small/paths",
+        &json!({"queries": over}),
+    )
+    .await;
     expect_error(resp, 413, "too_many_queries").await;
     let full: Vec<Value> = (0..max).map(|_| q.clone()).collect();
-    let (st, v) = json(send(&s, "POST", "/v1/maps/small/paths", &json!({"queries": full})).await)
-        .await;
-    assert_eq!((st, v["results"].as_array().map(Vec::len)), (200, Some(max)));
+    let (st, v) = json(
+        send(
+            &s,
+            "POST",
+            "/v1/maps/small/paths",
+            &json!({"queries": full}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        (st, v["results"].as_array().map(Vec::len)),
+        (200, Some(max))
+    );
 }
 
 /// A batch item says which it is in `status` (the contract's discriminator): a result's
