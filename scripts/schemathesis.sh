@@ -13,6 +13,9 @@
 #   PROFILE=release scripts/schemathesis.sh
 #   PATHD_BIN=target/debug/pathd scripts/schemathesis.sh   # no build
 #   CHECKS=not_a_server_error scripts/schemathesis.sh      # some checks only
+#   WORKERS=2 scripts/schemathesis.sh             # operations in threads (default 1: with
+#                                                 # more, CPython 3.11 may fail a case with
+#                                                 # "AST constructor recursion depth mismatch")
 #
 # MAX_EXAMPLES is per operation and phase (fuzzing generates up to that many cases for each
 # operation). The default keeps the stage within a few minutes on the CI's two cores; 500
@@ -104,6 +107,7 @@ schemathesis --config-file scripts/schemathesis.toml run openapi.yaml \
     --exclude-operation-id flowFieldEvents \
     --checks "${CHECKS:-all}" \
     --max-examples "$MAX_EXAMPLES" \
+    --workers "${WORKERS:-1}" \
     --seed 1 \
     --no-color ${SCHEMATHESIS_ARGS:-} || status=$?
 

@@ -247,6 +247,10 @@ impl serde::de::Visitor<'_> for SaturatingVisitor {
         Err(E::invalid_value(serde::de::Unexpected::Float(v), &self))
     }
 
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Saturating, E> {
+        Err(E::custom(crate::body::strict::NULL))
+    }
+
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Saturating, E> {
         if !self.text || v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
             return Err(E::invalid_type(serde::de::Unexpected::Str(v), &self));

@@ -264,7 +264,11 @@ async fn null_is_refused_where_the_contract_has_no_null() {
         .iter()
         .map(|p| &p["name"])
         .collect();
-    assert_eq!(names, [&json!("default")], "{v}");
+    assert_eq!(
+        names,
+        [&json!("ground")],
+        "the Moving AI map's own profile only: {v}"
+    );
 }
 
 /// `min_version` (and `if_version`) has no maximum in the contract: a version past every

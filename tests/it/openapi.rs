@@ -1210,5 +1210,5 @@ fn every_operation_has_examples_that_match_the_contract() {
             &resp["content"]["application/json"],
         );
     }
-    assert!(checked > 60, "{checked} examples");
+    assert!(checked > 50, "{checked} examples");
 }
