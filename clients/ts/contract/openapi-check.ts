@@ -84,7 +84,6 @@ export type Read = [
   Expect<Assignable<S["SubscriptionEvent"], EventOf<"subscriptionEvents">>>,
   Expect<Same<S["SubscriptionEvent"]["reason"], EventOf<"subscriptionEvents">["reason"]>>,
   Expect<Same<S["FlowFieldEvent"]["reason"], EventOf<"flowFieldEvents">["reason"]>>,
-  Expect<Assignable<S["SubscriptionRepair"], EventOf<"subscriptionEvents"> & { touched: unknown }>>,
   // (openapi-typescript's --array-length reads the cells' `prefixItems` plus `minItems: 4`
   // as four tuples in a row, so the cells are held against their prefix tuple.)
   Expect<Assignable<Omit<S["FlowFieldEvent"], "cells">, Omit<EventOf<"flowFieldEvents">, "cells">>>,
