@@ -201,14 +201,44 @@ impl<'de> Deserialize<'de> for Saturating {
 }
 
 /// `#[serde(default, deserialize_with = "saturating")]` on an `Option<u64>` of a JSON body.
+///
+/// `null` is read as an `Option` reads it: refused in a request (`crate::body::Contract`),
+/// `None` elsewhere (e.g. a subscription's stored definition, read back by a takeover in
+/// `crate::cluster`).
 pub fn saturating<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    Saturating::deserialize(d).map(|s| Some(s.0))
+    d.deserialize_option(OptionalSaturating { text: false })
 }
 
 /// [`saturating`] for a query parameter (its value is text: decimal digits).
 pub fn saturating_param<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    d.deserialize_any(SaturatingVisitor { text: true })
-        .map(|s| Some(s.0))
+    d.deserialize_option(OptionalSaturating { text: true })
+}
+
+/// [`SaturatingVisitor`] under an `Option`.
+struct OptionalSaturating {
+    /// Reads decimal text (query parameters) rather than JSON numbers.
+    text: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for OptionalSaturating {
+    type Value = Option<u64>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a non-negative integer")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<u64>, D::Error> {
+        d.deserialize_any(SaturatingVisitor { text: self.text })
+            .map(|s| Some(s.0))
+    }
 }
 
 struct SaturatingVisitor {
@@ -945,5 +975,43 @@ impl From<crate::store::StoreStatus> for StoreHealth {
                 })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(body: serde_json::Value) -> Result<PathRequest, String> {
+        let text = body.to_string();
+        let mut de = serde_json::Deserializer::from_str(&text);
+        serde_path_to_error::deserialize(crate::body::Contract(&mut de)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn saturating_fields_saturate_and_read_null_as_an_option_does() {
+        let r = request(serde_json::json!({"start": [0, 0], "goal": [1, 0],
+            "min_version": 1e30, "max_expansions": 7.0, "timeout_ms": u64::MAX}))
+        .unwrap();
+        assert_eq!(
+            (r.min_version, r.max_expansions, r.timeout_ms),
+            (Some(u64::MAX), Some(7), Some(u64::MAX))
+        );
+        // A request refuses null; a subscription's stored definition, read back with plain
+        // serde (a takeover, `crate::cluster`), holds it for "unset".
+        let e = request(serde_json::json!({"start": [0, 0], "max_expansions": null})).unwrap_err();
+        assert!(
+            e.starts_with("max_expansions: null is not a value here"),
+            "{e}"
+        );
+        let r: PathRequest = serde_json::from_value(serde_json::json!(
+            {"start": [0, 0], "max_expansions": null, "timeout_ms": null, "min_version": null}))
+        .unwrap();
+        assert_eq!(
+            (r.max_expansions, r.timeout_ms, r.min_version),
+            (None, None, None)
+        );
+        assert!(request(serde_json::json!({"start": [0, 0], "timeout_ms": -1})).is_err());
+        assert!(request(serde_json::json!({"start": [0, 0], "timeout_ms": "5"})).is_err());
     }
 }
