@@ -10,6 +10,9 @@
 //! [`BlockingJson`] is the drop-in extractor for any `DeserializeOwned` body. A handler that
 //! needs a custom parse (e.g. a [`serde::de::DeserializeSeed`] that stops a batch at its
 //! limit) takes [`JsonBytes`] and calls [`decode_off_runtime`].
+//!
+//! Every body is read through [`Contract`] (see [`strict`]): integral floats are integers,
+//! and `null` is refused where the contract has none.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -17,6 +20,10 @@ use axum::http::{HeaderMap, header};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+
+pub mod strict;
+
+pub use strict::{Contract, Removal};
 
 /// The raw bytes of a JSON request body: the `Content-Type` is checked
 /// (`415 unsupported_media_type` unless `application/json` or `application/*+json`) and the
@@ -53,7 +60,7 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let JsonBytes(bytes) = JsonBytes::from_request(req, state).await?;
         decode_off_runtime(bytes, |de| {
-            serde_path_to_error::deserialize(de).map_err(|e| parse_error(&e))
+            serde_path_to_error::deserialize(Contract(de)).map_err(|e| parse_error(&e))
         })
         .await
         .map(BlockingJson)

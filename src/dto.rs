@@ -185,12 +185,117 @@ pub struct UploadParams {
     pub movement: Option<String>,
 }
 
+/// A non-negative integer of any size, read as a `u64` that saturates: `u64::MAX` for one
+/// past it. For the fields the server only compares or caps (`min_version`, `if_version`,
+/// `max_expansions`, `timeout_ms`): the contract sets them no maximum, and a version past
+/// every one there can be is still just newer than the map's (`409 version_conflict`), a
+/// budget past the server's still just capped to it. A fraction, a negative number or any
+/// other type is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Saturating(pub u64);
+
+impl<'de> Deserialize<'de> for Saturating {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SaturatingVisitor { text: false })
+    }
+}
+
+/// `#[serde(default, deserialize_with = "saturating")]` on an `Option<u64>` of a JSON body.
+///
+/// `null` is read as an `Option` reads it: refused in a request (`crate::body::Contract`),
+/// `None` elsewhere (e.g. a subscription's stored definition, read back by a takeover in
+/// `crate::cluster`).
+pub fn saturating<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    d.deserialize_option(OptionalSaturating { text: false })
+}
+
+/// [`saturating`] for a query parameter (its value is text: decimal digits).
+pub fn saturating_param<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    d.deserialize_option(OptionalSaturating { text: true })
+}
+
+/// [`SaturatingVisitor`] under an `Option`.
+struct OptionalSaturating {
+    /// Reads decimal text (query parameters) rather than JSON numbers.
+    text: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for OptionalSaturating {
+    type Value = Option<u64>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a non-negative integer")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<u64>, D::Error> {
+        d.deserialize_any(SaturatingVisitor { text: self.text })
+            .map(|s| Some(s.0))
+    }
+}
+
+struct SaturatingVisitor {
+    /// Reads decimal text (query parameters) rather than JSON numbers.
+    text: bool,
+}
+
+impl serde::de::Visitor<'_> for SaturatingVisitor {
+    type Value = Saturating;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a non-negative integer")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Saturating, E> {
+        Ok(Saturating(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Saturating, E> {
+        u64::try_from(v)
+            .map(Saturating)
+            .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Saturating, E> {
+        Ok(Saturating(u64::try_from(v).unwrap_or(u64::MAX)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Saturating, E> {
+        // Integral doubles below 2^64 arrive as integers (`crate::body::Contract`); an
+        // integral one here is past `u64::MAX`, and so are integer literals serde_json
+        // could only read as doubles.
+        if v.is_finite() && v.fract() == 0.0 && v >= 0.0 {
+            return Ok(Saturating(u64::MAX));
+        }
+        Err(E::invalid_value(serde::de::Unexpected::Float(v), &self))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Saturating, E> {
+        Err(E::custom(crate::body::strict::NULL))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Saturating, E> {
+        if !self.text || v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(E::invalid_type(serde::de::Unexpected::Str(v), &self));
+        }
+        Ok(Saturating(v.parse().unwrap_or(u64::MAX)))
+    }
+}
+
 /// `POST /v1/maps/{name}/path` (and each item of a batch).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PathRequest {
     /// Wait (bounded by `--max-wait-ms`) until this replica has applied this map version
     /// (read-your-writes across replicas); else `503 replica_behind`.
+    #[serde(default, deserialize_with = "saturating")]
     pub min_version: Option<u64>,
     /// `[x, y]`.
     pub start: [u32; 2],
@@ -203,8 +308,10 @@ pub struct PathRequest {
     /// Weight of `weighted_astar` (default 1.5); `1..=100` for every algorithm.
     pub weight: Option<f64>,
     /// Expansion budget (capped by the server's maximum).
+    #[serde(default, deserialize_with = "saturating")]
     pub max_expansions: Option<u64>,
     /// Search time budget in ms (capped by, and defaulting to, the server's maximum).
+    #[serde(default, deserialize_with = "saturating")]
     pub timeout_ms: Option<u64>,
     /// On a limit or no path, answer the path to the closest expanded cell.
     pub partial: Option<bool>,
@@ -620,6 +727,7 @@ impl BatchRequest {
         let over = std::cell::Cell::new(false);
         let mut track = serde_path_to_error::Track::new();
         let seed = batch_seed::Batch { max, over: &over };
+        let de = crate::body::Contract(de);
         match seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track)) {
             Ok(batch) => Ok(batch),
             Err(_) if over.get() => Err(ApiError::new(
@@ -691,13 +799,13 @@ mod batch_seed {
                         if min_version.is_some() {
                             return Err(de::Error::duplicate_field("min_version"));
                         }
-                        min_version = Some(map.next_value::<Option<u64>>()?);
+                        min_version = Some(map.next_value::<super::Saturating>()?.0);
                     }
                 }
             }
             let queries = queries.ok_or_else(|| de::Error::missing_field("queries"))?;
             Ok(BatchRequest {
-                min_version: min_version.flatten(),
+                min_version,
                 queries,
             })
         }
@@ -752,14 +860,35 @@ mod batch_seed {
     }
 }
 
-/// One answer of a batch: a result, or the error that query alone got.
+/// One answer of a batch: a result, or the error that query alone got. `status` tells them
+/// apart (the contract's discriminator): a result's outcome, or `error`.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum BatchItem {
     /// The query ran.
     Ok(Box<PathResponse>),
     /// The query was invalid for this map (e.g. `out_of_bounds`).
-    Err(ErrorBody),
+    Err(BatchError),
+}
+
+/// The error item of a batch (`BatchError` in `openapi.yaml`): `{"status": "error",
+/// "error": {...}}`.
+#[derive(Debug, Serialize)]
+pub struct BatchError {
+    /// Always `error`.
+    pub status: &'static str,
+    /// The error, as a whole request's error body holds it.
+    #[serde(flatten)]
+    pub body: ErrorBody,
+}
+
+impl From<ErrorBody> for BatchError {
+    fn from(body: ErrorBody) -> Self {
+        BatchError {
+            status: "error",
+            body,
+        }
+    }
 }
 
 /// The answer to a batch.
@@ -846,5 +975,43 @@ impl From<crate::store::StoreStatus> for StoreHealth {
                 })
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(body: serde_json::Value) -> Result<PathRequest, String> {
+        let text = body.to_string();
+        let mut de = serde_json::Deserializer::from_str(&text);
+        serde_path_to_error::deserialize(crate::body::Contract(&mut de)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn saturating_fields_saturate_and_read_null_as_an_option_does() {
+        let r = request(serde_json::json!({"start": [0, 0], "goal": [1, 0],
+            "min_version": 1e30, "max_expansions": 7.0, "timeout_ms": u64::MAX}))
+        .unwrap();
+        assert_eq!(
+            (r.min_version, r.max_expansions, r.timeout_ms),
+            (Some(u64::MAX), Some(7), Some(u64::MAX))
+        );
+        // A request refuses null; a subscription's stored definition, read back with plain
+        // serde (a takeover, `crate::cluster`), holds it for "unset".
+        let e = request(serde_json::json!({"start": [0, 0], "max_expansions": null})).unwrap_err();
+        assert!(
+            e.starts_with("max_expansions: null is not a value here"),
+            "{e}"
+        );
+        let r: PathRequest = serde_json::from_value(serde_json::json!(
+            {"start": [0, 0], "max_expansions": null, "timeout_ms": null, "min_version": null}))
+        .unwrap();
+        assert_eq!(
+            (r.max_expansions, r.timeout_ms, r.min_version),
+            (None, None, None)
+        );
+        assert!(request(serde_json::json!({"start": [0, 0], "timeout_ms": -1})).is_err());
+        assert!(request(serde_json::json!({"start": [0, 0], "timeout_ms": "5"})).is_err());
     }
 }

@@ -429,19 +429,21 @@ impl From<QueryRejection> for ApiError {
     }
 }
 
-/// `axum::Json`, but a rejection answers with [`ApiError`]'s shape.
+/// `axum::Json`, but a rejection answers with [`ApiError`]'s shape and the body is read
+/// as the contract says (see [`crate::body::strict`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json<T>(pub T);
 
 impl<T, S> FromRequest<S> for Json<T>
 where
-    T: DeserializeOwned,
+    T: DeserializeOwned + Send + 'static,
     S: Send + Sync,
 {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::Json(v) = axum::Json::<T>::from_request(req, state).await?;
+        let crate::body::BlockingJson(v) =
+            crate::body::BlockingJson::<T>::from_request(req, state).await?;
         Ok(Json(v))
     }
 }

@@ -87,7 +87,7 @@ pub fn build_grid(
             })
         }
         BodyKind::Json => {
-            let up: MapUpload = serde_json::from_slice(body)
+            let up = read_upload(body)
                 .map_err(|e| ApiError::invalid_request(format!("invalid JSON body: {e}")))?;
             let m = match up.movement.as_deref() {
                 Some(name) => movement(name)?,
@@ -96,6 +96,15 @@ pub fn build_grid(
             from_json(up, m, max_cells)
         }
     }
+}
+
+/// The JSON body, read as the contract says (see [`crate::body::strict`]).
+fn read_upload(body: &[u8]) -> Result<MapUpload, serde_json::Error> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let up = MapUpload::deserialize(crate::body::Contract(&mut de))?;
+    de.end()?;
+    Ok(up)
 }
 
 fn from_json(up: MapUpload, movement: Movement, max_cells: u64) -> Result<Grid, ApiError> {

@@ -107,15 +107,15 @@ func IsCode(err error, code Code) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
-// UnmarshalJSON reads a batch item: a PathResult, or an error body.
+// UnmarshalJSON reads a batch item: a PathResult, or (status "error") an error body.
 func (b *BatchItem) UnmarshalJSON(data []byte) error {
 	var probe struct {
-		Error json.RawMessage `json:"error"`
+		Status string `json:"status"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return err
 	}
-	if probe.Error != nil {
+	if probe.Status == "error" {
 		b.Err = &Error{}
 		return json.Unmarshal(data, b.Err)
 	}

@@ -50,6 +50,7 @@ pub struct AgentSpec {
 #[serde(deny_unknown_fields)]
 pub struct PlanRequest {
     /// Wait (bounded by `--max-wait-ms`) until this replica has applied this map version.
+    #[serde(default, deserialize_with = "crate::dto::saturating")]
     pub min_version: Option<u64>,
     /// The agents, each with its start and goal (distinct starts, distinct goals).
     pub agents: Vec<AgentSpec>,

@@ -63,6 +63,7 @@ async fn list_maps(_: QueryAuth, State(state): State<AppState>) -> Json<MapList>
 pub struct ReadParams {
     /// Wait until this replica has applied this version (read-your-writes across
     /// replicas); else `503 replica_behind`.
+    #[serde(default, deserialize_with = "crate::dto::saturating_param")]
     pub min_version: Option<u64>,
 }
 

@@ -63,11 +63,13 @@ pub struct PatchRequest {
     #[serde(default)]
     pub rects: Vec<RectPatch>,
     /// Apply only if the map is at this version (`409 version_conflict` otherwise).
+    #[serde(default, deserialize_with = "crate::dto::saturating")]
     pub if_version: Option<u64>,
     /// Unit-type profiles added or replaced (a table) or removed (`null`); a plain map
     /// taking its first profile keeps its costs as classes under the profile `default`.
     #[serde(default)]
-    pub profiles: std::collections::BTreeMap<String, Option<crate::profiles::ProfileSpec>>,
+    pub profiles:
+        std::collections::BTreeMap<String, crate::body::Removal<crate::profiles::ProfileSpec>>,
     /// Another default profile (one the map has, or one this patch adds).
     pub default_profile: Option<String>,
 }
@@ -95,8 +97,13 @@ fn cost(c: u32, what: &str) -> Result<u8, ApiError> {
 impl PatchRequest {
     /// The profile changes, or `400 invalid_patch`.
     pub fn to_profiles(&self) -> Result<crate::maps::ProfileChange, ApiError> {
+        let specs = self
+            .profiles
+            .iter()
+            .map(|(name, spec)| (name.clone(), spec.0.clone()))
+            .collect();
         Ok(crate::maps::ProfileChange {
-            tables: crate::profiles::tables(&self.profiles).map_err(invalid)?,
+            tables: crate::profiles::tables(&specs).map_err(invalid)?,
             default: self.default_profile.clone(),
         })
     }

@@ -114,7 +114,7 @@ async fn find_paths(
         .into_iter()
         .map(|r| match r {
             Ok(ok) => BatchItem::Ok(Box::new(ok)),
-            Err(e) => BatchItem::Err(e.body()),
+            Err(e) => BatchItem::Err(e.body().into()),
         })
         .collect();
     tracing::Span::current().record("algorithm", "batch");

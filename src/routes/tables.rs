@@ -52,6 +52,7 @@ pub fn router() -> Router<AppState> {
 #[serde(deny_unknown_fields)]
 pub struct MatrixRequest {
     /// Wait (bounded) until this replica has applied this map version.
+    #[serde(default, deserialize_with = "crate::dto::saturating")]
     pub min_version: Option<u64>,
     /// `[x, y]` of each row's source.
     pub sources: Vec<[u32; 2]>,
@@ -63,6 +64,7 @@ pub struct MatrixRequest {
     pub profile: Option<String>,
     /// Time budget of each row's search in ms (capped by, and defaulting to, the server's
     /// maximum).
+    #[serde(default, deserialize_with = "crate::dto::saturating")]
     pub timeout_ms: Option<u64>,
 }
 
@@ -81,6 +83,7 @@ pub struct MatrixResponse {
 #[serde(deny_unknown_fields)]
 pub struct LosRequest {
     /// Wait (bounded) until this replica has applied this map version.
+    #[serde(default, deserialize_with = "crate::dto::saturating")]
     pub min_version: Option<u64>,
     /// `[x, y]` of the eye.
     pub from: [u32; 2],
@@ -120,8 +123,10 @@ pub struct RandomParams {
     /// The unit-type profile (default the map's default profile).
     pub profile: Option<String>,
     /// Wait (bounded) until this replica has applied this map version.
+    #[serde(default, deserialize_with = "crate::dto::saturating_param")]
     pub min_version: Option<u64>,
     /// Search time budget in ms (capped by, and defaulting to, the server's maximum).
+    #[serde(default, deserialize_with = "crate::dto::saturating_param")]
     pub timeout_ms: Option<u64>,
 }
 

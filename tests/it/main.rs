@@ -7,6 +7,7 @@ mod auth;
 mod cli;
 mod compression;
 mod config;
+mod contract;
 mod damage;
 mod derived;
 mod durability;

@@ -12,14 +12,23 @@ struct Contract {
 }
 
 impl Contract {
+    /// The contract as these tests hold the server to it: every object schema closed
+    /// (see [`close`]), so an answer's field the contract does not name fails here.
     fn load() -> Self {
-        let text = std::fs::read_to_string(repo_file("openapi.yaml")).unwrap();
-        let spec: Value = serde_yaml_ng::from_str(&text).unwrap();
-        assert_eq!(spec["openapi"].as_str().map(|v| &v[..3]), Some("3.1"));
+        let mut spec = Self::raw();
+        close(&mut spec);
         Contract {
             spec,
             seen: BTreeSet::new(),
         }
+    }
+
+    /// `openapi.yaml` as written (response schemas open to new fields).
+    fn raw() -> Value {
+        let text = std::fs::read_to_string(repo_file("openapi.yaml")).unwrap();
+        let spec: Value = serde_yaml_ng::from_str(&text).unwrap();
+        assert_eq!(spec["openapi"].as_str().map(|v| &v[..3]), Some("3.1"));
+        spec
     }
 
     fn resolve<'a>(&'a self, v: &'a Value) -> &'a Value {
@@ -108,6 +117,32 @@ impl Contract {
         };
         self.seen.insert(id);
         (status, body)
+    }
+}
+
+/// Closes every object schema of `v` that names its properties and says nothing of others
+/// (`additionalProperties: false`). The contract leaves response schemas open so that a
+/// client generated from it keeps working when the server adds a field; the server itself
+/// must still document every field it writes, which is what these tests check. (No schema
+/// of the contract combines objects with `allOf`, where this would be wrong.)
+fn close(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            assert!(!m.contains_key("allOf"), "allOf: close() would be wrong");
+            if m.get("properties").is_some_and(Value::is_object)
+                && !m.contains_key("additionalProperties")
+                && !m.contains_key("unevaluatedProperties")
+            {
+                m.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            for (k, child) in m.iter_mut() {
+                if k != "example" && k != "examples" {
+                    close(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(close),
+        _ => {}
     }
 }
 
@@ -1094,4 +1129,166 @@ fn schema_errors(c: &Contract, mut schema: Value, value: &Value) -> Vec<String> 
         .iter_errors(value)
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect()
+}
+
+/// The component schemas `v` refers to, directly or through others (`$ref`s followed).
+fn referenced(spec: &Value, v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                if k == "$ref" {
+                    let r = child.as_str().unwrap();
+                    if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                        let name = name.split('/').next().unwrap();
+                        if out.insert(name.to_owned()) {
+                            referenced(spec, &spec["components"]["schemas"][name], out);
+                        }
+                    } else {
+                        let target = spec.pointer(r.strip_prefix('#').unwrap()).unwrap();
+                        referenced(spec, target, out);
+                    }
+                } else if k != "example" && k != "examples" && k != "links" {
+                    referenced(spec, child, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| referenced(spec, i, out)),
+        _ => {}
+    }
+}
+
+/// Whether `v` closes an object schema anywhere, not looking through `$ref`s.
+fn closes_somewhere(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => {
+            m.get("additionalProperties") == Some(&Value::Bool(false))
+                || m.iter()
+                    .any(|(k, c)| k != "example" && k != "examples" && closes_somewhere(c))
+        }
+        Value::Array(items) => items.iter().any(closes_somewhere),
+        _ => false,
+    }
+}
+
+/// A client generated from the contract must keep working when an answer gains a field:
+/// no schema that only answers use is closed (`additionalProperties: false`), and no
+/// answer's inline schema is. Request schemas stay strict (an unknown field is `400`).
+#[test]
+fn response_schemas_are_open_and_request_schemas_strict() {
+    let spec = Contract::raw();
+    let (mut requests, mut responses) = (BTreeSet::new(), BTreeSet::new());
+    for item in spec["paths"].as_object().unwrap().values() {
+        for (method, op) in item.as_object().unwrap() {
+            if method == "parameters" {
+                continue;
+            }
+            referenced(&spec, &op["requestBody"], &mut requests);
+            referenced(&spec, &op["parameters"], &mut requests);
+            referenced(&spec, &op["responses"], &mut responses);
+            for (status, resp) in op["responses"].as_object().unwrap() {
+                assert!(
+                    !closes_somewhere(resp),
+                    "{} {status}: an inline answer schema is closed",
+                    op["operationId"]
+                );
+            }
+        }
+    }
+    let schemas = spec["components"]["schemas"].as_object().unwrap();
+    for name in responses.difference(&requests) {
+        assert!(
+            !closes_somewhere(&schemas[name]),
+            "{name} is only answered, yet closed: a new field would break strict clients"
+        );
+    }
+    for name in [
+        "PathRequest",
+        "BatchRequest",
+        "MapPatch",
+        "FlowFieldRequest",
+        "PlanRequest",
+    ] {
+        assert_eq!(
+            schemas[name]["additionalProperties"],
+            Value::Bool(false),
+            "{name} stays strict"
+        );
+    }
+    assert!(responses.contains("PathResult") && responses.contains("BatchError"));
+}
+
+/// Every operation shows what it takes and what it answers: each request body's media
+/// types and each success answer with a body have an example, and so do the shared error
+/// answers; every example is valid under its schema as these tests read it (closed), and
+/// every JSON example of an event stream's frames parses as its event schema.
+#[test]
+fn every_operation_has_examples_that_match_the_contract() {
+    let c = Contract::load();
+    let mut checked = 0;
+    let mut check = |what: &str, media_type: &str, media: &Value| {
+        let examples: Vec<Value> = match (media.get("example"), media.get("examples")) {
+            (Some(e), _) => vec![e.clone()],
+            (None, Some(es)) => es
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|e| c.resolve(e)["value"].clone())
+                .collect(),
+            (None, None) => panic!("{what} {media_type}: no example"),
+        };
+        for ex in examples {
+            match media_type {
+                "application/json" => {
+                    let errors = schema_errors(&c, media["schema"].clone(), &ex);
+                    assert!(errors.is_empty(), "{what}: {errors:?}\n{ex}");
+                }
+                "text/event-stream" => {
+                    let schema = media["x-event-data"].clone();
+                    let frames = ex.as_str().unwrap();
+                    let mut n = 0;
+                    for data in frames.lines().filter_map(|l| l.strip_prefix("data: ")) {
+                        let event: Value = serde_json::from_str(data).unwrap();
+                        let errors = schema_errors(&c, schema.clone(), &event);
+                        assert!(errors.is_empty(), "{what}: {errors:?}\n{event}");
+                        n += 1;
+                    }
+                    assert!(n > 0, "{what}: no data line");
+                }
+                _ => assert!(ex.is_string() || ex.is_object(), "{what} {media_type}"),
+            }
+            checked += 1;
+        }
+    };
+    for item in c.spec["paths"].as_object().unwrap().values() {
+        for (method, op) in item.as_object().unwrap() {
+            if method == "parameters" {
+                continue;
+            }
+            let id = op["operationId"].as_str().unwrap();
+            if let Some(content) = op["requestBody"]["content"].as_object() {
+                for (ct, media) in content {
+                    check(&format!("{id} request"), ct, media);
+                }
+            }
+            for (status, resp) in op["responses"].as_object().unwrap() {
+                let resp = c.resolve(resp);
+                let Some(content) = resp["content"].as_object() else {
+                    continue;
+                };
+                for (ct, media) in content {
+                    if status.starts_with('2') && ct != "application/octet-stream" {
+                        check(&format!("{id} {status}"), ct, media);
+                    }
+                }
+            }
+        }
+    }
+    for (name, resp) in c.spec["components"]["responses"].as_object().unwrap() {
+        check(
+            name,
+            "application/json",
+            &resp["content"]["application/json"],
+        );
+    }
+    assert!(checked > 50, "{checked} examples");
 }

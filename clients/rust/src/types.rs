@@ -88,9 +88,9 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
-/// One item of a batch: a result, or that query's error.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+/// One item of a batch: a result, or that query's error; `status` tells them apart (the
+/// contract's discriminator: `error`, or a result's outcome).
+#[derive(Debug, Clone)]
 pub enum BatchItem {
     /// The query's error.
     Error {
@@ -99,6 +99,24 @@ pub enum BatchItem {
     },
     /// The query's result.
     Result(Box<PathResult>),
+}
+
+impl<'de> Deserialize<'de> for BatchItem {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Failed {
+            error: ErrorDetail,
+        }
+        let item = serde_json::Value::deserialize(d)?;
+        if item.get("status").and_then(serde_json::Value::as_str) == Some("error") {
+            let Failed { error } =
+                serde_json::from_value(item).map_err(serde::de::Error::custom)?;
+            return Ok(BatchItem::Error { error });
+        }
+        serde_json::from_value(item)
+            .map(|r| BatchItem::Result(Box::new(r)))
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// The answer of a batch, in order.

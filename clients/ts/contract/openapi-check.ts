@@ -4,7 +4,7 @@
 // in openapi.yaml, or a client type that drifts from it, fails the test run here.
 import type { components, operations } from "../gen/openapi.js";
 import type { EventStream, PathdClient } from "../src/client.js";
-import type { ErrorBody, ErrorCode } from "../src/types.js";
+import type { BatchError, BatchItem, ErrorBody, ErrorCode } from "../src/types.js";
 
 type S = components["schemas"];
 type C = PathdClient;
@@ -85,13 +85,19 @@ export type Read = [
   Expect<Assignable<Json<"costMatrix", 200>, Answer<"matrix">>>,
   Expect<Assignable<Json<"lineOfSight", 200>, Answer<"los">>>,
   Expect<Assignable<Json<"randomReachable", 200>, Answer<"random">>>,
-  // The events' data (x-event-data in the contract) and the error body.
+  // The batch items' discriminator: `status`, a result's outcome or `error`.
+  Expect<Assignable<S["BatchError"], BatchError>>,
+  Expect<Same<S["BatchItem"]["status"], BatchItem["status"]>>,
+  // The events' data (typed per `reason` in the contract: a discriminated union of named
+  // schemas, x-event-data of the streams) and the error body.
   Expect<Assignable<S["SubscriptionEvent"], EventOf<"subscriptionEvents">>>,
   Expect<Assignable<S["LivePlanEvent"], EventOf<"planEvents">>>,
+  Expect<Same<S["SubscriptionEvent"]["reason"], EventOf<"subscriptionEvents">["reason"]>>,
+  Expect<Same<S["FlowFieldEvent"]["reason"], EventOf<"flowFieldEvents">["reason"]>>,
   // (openapi-typescript's --array-length reads the cells' `prefixItems` plus `minItems: 4`
   // as four tuples in a row, so the cells are held against their prefix tuple.)
   Expect<Assignable<Omit<S["FlowFieldEvent"], "cells">, Omit<EventOf<"flowFieldEvents">, "cells">>>,
-  Expect<Assignable<S["FlowFieldEvent"]["cells"][number][0], EventOf<"flowFieldEvents">["cells"][number]>>,
+  Expect<Assignable<S["FlowFieldCell"][0], EventOf<"flowFieldEvents">["cells"][number]>>,
   Expect<Assignable<S["Error"], ErrorBody>>,
   // The client knows exactly the contract's error codes.
   Expect<Same<S["Error"]["error"]["code"], ErrorCode>>,

@@ -160,8 +160,14 @@ export interface BatchRequest {
   min_version?: number;
 }
 
-/** One item of a batch: a result, or the error of that query alone. */
-export type BatchItem = PathResult | ErrorBody;
+/** The error of one query of a batch (the others still ran): `status` is `error`. */
+export interface BatchError extends ErrorBody {
+  status: "error";
+}
+
+/** One item of a batch: a result, or the error of that query alone; `status` tells them
+ * apart (the contract's discriminator). */
+export type BatchItem = PathResult | BatchError;
 
 export interface BatchResponse {
   map_version: number;
@@ -169,8 +175,8 @@ export interface BatchResponse {
 }
 
 /** Whether a batch item is an error. */
-export function isBatchError(item: BatchItem): item is ErrorBody {
-  return (item as ErrorBody).error !== undefined;
+export function isBatchError(item: BatchItem): item is BatchError {
+  return item.status === "error";
 }
 
 /** A profile's cost per terrain class: an array (entry i is class i), or an object from a

@@ -359,5 +359,6 @@ def _seg(s: str) -> str:
 
 
 def is_batch_error(item: Mapping[str, Any]) -> bool:
-    """Whether a batch item is an error (``{"error": {...}}``) rather than a result."""
-    return "error" in item
+    """Whether a batch item is an error (``{"status": "error", "error": {...}}``) rather
+    than a result: ``status`` tells them apart (the contract's discriminator)."""
+    return item.get("status") == "error"

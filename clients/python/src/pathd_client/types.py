@@ -98,7 +98,14 @@ class ErrorBody(TypedDict):
     error: ErrorDetail
 
 
-BatchItem = Union[PathResult, ErrorBody]
+class BatchError(TypedDict):
+    """The error of one query of a batch (the others still ran)."""
+
+    status: Literal["error"]
+    error: ErrorDetail
+
+
+BatchItem = Union[PathResult, BatchError]
 
 
 class BatchResponse(TypedDict):
