@@ -4,9 +4,9 @@
 //! and the body is one buffer sized up front from the cell counts, not a buffer grown by
 //! doubling as it is written.
 
+use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::body::Bytes;
 use pathd_engine::Point;
 use serde::{Serialize, Serializer};
 
@@ -118,11 +118,189 @@ fn pair(p: Point) -> [u32; 2] {
     [p.x, p.y]
 }
 
-/// A `200` JSON answer written into one buffer of `capacity` bytes (grown only if the
-/// estimate was short), handed to the connection without a copy.
-pub fn json_response<T: Serialize>(value: &T, capacity: usize) -> Response {
+impl PathResponse {
+    /// An estimate of its JSON's length from above (a trace, when asked for, is not
+    /// counted: its buffer grows).
+    fn json_len_bound(&self) -> usize {
+        let cells = |c: &Option<PathCells>| c.as_ref().map_or(0, PathCells::json_len_bound);
+        // The fixed fields with their longest values, and the games' ends.
+        512 + self.path.json_len_bound() + cells(&self.expanded_cells) + cells(&self.waypoints)
+    }
+
+    /// Appends its JSON to `buf`: the same bytes as its `Serialize` (the unit tests hold
+    /// them equal), with the cells written by [`put_cells`] instead of serde's sequence
+    /// machinery, which cost more than the search on long paths.
+    pub fn write_json(&self, buf: &mut Vec<u8>) -> serde_json::Result<()> {
+        buf.extend_from_slice(b"{\"status\":");
+        put(buf, self.status)?;
+        key(buf, "path");
+        put_cells(buf, &self.path);
+        field(buf, "cost", &self.cost)?;
+        field(buf, "path_cost", &self.path_cost)?;
+        field(buf, "expanded", &self.expanded)?;
+        field(buf, "generated", &self.generated)?;
+        field(buf, "algorithm", self.algorithm)?;
+        field(buf, "map_version", &self.map_version)?;
+        field(buf, "elapsed_us", &self.elapsed_us)?;
+        if let Some(limit) = self.limit {
+            field(buf, "limit", limit)?;
+        }
+        if let Some(cells) = &self.expanded_cells {
+            key(buf, "expanded_cells");
+            put_cells(buf, cells);
+        }
+        if let Some(cells) = &self.waypoints {
+            key(buf, "waypoints");
+            put_cells(buf, cells);
+        }
+        if let Some(cost) = &self.waypoints_cost {
+            field(buf, "waypoints_cost", cost)?;
+        }
+        if let Some(trace) = &self.trace {
+            field(buf, "trace", trace)?;
+        }
+        if let Some(optimal) = &self.optimal {
+            field(buf, "optimal", optimal)?;
+        }
+        if let Some(ends) = &self.ends {
+            // Flattened: its fields, without its braces.
+            let at = buf.len();
+            put(buf, ends)?;
+            if buf.len() - at > 2 {
+                buf[at] = b',';
+                buf.pop();
+            } else {
+                buf.truncate(at);
+            }
+        }
+        buf.push(b'}');
+        Ok(())
+    }
+}
+
+impl BatchResponse {
+    /// Appends its JSON to `buf` (the same bytes as its `Serialize`; see
+    /// [`PathResponse::write_json`]).
+    pub fn write_json(&self, buf: &mut Vec<u8>) -> serde_json::Result<()> {
+        buf.extend_from_slice(b"{\"map_version\":");
+        put(buf, &self.map_version)?;
+        buf.extend_from_slice(b",\"results\":[");
+        for (i, item) in self.results.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            match item {
+                BatchItem::Ok(ok) => ok.write_json(buf)?,
+                BatchItem::Err(e) => put(buf, e)?,
+            }
+        }
+        buf.extend_from_slice(b"]}");
+        Ok(())
+    }
+}
+
+/// Appends `value` as serde_json writes it.
+fn put<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
+    serde_json::to_writer(&mut *buf, value)
+}
+
+/// Appends `,"name":`.
+fn key(buf: &mut Vec<u8>, name: &str) {
+    buf.extend_from_slice(b",\"");
+    buf.extend_from_slice(name.as_bytes());
+    buf.extend_from_slice(b"\":");
+}
+
+/// Appends `,"name":value`.
+fn field<T: Serialize + ?Sized>(
+    buf: &mut Vec<u8>,
+    name: &str,
+    value: &T,
+) -> serde_json::Result<()> {
+    key(buf, name);
+    put(buf, value)
+}
+
+/// Appends the cells as their format writes them: each cell assembled on the stack and
+/// appended in one copy.
+fn put_cells(buf: &mut Vec<u8>, cells: &PathCells) {
+    buf.reserve(cells.json_len_bound());
+    buf.push(b'[');
+    let mut cell = [0u8; 24];
+    match cells.format {
+        PathFormat::Pairs | PathFormat::Turns => {
+            for (i, p) in cells.written().enumerate() {
+                // `,[x,y]` (no comma before the first).
+                cell[0] = b',';
+                cell[1] = b'[';
+                let mut n = number(p.x, &mut cell, 2);
+                cell[n] = b',';
+                n = number(p.y, &mut cell, n + 1);
+                cell[n] = b']';
+                buf.extend_from_slice(&cell[usize::from(i == 0)..=n]);
+            }
+        }
+        PathFormat::Flat => {
+            for (i, p) in cells.cells.iter().enumerate() {
+                // `,x,y`.
+                cell[0] = b',';
+                let mut n = number(p.x, &mut cell, 1);
+                cell[n] = b',';
+                n = number(p.y, &mut cell, n + 1);
+                buf.extend_from_slice(&cell[usize::from(i == 0)..n]);
+            }
+        }
+    }
+    buf.push(b']');
+}
+
+/// The two digits of every number below 100.
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566\
+676869707172737475767778798081828384858687888990919293949596979899";
+
+/// Writes `n` in decimal into `out` from `at` (at most 10 bytes); returns the end.
+fn number(n: u32, out: &mut [u8; 24], at: usize) -> usize {
+    let two = |k: u32| {
+        let k = k as usize * 2;
+        [DIGIT_PAIRS[k], DIGIT_PAIRS[k + 1]]
+    };
+    match n {
+        0..=9 => {
+            out[at] = b'0' + n as u8;
+            at + 1
+        }
+        10..=99 => {
+            out[at..at + 2].copy_from_slice(&two(n));
+            at + 2
+        }
+        100..=999 => {
+            out[at] = b'0' + (n / 100) as u8;
+            out[at + 1..at + 3].copy_from_slice(&two(n % 100));
+            at + 3
+        }
+        1000..=9999 => {
+            out[at..at + 2].copy_from_slice(&two(n / 100));
+            out[at + 2..at + 4].copy_from_slice(&two(n % 100));
+            at + 4
+        }
+        _ => {
+            let mut digits = itoa::Buffer::new();
+            let s = digits.format(n).as_bytes();
+            out[at..at + s.len()].copy_from_slice(s);
+            at + s.len()
+        }
+    }
+}
+
+/// A `200` JSON answer written by `write` into one buffer of `capacity` bytes (grown only
+/// if the estimate was short), handed to the connection without a copy.
+fn json_response(
+    capacity: usize,
+    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> Response {
     let mut buf = Vec::with_capacity(capacity);
-    match serde_json::to_writer(&mut buf, value) {
+    match write(&mut buf) {
         Ok(()) => (
             [(
                 header::CONTENT_TYPE,
@@ -140,19 +318,9 @@ pub fn json_response<T: Serialize>(value: &T, capacity: usize) -> Response {
     }
 }
 
-impl PathResponse {
-    /// An estimate of its JSON's length from above (a trace, when asked for, is not
-    /// counted: its buffer grows).
-    fn json_len_bound(&self) -> usize {
-        let cells = |c: &Option<PathCells>| c.as_ref().map_or(0, PathCells::json_len_bound);
-        // The fixed fields with their longest values, and the games' ends.
-        512 + self.path.json_len_bound() + cells(&self.expanded_cells) + cells(&self.waypoints)
-    }
-}
-
 impl IntoResponse for PathResponse {
     fn into_response(self) -> Response {
-        json_response(&self, self.json_len_bound())
+        json_response(self.json_len_bound(), |buf| self.write_json(buf))
     }
 }
 
@@ -167,7 +335,7 @@ impl IntoResponse for BatchResponse {
                 BatchItem::Err(_) => 256,
             })
             .sum();
-        json_response(&self, 64 + items + self.results.len())
+        json_response(64 + items + self.results.len(), |buf| self.write_json(buf))
     }
 }
 
@@ -219,8 +387,94 @@ mod tests {
         for format in [PathFormat::Pairs, PathFormat::Flat, PathFormat::Turns] {
             for n in [0, 1, 2, 300] {
                 let cells = PathCells::new(vec![big; n], format);
-                assert!(json(&cells).len() <= cells.json_len_bound(), "{format:?} {n}");
+                assert!(
+                    json(&cells).len() <= cells.json_len_bound(),
+                    "{format:?} {n}"
+                );
             }
+        }
+    }
+
+    fn response(format: PathFormat, all: bool) -> PathResponse {
+        let opt = |p: Vec<Point>| all.then(|| PathCells::pairs(p));
+        PathResponse {
+            status: "found",
+            path: PathCells::new(path(), format),
+            cost: 6.414213562373095,
+            path_cost: 1.0 / 3.0,
+            expanded: 12,
+            generated: 40,
+            algorithm: "jps_plus",
+            map_version: 7,
+            elapsed_us: 15,
+            limit: all.then_some("expansions"),
+            expanded_cells: opt(path()),
+            waypoints: opt(vec![Point::new(0, 5), Point::new(4, 2)]),
+            waypoints_cost: all.then_some(f64::NAN),
+            trace: None,
+            optimal: all.then_some(false),
+            ends: all.then(|| crate::dto::Ends {
+                start: [0, 5],
+                goal: Some([4, 2]),
+                goal_index: Some(1),
+                snapped: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_hand_written_answers_are_serdes_bytes() {
+        let formats = [PathFormat::Pairs, PathFormat::Flat, PathFormat::Turns];
+        for format in formats {
+            for all in [false, true] {
+                let r = response(format, all);
+                let mut hand = Vec::new();
+                r.write_json(&mut hand).unwrap();
+                assert_eq!(
+                    String::from_utf8(hand).unwrap(),
+                    serde_json::to_string(&r).unwrap(),
+                    "{format:?} {all}"
+                );
+            }
+            // Paths of every short length and a long one.
+            for n in [0, 1, 2, 3, 327] {
+                let cells: Vec<Point> = (0..n).map(|i| Point::new(i * 7 % 13, i)).collect();
+                let c = PathCells::new(cells, format);
+                let mut hand = Vec::new();
+                put_cells(&mut hand, &c);
+                assert_eq!(String::from_utf8(hand).unwrap(), json(&c), "{format:?} {n}");
+            }
+        }
+        let batch = BatchResponse {
+            map_version: 7,
+            results: vec![
+                BatchItem::Ok(Box::new(response(PathFormat::Flat, true))),
+                BatchItem::Err(ApiError::invalid_request("unknown path_format \"zip\"").body()),
+                BatchItem::Ok(Box::new(response(PathFormat::Turns, false))),
+            ],
+        };
+        let mut hand = Vec::new();
+        batch.write_json(&mut hand).unwrap();
+        assert_eq!(
+            String::from_utf8(hand).unwrap(),
+            serde_json::to_string(&batch).unwrap()
+        );
+        let empty = BatchResponse {
+            map_version: 1,
+            results: vec![],
+        };
+        let mut hand = Vec::new();
+        empty.write_json(&mut hand).unwrap();
+        assert_eq!(hand, serde_json::to_vec(&empty).unwrap());
+    }
+
+    #[test]
+    fn numbers_are_written_as_itoa_writes_them() {
+        let mut out = [0u8; 24];
+        let edges = [0, 9, 10, 99, 100, 999, 1000, 9999, 10000, 65535, u32::MAX];
+        for n in edges.into_iter().chain(0..12_000) {
+            let end = number(n, &mut out, 3);
+            assert_eq!(&out[3..end], n.to_string().as_bytes());
         }
     }
 

@@ -20,16 +20,17 @@ fn main() {
     let text = std::fs::read_to_string(&args[0]).expect("a readable map");
     let grid = pathd_engine::movingai::parse_map(&text).expect("a Moving AI map");
     let algorithm = Algorithm::parse(&args[5]).expect("an algorithm name");
-    let query = Query::new(Point::new(n(1), n(2)), Point::new(n(3), n(4))).with_algorithm(algorithm);
+    let query =
+        Query::new(Point::new(n(1), n(2)), Point::new(n(3), n(4))).with_algorithm(algorithm);
     let secs: f64 = args.get(6).map_or(5.0, |s| s.parse().expect(usage));
     let threads: usize = args.get(7).map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         |s| s.parse().expect(usage),
     );
     let table = JumpTable::build(&grid);
-    let landmarks = table
-        .as_ref()
-        .and_then(|_| Landmarks::build(&grid, Landmarks::affordable(&grid, DEFAULT_LANDMARK_MEMORY)));
+    let landmarks = table.as_ref().and_then(|_| {
+        Landmarks::build(&grid, Landmarks::affordable(&grid, DEFAULT_LANDMARK_MEMORY))
+    });
     let derived = Derived {
         jump_table: table.as_ref(),
         landmarks: landmarks.as_ref(),
@@ -61,7 +62,10 @@ fn main() {
             .collect();
         std::thread::sleep(Duration::from_secs_f64(secs));
         stop.store(true, Ordering::Relaxed);
-        workers.into_iter().map(|w| w.join().expect("a worker")).sum()
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a worker"))
+            .sum()
     });
     let rate = total as f64 / started.elapsed().as_secs_f64();
     println!(

@@ -483,7 +483,8 @@ async fn long_paths_name_the_same_cells_in_every_format() {
     )
     .unwrap();
     for (algorithm, debug) in [("jps", false), ("astar", true), ("theta", false)] {
-        let base = json!({"start": [5, 100], "goal": [250, 190], "algorithm": algorithm, "debug": debug});
+        let base =
+            json!({"start": [5, 100], "goal": [250, 190], "algorithm": algorithm, "debug": debug});
         let resp = s.path("arena2", &base).await;
         assert_eq!(resp.headers()["content-type"], "application/json");
         let (st, pairs) = json(resp).await;
@@ -495,7 +496,11 @@ async fn long_paths_name_the_same_cells_in_every_format() {
             (Point::new(5, 100), Point::new(250, 190))
         );
         // A legal walk whose cost is the answer's.
-        assert_eq!(grid.path_cost(&cells), pairs["path_cost"].as_f64(), "{algorithm}");
+        assert_eq!(
+            grid.path_cost(&cells),
+            pairs["path_cost"].as_f64(),
+            "{algorithm}"
+        );
         let mut answers = vec![];
         for format in ["pairs", "flat", "turns"] {
             let mut body = base.clone();
@@ -522,7 +527,13 @@ async fn long_paths_name_the_same_cells_in_every_format() {
             };
             assert_eq!(named, cells, "{algorithm} {format}");
             // Everything beside the path is the same whatever the format.
-            for field in ["waypoints", "expanded_cells", "cost", "path_cost", "expanded"] {
+            for field in [
+                "waypoints",
+                "expanded_cells",
+                "cost",
+                "path_cost",
+                "expanded",
+            ] {
                 assert_eq!(v[field], pairs[field], "{algorithm} {format} {field}");
             }
             answers.push((body, v));
@@ -545,7 +556,10 @@ async fn long_paths_name_the_same_cells_in_every_format() {
         .await;
         assert_eq!(st, 200, "{batch}");
         for (i, (_, v)) in answers.iter().enumerate() {
-            assert_eq!(batch["results"][i]["path"], v["path"], "{algorithm} item {i}");
+            assert_eq!(
+                batch["results"][i]["path"], v["path"],
+                "{algorithm} item {i}"
+            );
             assert_eq!(batch["results"][i]["waypoints"], v["waypoints"]);
         }
     }
