@@ -413,7 +413,7 @@ mod tests {
             waypoints_cost: all.then_some(f64::NAN),
             trace: None,
             optimal: all.then_some(false),
-            ends: all.then(|| crate::dto::Ends {
+            ends: all.then_some(crate::dto::Ends {
                 start: [0, 5],
                 goal: Some([4, 2]),
                 goal_index: Some(1),
