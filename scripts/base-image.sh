@@ -24,7 +24,7 @@ SUITE=bookworm
 # debootstrap keeps the .debs here so a forced rebuild does not download them again.
 DEB_CACHE="${PATHD_DEBOOTSTRAP_CACHE:-/var/cache/pathd-debootstrap}"
 RUNTIME_IMAGE="localhost/pathd-runtime-base:${SUITE}"
-MIN_RUST="1.85.0"
+MIN_RUST="1.89.0"
 
 log() { printf '[base-image] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }

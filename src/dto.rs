@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{ApiError, ErrorBody, ErrorCode};
+pub use crate::wire::{PathCells, PathFormat};
 
 /// A map's summary (`MapSummary` in `openapi.yaml`).
 #[derive(Clone, Debug, Serialize)]
@@ -569,11 +570,11 @@ pub struct PathResponse {
     pub limit: Option<&'static str>,
     /// Expanded cells in order, when `debug` was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub expanded_cells: Option<Vec<[u32; 2]>>,
+    pub expanded_cells: Option<PathCells>,
     /// Corner points (start and end included), each in line of sight of the next: the
     /// smoothed corners with `smooth`, Theta*'s vertices, JPS's jump points.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub waypoints: Option<Vec<[u32; 2]>>,
+    pub waypoints: Option<PathCells>,
     /// Cost of the polyline through `waypoints`, for any-angle answers (Theta*, `smooth`):
     /// then equal to `cost`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -608,11 +609,12 @@ pub struct Ends {
 }
 
 impl PathResponse {
-    /// Converts an engine result on map version `map_version`.
-    pub fn new(r: SearchResult, map_version: u64, debug: bool) -> Self {
+    /// Converts an engine result on map version `map_version`, its path to be written as
+    /// `format` asks. The engine's cell vectors are kept as they are (see [`crate::wire`]).
+    pub fn new(r: SearchResult, map_version: u64, debug: bool, format: PathFormat) -> Self {
         PathResponse {
             status: r.status.as_str(),
-            path: PathCells::Pairs(r.path.into_iter().map(pair).collect()),
+            path: PathCells::new(r.path, format),
             // Any-angle answers are followed along their waypoints, so that is their cost.
             cost: r.smoothed_length.unwrap_or(r.cost),
             path_cost: r.cost,
@@ -626,82 +628,14 @@ impl PathResponse {
                 LimitKind::Deadline => "timeout",
                 LimitKind::Cancelled => "cancelled",
             }),
-            expanded_cells: debug.then(|| r.expanded_cells.into_iter().map(pair).collect()),
-            waypoints: r.waypoints.map(|w| w.into_iter().map(pair).collect()),
+            expanded_cells: debug.then(|| PathCells::pairs(r.expanded_cells)),
+            waypoints: r.waypoints.map(PathCells::pairs),
             waypoints_cost: r.smoothed_length,
             trace: None,
             optimal: (!r.keeps_guarantee).then_some(false),
             ends: None,
         }
     }
-}
-
-/// A path as the answer writes it (see [`PathFormat`]).
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum PathCells {
-    /// `[[x, y], ...]` (`pairs` and `turns`).
-    Pairs(Vec<[u32; 2]>),
-    /// `[x0, y0, x1, y1, ...]`.
-    Flat(Vec<u32>),
-}
-
-/// How an answer writes its `path`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum PathFormat {
-    /// Every cell, as `[x, y]` pairs.
-    #[default]
-    Pairs,
-    /// Every cell, as one flat array of coordinates (half the brackets).
-    Flat,
-    /// The cells where the direction changes, start and end included: between two of
-    /// them the path steps one cell at a time in one of the eight directions, so the
-    /// client walks each leg to get every cell back.
-    Turns,
-}
-
-impl PathFormat {
-    /// The format a request names (`None`: pairs), or `400 invalid_request`.
-    pub fn parse(name: Option<&str>) -> Result<Self, ApiError> {
-        match name {
-            None | Some("pairs") => Ok(PathFormat::Pairs),
-            Some("flat") => Ok(PathFormat::Flat),
-            Some("turns") => Ok(PathFormat::Turns),
-            Some(other) => Err(ApiError::invalid_request(format!(
-                "unknown path_format {other:?}; expected pairs, flat or turns"
-            ))),
-        }
-    }
-
-    /// `path` (as pairs) written in this format.
-    pub fn write(self, path: PathCells) -> PathCells {
-        let PathCells::Pairs(cells) = path else {
-            return path;
-        };
-        match self {
-            PathFormat::Pairs => PathCells::Pairs(cells),
-            PathFormat::Flat => PathCells::Flat(cells.iter().flatten().copied().collect()),
-            PathFormat::Turns => PathCells::Pairs(turns(&cells)),
-        }
-    }
-}
-
-/// The cells of `path` where the step direction changes, with its two ends.
-fn turns(path: &[[u32; 2]]) -> Vec<[u32; 2]> {
-    let step = |a: [u32; 2], b: [u32; 2]| {
-        (
-            i64::from(b[0]) - i64::from(a[0]),
-            i64::from(b[1]) - i64::from(a[1]),
-        )
-    };
-    let mut out = Vec::new();
-    for (i, &c) in path.iter().enumerate() {
-        let keep = i == 0 || i + 1 == path.len() || step(path[i - 1], c) != step(c, path[i + 1]);
-        if keep {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// `POST /v1/maps/{name}/paths`.

@@ -36,6 +36,7 @@ pub mod serve;
 pub mod state;
 pub mod store;
 pub mod upload;
+pub mod wire;
 
 use std::future::Future;
 use std::io;

@@ -8,7 +8,7 @@ use axum::routing::post;
 use crate::auth::QueryAuth;
 use crate::body::{BlockingJson, JsonBytes, decode_off_runtime};
 use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathFormat, PathRequest, PathResponse};
-use crate::error::{ApiError, Json};
+use crate::error::ApiError;
 use crate::query::{self, Tracing};
 use crate::routes::maps::lookup;
 use crate::routes::trace::SearchTrace;
@@ -29,7 +29,7 @@ async fn find_path(
     State(state): State<AppState>,
     Path(name): Path<String>,
     BlockingJson(req): BlockingJson<PathRequest>,
-) -> Result<Json<PathResponse>, ApiError> {
+) -> Result<PathResponse, ApiError> {
     let format = PathFormat::parse(req.path_format.as_deref())?;
     let prepared = query::prepare(&state, &name, &req, Tracing::AsAsked).await?;
     let (version, cap) = (prepared.entry.version, prepared.trace_cap);
@@ -41,13 +41,13 @@ async fn find_path(
     let span = tracing::Span::current();
     span.record("algorithm", answer.result.algorithm.as_str());
     span.record("expanded", answer.result.stats.expanded);
-    Ok(Json(respond(
+    Ok(respond(
         answer,
         version,
         cap,
         req.debug.unwrap_or(false),
         format,
-    )))
+    ))
 }
 
 /// `POST /v1/maps/{name}/paths` (operationId `findPaths`): every query on the same
@@ -59,7 +59,7 @@ async fn find_paths(
     State(state): State<AppState>,
     Path(name): Path<String>,
     JsonBytes(body): JsonBytes,
-) -> Result<Json<BatchResponse>, ApiError> {
+) -> Result<BatchResponse, ApiError> {
     // Parsed off the runtime, and cut at the first query past the limit (`413`).
     let max = state.config().max_batch;
     let req = decode_off_runtime(body, move |de| BatchRequest::from_json(de, max)).await?;
@@ -118,10 +118,10 @@ async fn find_paths(
         })
         .collect();
     tracing::Span::current().record("algorithm", "batch");
-    Ok(Json(BatchResponse {
+    Ok(BatchResponse {
         map_version: version,
         results,
-    }))
+    })
 }
 
 /// The wire answer of one query on map version `version` (`cap`: its trace's cap).
@@ -132,8 +132,7 @@ fn respond(
     debug: bool,
     format: PathFormat,
 ) -> PathResponse {
-    let mut resp = PathResponse::new(answer.result, version, debug);
-    resp.path = format.write(resp.path);
+    let mut resp = PathResponse::new(answer.result, version, debug, format);
     resp.trace = answer.trace.map(|t| SearchTrace::new(t, cap));
     resp.ends = answer.ends;
     resp

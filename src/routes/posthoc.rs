@@ -180,10 +180,10 @@ pub fn document(
     }
     flush(&mut out, usize::MAX);
     // HPA*'s last search need not end at the goal: its answer is the refined path.
-    if let (true, Some(h)) = (found, hpa) {
-        if let Some(last) = h.refinement.last().and_then(|s| s.cells.last()) {
-            out.push(json!({"type": "end", "id": id(*last), "x": last.x, "y": last.y}));
-        }
+    if let (true, Some(h)) = (found, hpa)
+        && let Some(last) = h.refinement.last().and_then(|s| s.cells.last())
+    {
+        out.push(json!({"type": "end", "id": id(*last), "x": last.x, "y": last.y}));
     }
     json!({
         "version": POSTHOC_VERSION,

@@ -341,7 +341,7 @@ fn decode_record(b: &[u8]) -> Result<(u64, Cells, usize), bool> {
     };
     let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
     let sum = u64::from_le_bytes(sum.try_into().expect("8 bytes"));
-    if len < 12 || (len - 12) % 9 != 0 {
+    if len < 12 || !(len - 12).is_multiple_of(9) {
         return Err(false);
     }
     let Some(payload) = b.get(FRAME..FRAME + len) else {

@@ -131,7 +131,7 @@ fn seeded_map(n: u32, seed: u64) -> Value {
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
             let corner = i == 0 || i == n * n - 1;
-            if !corner && (state >> 33) % 10 == 0 {
+            if !corner && (state >> 33).is_multiple_of(10) {
                 0
             } else {
                 1

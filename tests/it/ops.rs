@@ -296,13 +296,13 @@ async fn sigterm_turns_readiness_off_at_once_and_lets_in_flight_work_finish() {
     // Not ready at once (within the drain delay the server still answers).
     let mut saw_503 = false;
     for _ in 0..50 {
-        if let Ok(r) = client.get(s.at("/readyz")).send().await {
-            if r.status() == 503 {
-                let (_, v) = json(r).await;
-                assert_eq!(v["error"]["code"], "not_ready", "{v}");
-                saw_503 = true;
-                break;
-            }
+        if let Ok(r) = client.get(s.at("/readyz")).send().await
+            && r.status() == 503
+        {
+            let (_, v) = json(r).await;
+            assert_eq!(v["error"]["code"], "not_ready", "{v}");
+            saw_503 = true;
+            break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }

@@ -1,6 +1,6 @@
 //! Path queries over a real server: outcomes, options, errors and batches.
 
-use crate::common::{SMALL_MAP, TestServer, expect_error, json};
+use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
 use pathd_engine::{Point, movingai};
 use serde_json::{Value, json};
 
@@ -451,4 +451,116 @@ async fn path_formats_write_the_same_cells() {
     .await;
     assert_eq!(batch["results"][0]["path"], turns["path"]);
     assert_eq!(batch["results"][1]["error"]["code"], "invalid_request");
+}
+
+/// The walk of a `turns` answer: each leg one king move at a time.
+fn walk_turns(t: &[Point]) -> Vec<Point> {
+    let mut walked = t.first().copied().into_iter().collect::<Vec<_>>();
+    for w in t.windows(2) {
+        let (dx, dy) = (
+            (w[1].x as i64 - w[0].x as i64).signum(),
+            (w[1].y as i64 - w[0].y as i64).signum(),
+        );
+        let mut at = w[0];
+        while at != w[1] {
+            at = Point::new((at.x as i64 + dx) as u32, (at.y as i64 + dy) as u32);
+            walked.push(at);
+        }
+    }
+    walked
+}
+
+#[tokio::test]
+async fn long_paths_name_the_same_cells_in_every_format() {
+    // arena2 corner to corner (the wire benchmark's query): hundreds of cells, written
+    // straight from the engine's points (src/wire.rs).
+    let dirs = Dirs::new();
+    dirs.bundle("arena2");
+    let config = dirs.config();
+    let s = TestServer::start(dirs, config).await;
+    let grid = movingai::parse_map(
+        &std::fs::read_to_string(crate::common::bench("maps/arena2.map")).unwrap(),
+    )
+    .unwrap();
+    for (algorithm, debug) in [("jps", false), ("astar", true), ("theta", false)] {
+        let base =
+            json!({"start": [5, 100], "goal": [250, 190], "algorithm": algorithm, "debug": debug});
+        let resp = s.path("arena2", &base).await;
+        assert_eq!(resp.headers()["content-type"], "application/json");
+        let (st, pairs) = json(resp).await;
+        assert_eq!(st, 200, "{pairs}");
+        let cells = points(&pairs["path"]);
+        assert!(cells.len() > 250, "{algorithm}: {} cells", cells.len());
+        assert_eq!(
+            (cells[0], cells[cells.len() - 1]),
+            (Point::new(5, 100), Point::new(250, 190))
+        );
+        // A legal walk whose cost is the answer's.
+        assert_eq!(
+            grid.path_cost(&cells),
+            pairs["path_cost"].as_f64(),
+            "{algorithm}"
+        );
+        let mut answers = vec![];
+        for format in ["pairs", "flat", "turns"] {
+            let mut body = base.clone();
+            body["path_format"] = json!(format);
+            let (st, v) = json(s.path("arena2", &body).await).await;
+            assert_eq!(st, 200, "{v}");
+            let named = match format {
+                "flat" => {
+                    let flat: Vec<u32> = v["path"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|n| n.as_u64().unwrap() as u32)
+                        .collect();
+                    assert_eq!(flat.len() % 2, 0);
+                    flat.chunks(2).map(|c| Point::new(c[0], c[1])).collect()
+                }
+                "turns" => {
+                    let t = points(&v["path"]);
+                    assert!(t.len() < cells.len(), "{algorithm}: {} turns", t.len());
+                    walk_turns(&t)
+                }
+                _ => points(&v["path"]),
+            };
+            assert_eq!(named, cells, "{algorithm} {format}");
+            // Everything beside the path is the same whatever the format.
+            for field in [
+                "waypoints",
+                "expanded_cells",
+                "cost",
+                "path_cost",
+                "expanded",
+            ] {
+                assert_eq!(v[field], pairs[field], "{algorithm} {format} {field}");
+            }
+            answers.push((body, v));
+        }
+        if debug {
+            assert!(pairs["expanded_cells"].as_array().unwrap().len() > 100);
+        } else {
+            assert!(pairs["waypoints"].as_array().unwrap().len() >= 2, "{pairs}");
+        }
+        // A batch answers each format as the single queries did.
+        let queries: Vec<Value> = answers.iter().map(|(b, _)| b.clone()).collect();
+        let (st, batch) = json(
+            s.client
+                .post(s.at("/v1/maps/arena2/paths"))
+                .json(&json!({ "queries": queries }))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(st, 200, "{batch}");
+        for (i, (_, v)) in answers.iter().enumerate() {
+            assert_eq!(
+                batch["results"][i]["path"], v["path"],
+                "{algorithm} item {i}"
+            );
+            assert_eq!(batch["results"][i]["waypoints"], v["waypoints"]);
+        }
+    }
 }
