@@ -646,6 +646,14 @@ impl AppState {
             config.max_maps,
             config.max_pending_writes,
         );
+        // Maps are placed only on a cluster (`--store nats://...`).
+        let placement = crate::cluster::Placement::new(
+            config
+                .replication
+                .placement
+                .filter(|_| config.replication.store.is_some() && cfg!(feature = "nats")),
+        );
+        maps.place_with(placement.clone());
         Ok(AppState {
             inner: Arc::new(Inner {
                 maps,
@@ -656,7 +664,7 @@ impl AppState {
                 builders,
                 shutdown,
                 live,
-                cluster: crate::cluster::Cluster::new(&config),
+                cluster: crate::cluster::Cluster::new(&config, placement),
                 config,
             }),
         })

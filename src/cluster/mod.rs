@@ -35,6 +35,7 @@ mod forward;
 pub mod gate;
 #[cfg(feature = "nats")]
 mod members;
+pub mod placement;
 #[cfg(feature = "nats")]
 mod subs;
 #[cfg(feature = "nats")]
@@ -46,6 +47,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::live::{Event, Sub};
+pub use placement::{Placement, PlacementHealth};
 
 /// The header that names the replica that served a subscription request.
 pub const REPLICA_HEADER: &str = "x-pathd-replica";
@@ -164,6 +166,9 @@ pub struct ClusterHealth {
     pub members: Vec<Member>,
     /// Subscriptions this replica owns.
     pub owned_subscriptions: usize,
+    /// Which maps this replica holds (`--placement K` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementHealth>,
 }
 
 /// The cluster handle (cheap to clone); disabled without `--store nats://...`.
@@ -175,17 +180,32 @@ pub struct Cluster {
 
 impl Cluster {
     /// The cluster for `config`: enabled with `--store nats://...` (and the `nats` feature).
-    pub fn new(config: &crate::Config) -> Cluster {
+    pub fn new(config: &crate::Config, placement: Placement) -> Cluster {
         #[cfg(feature = "nats")]
         {
             if let Ok(Some(opts)) = config.nats() {
                 return Cluster {
-                    inner: Some(Arc::new(subs::Inner::new(config, opts))),
+                    inner: Some(Arc::new(subs::Inner::new(config, opts, placement))),
                 };
             }
         }
-        let _ = config;
+        let _ = (config, placement);
         Cluster::default()
+    }
+
+    /// The placement of maps (`None`: no cluster, or every replica holds every map).
+    pub fn placement(&self) -> Option<&Placement> {
+        #[cfg(feature = "nats")]
+        {
+            self.inner
+                .as_ref()
+                .map(|i| &i.placement)
+                .filter(|p| p.active())
+        }
+        #[cfg(not(feature = "nats"))]
+        {
+            None
+        }
     }
 
     /// True with `--store nats://...`.
@@ -200,14 +220,31 @@ impl Cluster {
         }
     }
 
-    /// Membership, health and `/readyz` figures (`None`: no cluster).
-    pub fn health(&self) -> Option<ClusterHealth> {
+    /// Membership, health and `/readyz` figures (`None`: no cluster); `registry` gives
+    /// the placement's figures of the maps held here.
+    pub fn health(&self, registry: &crate::state::Registry) -> Option<ClusterHealth> {
         #[cfg(feature = "nats")]
         {
-            self.inner.as_ref().map(|i| i.health())
+            self.inner.as_ref().map(|i| {
+                let mut h = i.health();
+                if i.placement.active() {
+                    let held = registry.list();
+                    let cells = held
+                        .iter()
+                        .map(|e| e.grid.width() as u64 * e.grid.height() as u64)
+                        .sum();
+                    h.placement = Some(i.placement.health(
+                        held.iter().map(|e| e.name.clone()).collect(),
+                        cells,
+                        registry.budget().resident_bytes(),
+                    ));
+                }
+                h
+            })
         }
         #[cfg(not(feature = "nats"))]
         {
+            let _ = registry;
             None
         }
     }

@@ -36,6 +36,8 @@ mod oneshot;
 mod openapi;
 mod ops;
 mod paths;
+#[cfg(feature = "nats")]
+mod placement;
 mod plans;
 mod pool;
 mod profiles;
