@@ -4,13 +4,13 @@
 //! Dijkstra on that map does; a patch through any replica is seen through every one; the
 //! holder of maps killed with -9 hands them to the others, no acknowledged write lost.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::flowfields::reference;
 use crate::lb::{Proxy, members, nginx};
 use crate::replicas::{Nats, Replica, nats_server};
 
@@ -92,6 +92,48 @@ async fn placed_once(rs: &[&Replica], names: &[String]) -> BTreeMap<String, Stri
     }
 }
 
+/// Reference A* on `c` (octile moves, no corner cutting, a step costing its length times
+/// the mean of its two cells' costs; octile distance as the heuristic, consistent for costs
+/// of at least 1): the cost from `start` to `goal`, `inf` when unreachable.
+fn astar(c: &[u8], start: (usize, usize), goal: (usize, usize)) -> f64 {
+    let open = |x: i64, y: i64| {
+        x >= 0 && y >= 0 && x < S as i64 && y < S as i64 && c[y as usize * S + x as usize] != 0
+    };
+    let h = |i: usize| {
+        let (dx, dy) = ((i % S).abs_diff(goal.0) as f64, (i / S).abs_diff(goal.1) as f64);
+        dx.max(dy) + (std::f64::consts::SQRT_2 - 1.0) * dx.min(dy)
+    };
+    let mut dist = vec![f64::INFINITY; S * S];
+    let (si, gi) = (start.1 * S + start.0, goal.1 * S + goal.0);
+    dist[si] = 0.0;
+    let mut heap = BinaryHeap::from([Reverse((h(si).to_bits(), si))]);
+    while let Some(Reverse((_, i))) = heap.pop() {
+        if i == gi {
+            return dist[gi];
+        }
+        let g = dist[i];
+        let (x, y) = ((i % S) as i64, (i / S) as i64);
+        for (dx, dy) in [(0, -1), (1, 0), (0, 1), (-1, 0), (1, -1), (1, 1), (-1, 1), (-1, -1)] {
+            let (nx, ny) = (x + dx, y + dy);
+            if !open(nx, ny) || (dx != 0 && dy != 0 && !(open(nx, y) && open(x, ny))) {
+                continue;
+            }
+            let j = ny as usize * S + nx as usize;
+            let step = if dx != 0 && dy != 0 {
+                std::f64::consts::SQRT_2
+            } else {
+                1.0
+            };
+            let d = g + step * (c[i] as f64 + c[j] as f64) / 2.0;
+            if d < dist[j] {
+                dist[j] = d;
+                heap.push(Reverse(((d + h(j)).to_bits(), j)));
+            }
+        }
+    }
+    f64::INFINITY
+}
+
 /// Start and goal pairs on open cells of `c` that the reference reaches (and one it does
 /// not, if the map has one).
 fn pairs(c: &[u8], seed: u64) -> Vec<((usize, usize), (usize, usize))> {
@@ -118,7 +160,7 @@ async fn check_queries(
 ) -> Vec<String> {
     let mut served = Vec::new();
     for (start, goal) in pairs(c, seed) {
-        let want = reference(c, S, S, goal, 1)[start.1 * S + start.0];
+        let want = astar(c, start, goal);
         let (s, h, v) = send(http.post(url).json(&json!({
             "start": [start.0, start.1],
             "goal": [goal.0, goal.1],
