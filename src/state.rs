@@ -654,6 +654,10 @@ impl AppState {
                 .filter(|_| config.replication.store.is_some() && cfg!(feature = "nats")),
         );
         maps.place_with(placement.clone());
+        let cluster = crate::cluster::Cluster::new(&config, placement);
+        if let Some(r) = cluster.replica() {
+            live.flows().set_id_prefix(r);
+        }
         Ok(AppState {
             inner: Arc::new(Inner {
                 maps,
@@ -664,7 +668,7 @@ impl AppState {
                 builders,
                 shutdown,
                 live,
-                cluster: crate::cluster::Cluster::new(&config, placement),
+                cluster,
                 config,
             }),
         })

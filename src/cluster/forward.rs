@@ -258,6 +258,47 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
     }
 }
 
+/// Serves flow field `id` from the replica that made it (the first part of its id), when
+/// that is a live member other than this one and the request was not forwarded already;
+/// else here (`404 flowfield_not_found` for a field nobody holds).
+pub(super) async fn forward_flow(state: &AppState, id: &str, req: Request) -> MapOutcome {
+    let Some(inner) = state.cluster().inner.clone() else {
+        return MapOutcome::Here(Box::new(req));
+    };
+    let owner = match id.split_once('-') {
+        Some((r, _)) if plausible(id) && r != inner.replica => r.to_owned(),
+        _ => return MapOutcome::Here(Box::new(req)),
+    };
+    let Some(url) = inner.member_url(&owner) else {
+        return MapOutcome::Here(Box::new(req));
+    };
+    if req.headers().contains_key(FORWARDED_HEADER) {
+        return MapOutcome::Here(Box::new(req));
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            return MapOutcome::Answer(
+                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
+            );
+        }
+    };
+    match send(&inner, &url, &parts, bytes.clone()).await {
+        Ok(resp) => {
+            metrics::counter!("pathd_forwarded_requests_total", "outcome" => "answered")
+                .increment(1);
+            MapOutcome::Answer(relay(resp, &inner.replica))
+        }
+        Err(e) => {
+            metrics::counter!("pathd_forwarded_requests_total", "outcome" => "unreachable")
+                .increment(1);
+            tracing::debug!(%owner, error = %e, "flow field's replica not reachable");
+            MapOutcome::Here(Box::new(Request::from_parts(parts, Body::from(bytes))))
+        }
+    }
+}
+
 /// Sends the request to `base` (the owner); the answer's headers within 10 s.
 async fn send(
     inner: &super::subs::Inner,

@@ -23,6 +23,9 @@ pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Re
     if !cluster.enabled() {
         return next.run(req).await;
     }
+    if let Some(id) = flow_of(req.uri().path()).map(str::to_owned) {
+        return flow(&state, &id, req, next).await;
+    }
     let Some(id) = id_of(req.uri().path()).map(str::to_owned) else {
         return place(State(state), req, next).await;
     };
@@ -42,6 +45,31 @@ pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Re
     #[cfg(not(feature = "nats"))]
     {
         next.run(req).await
+    }
+}
+
+/// The flow field id of a `/v1/flowfields/{id}[/events]` path.
+fn flow_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/v1/flowfields/")?.split('/').next()
+}
+
+/// A request for flow field `id`: served here when this replica holds it (or nobody
+/// else can: an id not made by a live member), else answered by the replica whose id
+/// starts it (the field lives in that replica's memory).
+async fn flow(state: &AppState, id: &str, req: Request, next: Next) -> Response {
+    if state.live().flows().get(id).is_ok() {
+        return serve_map_here(state, req, next).await;
+    }
+    #[cfg(feature = "nats")]
+    {
+        match super::forward::forward_flow(state, id, req).await {
+            super::forward::MapOutcome::Answer(resp) => resp,
+            super::forward::MapOutcome::Here(r) => serve_map_here(state, *r, next).await,
+        }
+    }
+    #[cfg(not(feature = "nats"))]
+    {
+        serve_map_here(state, req, next).await
     }
 }
 

@@ -81,14 +81,17 @@ impl Maps {
     }
 
     /// Drops `name` here, keeping its summary (placement moved it to replicas that hold it
-    /// now). Not while subscriptions of this replica run on it: `false` then.
+    /// now). Not while subscriptions or flow fields of this replica run on it: `false` then.
     pub async fn release_placed(&self, name: &str) -> bool {
         let Some(p) = self.placed() else { return false };
         let _order = self.write_order(name).await;
         let Some(entry) = self.inner.registry.get(name) else {
             return false;
         };
-        if entry.source == MapSource::Bundled || self.inner.live.usage(name).0 > 0 {
+        if entry.source == MapSource::Bundled
+            || self.inner.live.usage(name).0 > 0
+            || self.inner.live.flows().has_map(name)
+        {
             return false;
         }
         p.set_stub(entry.summary());

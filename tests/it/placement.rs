@@ -314,6 +314,66 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         }
     }
 
+    // Flow fields behind the proxy: made by the map's holder (the create is forwarded
+    // there), then read, followed, repaired and deleted through any replica.
+    let n = &names[0];
+    let goal = (0..64 * 64)
+        .map(|i| (i % 64, i / 64))
+        .find(|&(x, y)| maps[0][y * S + x] != 0)
+        .unwrap();
+    let (s, h, v) = send(
+        http.post(proxy.at(&format!("/v1/maps/{n}/flowfields")))
+            .json(&json!({"goal": [goal.0, goal.1], "region": {"x": 0, "y": 0, "width": 64, "height": 64}})),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    assert_eq!(served_by(&h), holder[n]);
+    let flow = v["id"].as_str().unwrap().to_owned();
+    let secret = v["secret"].as_str().unwrap().to_owned();
+    assert!(flow.starts_with(&format!("{}-", holder[n])), "{flow}");
+    let flow_url = proxy.at(&format!("/v1/flowfields/{flow}"));
+    let mut forwarded = 0;
+    for _ in 0..3 {
+        let (s, h, v) = send(http.get(&flow_url)).await;
+        assert_eq!((s, v["id"].as_str()), (200, Some(flow.as_str())), "{v}");
+        assert_eq!(served_by(&h), holder[n]);
+        forwarded += h.contains_key("x-pathd-forwarded-by") as usize;
+    }
+    assert_eq!(forwarded, 2, "two of three round-robin reads were forwarded");
+    let mut events = crate::live::sse::Sse::open(&http, &format!("{flow_url}/events"), None).await;
+    assert_eq!(events.expect().await.reason(), "current");
+    let (s, _, v) = send(
+        http.patch(proxy.at(&format!("/v1/maps/{n}")))
+            .json(&json!({"rects": [{"x": 0, "y": 32, "width": 63, "height": 1, "cost": 0}]})),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    for x in 0..63 {
+        maps[0][32 * S + x] = 0;
+    }
+    versions[0] = v["version"].as_u64().unwrap();
+    let ev = events.expect().await;
+    assert!(matches!(ev.reason(), "changed" | "resync"), "{:?}", ev.data);
+    assert_eq!(ev.data["map_version"].as_u64(), Some(versions[0]), "{:?}", ev.data);
+    let r = http.delete(&flow_url).send().await.unwrap();
+    assert_eq!(r.status(), 403, "a delete needs the secret");
+    let r = http
+        .delete(&flow_url)
+        .header("x-flowfield-secret", &secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(events.expect().await.reason(), "deleted");
+    for _ in 0..3 {
+        let (s, _, v) = send(http.get(&flow_url)).await;
+        assert_eq!(
+            (s, v["error"]["code"].as_str()),
+            (404, Some("flowfield_not_found")),
+            "{v}"
+        );
+    }
+
     // Kill -9 the replica holding the most maps; its maps move to the other two.
     let victim = ids
         .iter()
@@ -334,6 +394,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     for &i in &moved {
         let n = &names[i];
         let t = Instant::now();
+        let expect = versions[i] + 1;
         loop {
             let mut c = maps[i].clone();
             let body = wall(&mut c, 150 + i);
@@ -341,7 +402,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
             if s == 200 {
                 maps[i] = c;
                 versions[i] = v["version"].as_u64().unwrap();
-                assert_eq!(versions[i], 3, "{v}");
+                assert_eq!(versions[i], expect, "{v}");
                 break;
             }
             // Until a survivor holds it: `503` with `Retry-After`, or nginx's `502` while
