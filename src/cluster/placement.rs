@@ -205,7 +205,11 @@ impl Placement {
 
     /// `name` is no longer being loaded (`moved`: it was, and is held here now).
     pub fn done_loading(&self, name: &str, moved: bool) {
-        self.inner.loading.lock().expect("loading lock").remove(name);
+        self.inner
+            .loading
+            .lock()
+            .expect("loading lock")
+            .remove(name);
         if moved {
             self.inner.acquired.fetch_add(1, Ordering::Relaxed);
             metrics::counter!("pathd_placement_moves_total", "direction" => "in").increment(1);

@@ -80,7 +80,10 @@ async fn placed_once(rs: &[&Replica], names: &[String]) -> BTreeMap<String, Stri
                 .iter()
                 .all(|n| holders.get(n).is_some_and(|h| h.len() == 1));
         if once {
-            return holders.into_iter().map(|(m, h)| (m, h[0].clone())).collect();
+            return holders
+                .into_iter()
+                .map(|(m, h)| (m, h[0].clone()))
+                .collect();
         }
         // A hang guard, not a timing claim (loading maps from the stream on two shared
         // cores).
@@ -100,7 +103,10 @@ fn astar(c: &[u8], start: (usize, usize), goal: (usize, usize)) -> f64 {
         x >= 0 && y >= 0 && x < S as i64 && y < S as i64 && c[y as usize * S + x as usize] != 0
     };
     let h = |i: usize| {
-        let (dx, dy) = ((i % S).abs_diff(goal.0) as f64, (i / S).abs_diff(goal.1) as f64);
+        let (dx, dy) = (
+            (i % S).abs_diff(goal.0) as f64,
+            (i / S).abs_diff(goal.1) as f64,
+        );
         dx.max(dy) + (std::f64::consts::SQRT_2 - 1.0) * dx.min(dy)
     };
     let mut dist = vec![f64::INFINITY; S * S];
@@ -113,7 +119,16 @@ fn astar(c: &[u8], start: (usize, usize), goal: (usize, usize)) -> f64 {
         }
         let g = dist[i];
         let (x, y) = ((i % S) as i64, (i / S) as i64);
-        for (dx, dy) in [(0, -1), (1, 0), (0, 1), (-1, 0), (1, -1), (1, 1), (-1, 1), (-1, -1)] {
+        for (dx, dy) in [
+            (0, -1),
+            (1, 0),
+            (0, 1),
+            (-1, 0),
+            (1, -1),
+            (1, 1),
+            (-1, 1),
+            (-1, -1),
+        ] {
             let (nx, ny) = (x + dx, y + dy);
             if !open(nx, ny) || (dx != 0 && dy != 0 && !(open(nx, y) && open(x, ny))) {
                 continue;
@@ -216,7 +231,12 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     let ids: Vec<String> = {
         let mut v = Vec::new();
         for r in &rs {
-            v.push(r.get("/readyz").await.1["cluster"]["replica"].as_str().unwrap().to_owned());
+            v.push(
+                r.get("/readyz").await.1["cluster"]["replica"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
         }
         v
     };
@@ -230,7 +250,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     // Maps created through the proxy: each answer names the replica that stored it.
     let names: Vec<String> = (0..N).map(name).collect();
     let mut maps: Vec<Vec<u8>> = (0..N).map(|i| costs(i as u64)).collect();
-    let mut versions = vec![1u64; N];
+    let mut versions = [1u64; N];
     for (i, n) in names.iter().enumerate() {
         let (s, h, v) = send(http.put(proxy.at(&format!("/v1/maps/{n}"))).json(&json!({
             "width": S, "height": S, "costs": maps[i], "movement": "octile"
@@ -266,7 +286,10 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         let p = &ready["cluster"]["placement"];
         let mine = p["held"].as_array().unwrap().len();
         assert_eq!(p["summaries_only"].as_u64(), Some((N - mine) as u64), "{p}");
-        assert!(p["map_cells"].as_u64() == Some((mine * S * S) as u64), "{p}");
+        assert!(
+            p["map_cells"].as_u64() == Some((mine * S * S) as u64),
+            "{p}"
+        );
     }
 
     // Queries through the proxy (so through every replica) answer as the reference does,
@@ -339,7 +362,10 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         assert_eq!(served_by(&h), holder[n]);
         forwarded += h.contains_key("x-pathd-forwarded-by") as usize;
     }
-    assert_eq!(forwarded, 2, "two of three round-robin reads were forwarded");
+    assert_eq!(
+        forwarded, 2,
+        "two of three round-robin reads were forwarded"
+    );
     let mut events = crate::live::sse::Sse::open(&http, &format!("{flow_url}/events"), None).await;
     assert_eq!(events.expect().await.reason(), "current");
     let (s, _, v) = send(
@@ -354,7 +380,12 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     versions[0] = v["version"].as_u64().unwrap();
     let ev = events.expect().await;
     assert!(matches!(ev.reason(), "changed" | "resync"), "{:?}", ev.data);
-    assert_eq!(ev.data["map_version"].as_u64(), Some(versions[0]), "{:?}", ev.data);
+    assert_eq!(
+        ev.data["map_version"].as_u64(),
+        Some(versions[0]),
+        "{:?}",
+        ev.data
+    );
     let r = http.delete(&flow_url).send().await.unwrap();
     assert_eq!(r.status(), 403, "a delete needs the secret");
     let r = http
@@ -433,14 +464,35 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     let mut moves_in = 0.0;
     let mut forwarded = 0.0;
     for r in &alive {
-        let text = r.client.get(r.at("/metrics")).send().await.unwrap().text().await.unwrap();
+        let text = r
+            .client
+            .get(r.at("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         moves_in += metric(&text, "pathd_placement_moves_total{direction=\"in\"}");
-        forwarded += metric(&text, "pathd_map_forwarded_requests_total{outcome=\"answered\"}");
-        assert!(text.contains("pathd_placement_move_seconds"), "no move durations");
+        forwarded += metric(
+            &text,
+            "pathd_map_forwarded_requests_total{outcome=\"answered\"}",
+        );
+        assert!(
+            text.contains("pathd_placement_move_seconds"),
+            "no move durations"
+        );
         let (_, ready) = r.get("/readyz").await;
-        assert!(ready["cluster"]["placement"]["derived_bytes"].is_u64(), "{ready}");
+        assert!(
+            ready["cluster"]["placement"]["derived_bytes"].is_u64(),
+            "{ready}"
+        );
     }
-    assert!(moves_in >= moved.len() as f64, "{moves_in} < {}", moved.len());
+    assert!(
+        moves_in >= moved.len() as f64,
+        "{moves_in} < {}",
+        moved.len()
+    );
     assert!(forwarded >= 1.0, "{forwarded}");
     drop(proxy);
     drop(nats);
