@@ -100,12 +100,14 @@ impl Placement {
         self.inner.k
     }
 
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
     pub(super) fn set_me(&self, id: &str) {
         let _ = self.inner.me.set(id.to_owned());
     }
 
     /// The membership as the cluster sees it now; `settled` once this replica is a member
     /// whose view of the others is complete.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
     pub(super) fn set_live(&self, live: Vec<Member>, settled: bool) {
         *self.inner.live.write().expect("placement lock") = live;
         self.inner.settled.store(settled, Ordering::Release);
