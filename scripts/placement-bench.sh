@@ -7,7 +7,8 @@
 # of the most maps is killed with -9 and it prints how long until every map answered a
 # query again through the survivors, and their RSS afterwards. With COMPARE=1 (default) it
 # first runs one replica holding every map (`--placement all`, as before) for comparison.
-# Env: MAPS=30 SIDE=1024 K=1 COMPARE=1. Everything it starts is stopped on exit.
+# Env: MAPS=30 SIDE=1024 K=1 COMPARE=1; PATHD=path/to/pathd skips the release build (a
+# build with the `nats` feature). Everything it starts is stopped on exit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -16,9 +17,10 @@ SIDE="${SIDE:-1024}"
 K="${K:-1}"
 COMPARE="${COMPARE:-1}"
 ./scripts/ensure-nats.sh >/dev/null
-cargo build --release --locked --features nats --bin pathd
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-PATHD="$TARGET/release/pathd"
+if [[ -z "${PATHD:-}" ]]; then
+  cargo build --release --locked --features nats --bin pathd
+  PATHD="${CARGO_TARGET_DIR:-$ROOT/target}/release/pathd"
+fi
 NATS="$(command -v nats-server || echo /usr/sbin/nats-server)"
 TMP="$(mktemp -d)"
 PIDS=()
@@ -57,6 +59,7 @@ start_fleet() {
   rm -rf "$TMP/js"
   "$NATS" -js -a 127.0.0.1 -p "$np" -sd "$TMP/js" >/dev/null 2>&1 &
   NATS_PID=$!
+  disown
   PIDS+=("$NATS_PID")
   until (echo > "/dev/tcp/127.0.0.1/$np") 2>/dev/null; do sleep 0.05; done
   PORTS=()
@@ -69,6 +72,7 @@ start_fleet() {
       >/dev/null 2>&1 &
     RPIDS+=($!)
     PIDS+=($!)
+    disown
     PORTS+=("$p")
   done
   for p in "${PORTS[@]}"; do
@@ -123,23 +127,30 @@ settle() {
   done
 }
 
-report() {
-  local i=0
-  for p in "$@"; do
-    local pid="${RPIDS[$i]}"
-    [[ -e "/proc/$pid" ]] || { i=$((i + 1)); continue; }
-    curl -sf "http://127.0.0.1:$p/healthz" | python3 -c '
+cat > "$TMP/report.py" <<'EOF'
 import json, sys
 h = json.load(sys.stdin)
 c = h.get("cluster", {})
 p = c.get("placement")
 rss = sys.argv[1]
 if p:
-    print(f"  replica {c[\"replica\"]}: holds {len(p[\"held\"]):2d} maps ({p[\"map_cells\"]/1e6:.1f} M cells), "
-          f"summaries only {p[\"summaries_only\"]:2d}, derived {p[\"derived_bytes\"]/2**20:7.1f} MiB, RSS {rss} MiB")
+    print("  replica %s: holds %2d maps (%.1f M cells), summaries only %2d, derived %7.1f MiB, RSS %s MiB"
+          % (c["replica"], len(p["held"]), p["map_cells"] / 1e6, p["summaries_only"],
+             p["derived_bytes"] / 2**20, rss))
 else:
-    print(f"  replica: holds {h[\"maps\"]:2d} maps, RSS {rss} MiB")' "$(rss_mib "$pid")"
+    print("  replica: holds %2d maps, derived %7.1f MiB, RSS %s MiB"
+          % (h["maps"], float(sys.argv[2]) / 2**20, rss))
+EOF
+
+report() {
+  local i=0
+  for p in "$@"; do
+    local pid="${RPIDS[$i]}"
     i=$((i + 1))
+    [[ -e "/proc/$pid" ]] || continue
+    local derived
+    derived="$(curl -sf "http://127.0.0.1:$p/metrics" | awk '/^pathd_derived_resident_bytes / {print $2}')"
+    curl -sf "http://127.0.0.1:$p/healthz" | python3 "$TMP/report.py" "$(rss_mib "$pid")" "${derived:-0}"
   done
 }
 
