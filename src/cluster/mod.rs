@@ -25,6 +25,14 @@
 //!   its first event there is a `resync` (full state): the repairs the old owner had
 //!   computed died with it, so which of its events a client saw cannot be replayed.
 //!
+//! - **Placement** ([`placement`], `--placement K`): each map is held by the `K` live
+//!   members that rank highest for its name under the same rendezvous hashing; the others
+//!   keep its summary and the gate ([`gate::place`]) forwards its requests to a member whose
+//!   heartbeat says it holds it. A subscription's takeover goes to a holder of its map.
+//! - **Flow fields**: their ids are `<replica>-<32 hex>` and live in that replica's memory;
+//!   any replica forwards `/v1/flowfields/{id}[/events]` there (no records, no takeover: a
+//!   field dies with its replica, and its id answers `404` afterwards).
+//!
 //! Inside a replica, the hub ([`crate::live::Hub`]) knows nothing of this: the cluster keeps
 //! a [`View`] per subscription that maps the public id and `seq` onto the hub's own
 //! subscription (after a takeover the hub's subscription is a new one, so its `seq`s start
