@@ -7,7 +7,7 @@
 # of the most maps is killed with -9 and it prints how long until every map answered a
 # query again through the survivors, and their RSS afterwards. With COMPARE=1 (default) it
 # first runs one replica holding every map (`--placement all`, as before) for comparison.
-# Env: MAPS=30 SIDE=1024 K=1 COMPARE=1; PATHD=path/to/pathd skips the release build (a
+# Env: MAPS=30 SIDE=1024 K=1 COMPARE=1 PLACED=1 (0: only the comparison); PATHD=path/to/pathd skips the release build (a
 # build with the `nats` feature). Everything it starts is stopped on exit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,6 +16,7 @@ MAPS="${MAPS:-30}"
 SIDE="${SIDE:-1024}"
 K="${K:-1}"
 COMPARE="${COMPARE:-1}"
+PLACED="${PLACED:-1}"
 ./scripts/ensure-nats.sh >/dev/null
 if [[ -z "${PATHD:-}" ]]; then
   cargo build --release --locked --features nats --bin pathd
@@ -108,7 +109,9 @@ p = h.get("cluster", {}).get("placement")
 if p:
     print(len(p["held"]), p["derived_bytes"], end=" ")
 else:
-    print(h["maps"], "-", end=" ")'
+    print(h["maps"], end=" ")'
+    # Without placement the health answer has no derived bytes: the gauge has them.
+    curl -sf "http://127.0.0.1:$p/metrics" | awk '/^pathd_derived_resident_bytes / {printf "%s ", $2}'
   done
 }
 
@@ -179,6 +182,7 @@ if [[ "$COMPARE" == 1 ]]; then
   stop_fleet
 fi
 
+[[ "$PLACED" == 1 ]] || exit 0
 echo "== three replicas, --placement $K"
 start_fleet 3 "$K"
 sleep 3 # a heartbeat or two: every replica sees the whole membership
