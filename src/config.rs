@@ -235,6 +235,12 @@ pub struct ReplicationOptions {
     /// The base URL other replicas reach this one at (they forward subscription requests
     /// to it; `--store nats://...` only). Unset: `http://<listen address>`.
     pub advertise_url: Option<String>,
+
+    /// With `--store nats://...`: how many replicas hold each map (chosen by rendezvous
+    /// hashing of the map's name over the live replicas); the others keep its summary and
+    /// forward its requests to a holder. `None` (`all`, the default): every replica holds
+    /// every map.
+    pub placement: Option<usize>,
 }
 
 /// How long clients may take and how many connections are served at once (the flags of
@@ -360,6 +366,7 @@ impl Config {
             }),
             replication: Box::new(ReplicationOptions {
                 advertise_url: None,
+                placement: None,
                 store: None,
                 nats_creds: None,
                 nats_user: None,

@@ -259,6 +259,10 @@ struct Inner {
     dirty: Mutex<VecDeque<Arc<Flow>>>,
     wake: tokio::sync::Notify,
     started: AtomicBool,
+    /// With `--store nats://...`: this replica's id, the first part of every field id
+    /// (`<replica>-<32 hex>`), so that any replica can forward a request for the field to
+    /// the one that holds it (`crate::cluster::gate`).
+    prefix: std::sync::OnceLock<String>,
 }
 
 /// The cells whose cost differs between `a` and `b`, if they have one shape (`O(cells)`,
@@ -350,7 +354,20 @@ impl Flows {
                 dirty: Mutex::default(),
                 wake: tokio::sync::Notify::new(),
                 started: AtomicBool::new(false),
+                prefix: std::sync::OnceLock::new(),
             }),
+        }
+    }
+
+    /// Ids of fields created from now on start with `replica` and a `-` (a cluster's).
+    pub fn set_id_prefix(&self, replica: &str) {
+        let _ = self.inner.prefix.set(replica.to_owned());
+    }
+
+    fn new_id(&self) -> String {
+        match self.inner.prefix.get() {
+            Some(p) => format!("{p}-{}", random_hex128()),
+            None => random_hex128(),
         }
     }
 
@@ -441,9 +458,9 @@ impl Flows {
                 None => return Ok(None),
             },
         };
-        let mut id = random_hex128();
+        let mut id = self.new_id();
         while flows.contains_key(&id) {
-            id = random_hex128();
+            id = self.new_id();
         }
         let flow = Arc::new(Flow {
             id: id.clone(),

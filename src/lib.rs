@@ -64,6 +64,8 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::router())
         // `/v1/subscriptions/{id}[/events]` of a subscription another replica owns are
         // forwarded there (`--store nats://...`; a pass-through otherwise).
+        // With `--placement K`, `/v1/maps/{name}[/...]` of a map held elsewhere are
+        // forwarded to a replica that holds it (the same middleware).
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             cluster::gate::gate,

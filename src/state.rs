@@ -646,6 +646,18 @@ impl AppState {
             config.max_maps,
             config.max_pending_writes,
         );
+        // Maps are placed only on a cluster (`--store nats://...`).
+        let placement = crate::cluster::Placement::new(
+            config
+                .replication
+                .placement
+                .filter(|_| config.replication.store.is_some() && cfg!(feature = "nats")),
+        );
+        maps.place_with(placement.clone());
+        let cluster = crate::cluster::Cluster::new(&config, placement);
+        if let Some(r) = cluster.replica() {
+            live.flows().set_id_prefix(r);
+        }
         Ok(AppState {
             inner: Arc::new(Inner {
                 maps,
@@ -656,7 +668,7 @@ impl AppState {
                 builders,
                 shutdown,
                 live,
-                cluster: crate::cluster::Cluster::new(&config),
+                cluster,
                 config,
             }),
         })

@@ -149,6 +149,156 @@ pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome
     }
 }
 
+/// What the map gate does with a request (`--placement K`).
+pub(super) enum MapOutcome {
+    /// Answer this (a holder's answer, or an error).
+    Answer(Response),
+    /// Serve it here (held here now, or a map nobody holds that this replica should).
+    Here(Box<Request>),
+}
+
+/// Serves map `name` from a replica that holds it (see [`super::placement`]): the live
+/// members whose heartbeat says they hold it, in rendezvous order; for a map of which this
+/// replica knows nothing (a new one, or none at all), the first member placement gives it
+/// to. Waits at most [`FORWARD_WAIT`] for a holder (one killed, the next still loading it),
+/// then answers `503 store_unavailable` with `Retry-After`. A forwarded request is served
+/// here when placement gives the map here, else answered `421` (the first replica tries
+/// the next holder).
+pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> MapOutcome {
+    let Some(inner) = state.cluster().inner.clone() else {
+        return MapOutcome::Here(Box::new(req));
+    };
+    let p = &inner.placement;
+    let forwarded = req.headers().contains_key(FORWARDED_HEADER);
+    let unknown = p.stub(name).is_none();
+    if unknown && p.wants(name) {
+        return MapOutcome::Here(Box::new(req));
+    }
+    if forwarded && !p.wants(name) {
+        return MapOutcome::Answer(
+            ApiError::new(
+                StatusCode::MISDIRECTED_REQUEST,
+                ErrorCode::MapNotFound,
+                format!("map {name:?} is not held by this replica"),
+            )
+            .into_response(),
+        );
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            return MapOutcome::Answer(
+                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
+            );
+        }
+    };
+    let deadline = Instant::now() + FORWARD_WAIT;
+    loop {
+        if super::gate::held_here(state, name) {
+            return MapOutcome::Here(Box::new(Request::from_parts(parts, Body::from(bytes))));
+        }
+        if !forwarded {
+            let holding = inner.members.holding(name);
+            let mut candidates: Vec<super::Member> = super::members::ranked(name, &holding)
+                .into_iter()
+                .filter(|m| m.id != inner.replica)
+                .cloned()
+                .collect();
+            if candidates.is_empty() && p.stub(name).is_none() {
+                // Nobody has it: the replica placement gives it to answers (a create, or
+                // `404`).
+                if let Some(first) = p.holders(name).first()
+                    && *first != inner.replica
+                    && let Some(url) = inner.member_url(first)
+                {
+                    candidates.push(super::Member {
+                        id: first.clone(),
+                        url,
+                    });
+                }
+            }
+            for c in candidates {
+                match send(&inner, &c.url, &parts, bytes.clone()).await {
+                    Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
+                        p.forwarded();
+                        metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "answered")
+                            .increment(1);
+                        return MapOutcome::Answer(relay(resp, &inner.replica));
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "unreachable")
+                            .increment(1);
+                        tracing::debug!(holder = %c.id, error = %e, "holder not reachable");
+                    }
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "no_holder")
+                .increment(1);
+            return MapOutcome::Answer(
+                ApiError {
+                    retry_after: Some(1),
+                    ..ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        ErrorCode::StoreUnavailable,
+                        format!(
+                            "no replica has map {name:?} ready: its holder is gone and the next \
+                             one is still loading it; retry shortly"
+                        ),
+                    )
+                }
+                .into_response(),
+            );
+        }
+        inner.kick.notify_one();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Serves flow field `id` from the replica that made it (the first part of its id), when
+/// that is a live member other than this one and the request was not forwarded already;
+/// else here (`404 flowfield_not_found` for a field nobody holds).
+pub(super) async fn forward_flow(state: &AppState, id: &str, req: Request) -> MapOutcome {
+    let Some(inner) = state.cluster().inner.clone() else {
+        return MapOutcome::Here(Box::new(req));
+    };
+    let owner = match id.split_once('-') {
+        Some((r, _)) if plausible(id) && r != inner.replica => r.to_owned(),
+        _ => return MapOutcome::Here(Box::new(req)),
+    };
+    let Some(url) = inner.member_url(&owner) else {
+        return MapOutcome::Here(Box::new(req));
+    };
+    if req.headers().contains_key(FORWARDED_HEADER) {
+        return MapOutcome::Here(Box::new(req));
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            return MapOutcome::Answer(
+                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
+            );
+        }
+    };
+    match send(&inner, &url, &parts, bytes.clone()).await {
+        Ok(resp) => {
+            metrics::counter!("pathd_forwarded_requests_total", "outcome" => "answered")
+                .increment(1);
+            MapOutcome::Answer(relay(resp, &inner.replica))
+        }
+        Err(e) => {
+            metrics::counter!("pathd_forwarded_requests_total", "outcome" => "unreachable")
+                .increment(1);
+            tracing::debug!(%owner, error = %e, "flow field's replica not reachable");
+            MapOutcome::Here(Box::new(Request::from_parts(parts, Body::from(bytes))))
+        }
+    }
+}
+
 /// Sends the request to `base` (the owner); the answer's headers within 10 s.
 async fn send(
     inner: &super::subs::Inner,

@@ -1,5 +1,7 @@
-//! The middleware in front of `/v1/subscriptions/{id}` and its `/events`: serves the
-//! subscription here when this replica holds it, else forwards the request to its owner.
+//! The middlewares in front of `/v1/subscriptions/{id}` and its `/events` ([`gate`]: serves
+//! the subscription here when this replica holds it, else forwards the request to its
+//! owner) and of `/v1/maps/{name}[/...]` ([`place`]: with `--placement K`, serves the map
+//! here when this replica holds it, else forwards the request to a replica that does).
 
 use axum::extract::{Request, State};
 use axum::http::HeaderValue;
@@ -21,8 +23,11 @@ pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Re
     if !cluster.enabled() {
         return next.run(req).await;
     }
+    if let Some(id) = flow_of(req.uri().path()).map(str::to_owned) {
+        return flow(&state, &id, req, next).await;
+    }
     let Some(id) = id_of(req.uri().path()).map(str::to_owned) else {
-        return next.run(req).await;
+        return place(State(state), req, next).await;
     };
     if let Some(view) = cluster.local(&id) {
         return serve_here(&state, req, next, view).await;
@@ -41,6 +46,80 @@ pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Re
     {
         next.run(req).await
     }
+}
+
+/// The flow field id of a `/v1/flowfields/{id}[/events]` path.
+fn flow_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/v1/flowfields/")?.split('/').next()
+}
+
+/// A request for flow field `id`: served here when this replica holds it (or nobody
+/// else can: an id not made by a live member), else answered by the replica whose id
+/// starts it (the field lives in that replica's memory).
+async fn flow(state: &AppState, id: &str, req: Request, next: Next) -> Response {
+    if state.live().flows().get(id).is_ok() {
+        return serve_map_here(state, req, next).await;
+    }
+    #[cfg(feature = "nats")]
+    {
+        match super::forward::forward_flow(state, id, req).await {
+            super::forward::MapOutcome::Answer(resp) => resp,
+            super::forward::MapOutcome::Here(r) => serve_map_here(state, *r, next).await,
+        }
+    }
+    #[cfg(not(feature = "nats"))]
+    {
+        serve_map_here(state, req, next).await
+    }
+}
+
+/// The map name of a `/v1/maps/{name}[/...]` path.
+fn map_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/v1/maps/")?
+        .split('/')
+        .next()
+        .filter(|n| crate::maps::valid_name(n))
+}
+
+/// With `--placement K`: serves a request for map `name` here when this replica holds it
+/// (or its damage report), else answers with a holder's answer (see
+/// [`super::placement`]). Otherwise: passes through.
+pub async fn place(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if state.cluster().placement().is_none() {
+        return next.run(req).await;
+    }
+    let Some(name) = map_of(req.uri().path()).map(str::to_owned) else {
+        return next.run(req).await;
+    };
+    if held_here(&state, &name) {
+        return serve_map_here(&state, req, next).await;
+    }
+    #[cfg(feature = "nats")]
+    {
+        match super::forward::forward_map(&state, &name, req).await {
+            super::forward::MapOutcome::Answer(resp) => resp,
+            super::forward::MapOutcome::Here(r) => serve_map_here(&state, *r, next).await,
+        }
+    }
+    #[cfg(not(feature = "nats"))]
+    {
+        next.run(req).await
+    }
+}
+
+/// True when this replica holds map `name` (or knows it damaged).
+pub(super) fn held_here(state: &AppState, name: &str) -> bool {
+    state.registry().get(name).is_some() || state.maps().damage(name).is_some()
+}
+
+async fn serve_map_here(state: &AppState, req: Request, next: Next) -> Response {
+    let mut resp = next.run(req).await;
+    if let Some(r) = state.cluster().replica()
+        && let Ok(v) = HeaderValue::from_str(r)
+    {
+        resp.headers_mut().insert(REPLICA_HEADER, v);
+    }
+    resp
 }
 
 async fn serve_here(state: &AppState, mut req: Request, next: Next, view: View) -> Response {

@@ -5,8 +5,8 @@
 //! when the server stored it less than [`MEMBER_TTL`] ago (that one comparison uses the wall
 //! clocks of the NATS server and this host).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use async_nats::jetstream::kv::{Operation, Store};
@@ -20,12 +20,22 @@ use super::{MEMBER_TTL, Member};
 pub(super) struct Beat {
     /// Its advertised base URL.
     pub url: String,
+    /// The maps it holds and has ready (`--placement K` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Vec<String>>,
+}
+
+/// What the watcher knows of one member.
+struct Seen {
+    url: String,
+    at: Instant,
+    held: Arc<HashSet<String>>,
 }
 
 /// The members seen, by id: URL and when their key was last seen refreshed.
 #[derive(Default)]
 pub(super) struct Members {
-    seen: Mutex<HashMap<String, (String, Instant)>>,
+    seen: Mutex<HashMap<String, Seen>>,
 }
 
 impl Members {
@@ -34,10 +44,10 @@ impl Members {
         let seen = self.seen.lock().expect("members lock");
         let mut out: Vec<Member> = seen
             .iter()
-            .filter(|(_, (_, t))| t.elapsed() < MEMBER_TTL)
-            .map(|(id, (url, _))| Member {
+            .filter(|(_, s)| s.at.elapsed() < MEMBER_TTL)
+            .map(|(id, s)| Member {
                 id: id.clone(),
-                url: url.clone(),
+                url: s.url.clone(),
             })
             .collect();
         out.sort_by(|a, b| a.id.cmp(&b.id));
@@ -48,15 +58,35 @@ impl Members {
     pub fn url(&self, id: &str) -> Option<String> {
         let seen = self.seen.lock().expect("members lock");
         seen.get(id)
-            .filter(|(_, t)| t.elapsed() < MEMBER_TTL)
-            .map(|(u, _)| u.clone())
+            .filter(|s| s.at.elapsed() < MEMBER_TTL)
+            .map(|s| s.url.clone())
     }
 
-    fn saw(&self, id: String, url: String) {
-        self.seen
-            .lock()
-            .expect("members lock")
-            .insert(id, (url, Instant::now()));
+    /// The live members whose last heartbeat says they hold map `name`, by id.
+    pub fn holding(&self, name: &str) -> Vec<Member> {
+        let seen = self.seen.lock().expect("members lock");
+        let mut out: Vec<Member> = seen
+            .iter()
+            .filter(|(_, s)| s.at.elapsed() < MEMBER_TTL && s.held.contains(name))
+            .map(|(id, s)| Member {
+                id: id.clone(),
+                url: s.url.clone(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        out
+    }
+
+    fn saw(&self, id: String, beat: Beat) {
+        let held = Arc::new(beat.held.unwrap_or_default().into_iter().collect());
+        self.seen.lock().expect("members lock").insert(
+            id,
+            Seen {
+                url: beat.url,
+                at: Instant::now(),
+                held,
+            },
+        );
     }
 
     fn left(&self, id: &str) {
@@ -78,7 +108,7 @@ impl Members {
                         continue; // an old value, replayed at start: that member is gone
                     }
                     if let Ok(b) = serde_json::from_slice::<Beat>(&entry.value) {
-                        self.saw(entry.key, b.url);
+                        self.saw(entry.key, b);
                     }
                 }
                 Operation::Delete | Operation::Purge => self.left(&entry.key),
@@ -92,6 +122,14 @@ impl Members {
 /// (rendezvous hashing: a member leaving moves only the ids it owned, spread over the rest).
 pub(super) fn rendezvous<'a>(id: &str, live: &'a [Member]) -> Option<&'a Member> {
     live.iter().max_by_key(|m| (score(&m.id, id), m.id.clone()))
+}
+
+/// The members of `live` by the same score for `id`, best first: the first is
+/// [`rendezvous`]'s; a map placed on `K` replicas is held by the first `K`.
+pub(super) fn ranked<'a>(id: &str, live: &'a [Member]) -> Vec<&'a Member> {
+    let mut all: Vec<&Member> = live.iter().collect();
+    all.sort_by_cached_key(|m| std::cmp::Reverse((score(&m.id, id), m.id.clone())));
+    all
 }
 
 /// FNV-1a over `member`, a separator and `id`, then a 64-bit finaliser (splitmix64): stable
@@ -137,5 +175,25 @@ mod tests {
         }
         // Roughly a third each.
         assert!((60..140).contains(&moved), "{moved}");
+    }
+
+    #[test]
+    fn ranked_starts_with_the_rendezvous_winner_and_moves_only_the_leavers_maps() {
+        let all = vec![m("a"), m("b"), m("c"), m("d")];
+        let rest = vec![m("a"), m("c"), m("d")];
+        for i in 0..200 {
+            let id = format!("map{i}");
+            let r = ranked(&id, &all);
+            assert_eq!(r[0].id, rendezvous(&id, &all).unwrap().id);
+            // Placed on two: the pair changes only where "b" was in it.
+            let two = |v: Vec<&Member>| v.iter().take(2).map(|m| m.id.clone()).collect::<Vec<_>>();
+            let (before, after) = (two(ranked(&id, &all)), two(ranked(&id, &rest)));
+            if !before.contains(&"b".to_owned()) {
+                assert_eq!(before, after, "{id}");
+            } else {
+                let kept: Vec<_> = before.iter().filter(|x| *x != "b").collect();
+                assert!(kept.iter().all(|k| after.contains(k)), "{id}");
+            }
+        }
     }
 }

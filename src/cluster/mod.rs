@@ -25,6 +25,14 @@
 //!   its first event there is a `resync` (full state): the repairs the old owner had
 //!   computed died with it, so which of its events a client saw cannot be replayed.
 //!
+//! - **Placement** ([`placement`], `--placement K`): each map is held by the `K` live
+//!   members that rank highest for its name under the same rendezvous hashing; the others
+//!   keep its summary and the gate ([`gate::place`]) forwards its requests to a member whose
+//!   heartbeat says it holds it. A subscription's takeover goes to a holder of its map.
+//! - **Flow fields**: their ids are `<replica>-<32 hex>` and live in that replica's memory;
+//!   any replica forwards `/v1/flowfields/{id}[/events]` there (no records, no takeover: a
+//!   field dies with its replica, and its id answers `404` afterwards).
+//!
 //! Inside a replica, the hub ([`crate::live::Hub`]) knows nothing of this: the cluster keeps
 //! a [`View`] per subscription that maps the public id and `seq` onto the hub's own
 //! subscription (after a takeover the hub's subscription is a new one, so its `seq`s start
@@ -35,6 +43,7 @@ mod forward;
 pub mod gate;
 #[cfg(feature = "nats")]
 mod members;
+pub mod placement;
 #[cfg(feature = "nats")]
 mod subs;
 #[cfg(feature = "nats")]
@@ -46,6 +55,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::live::{Event, Sub};
+pub use placement::{Placement, PlacementHealth};
 
 /// The header that names the replica that served a subscription request.
 pub const REPLICA_HEADER: &str = "x-pathd-replica";
@@ -164,6 +174,9 @@ pub struct ClusterHealth {
     pub members: Vec<Member>,
     /// Subscriptions this replica owns.
     pub owned_subscriptions: usize,
+    /// Which maps this replica holds (`--placement K` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementHealth>,
 }
 
 /// The cluster handle (cheap to clone); disabled without `--store nats://...`.
@@ -175,17 +188,32 @@ pub struct Cluster {
 
 impl Cluster {
     /// The cluster for `config`: enabled with `--store nats://...` (and the `nats` feature).
-    pub fn new(config: &crate::Config) -> Cluster {
+    pub fn new(config: &crate::Config, placement: Placement) -> Cluster {
         #[cfg(feature = "nats")]
         {
             if let Ok(Some(opts)) = config.nats() {
                 return Cluster {
-                    inner: Some(Arc::new(subs::Inner::new(config, opts))),
+                    inner: Some(Arc::new(subs::Inner::new(config, opts, placement))),
                 };
             }
         }
-        let _ = config;
+        let _ = (config, placement);
         Cluster::default()
+    }
+
+    /// The placement of maps (`None`: no cluster, or every replica holds every map).
+    pub fn placement(&self) -> Option<&Placement> {
+        #[cfg(feature = "nats")]
+        {
+            self.inner
+                .as_ref()
+                .map(|i| &i.placement)
+                .filter(|p| p.active())
+        }
+        #[cfg(not(feature = "nats"))]
+        {
+            None
+        }
     }
 
     /// True with `--store nats://...`.
@@ -200,14 +228,31 @@ impl Cluster {
         }
     }
 
-    /// Membership, health and `/readyz` figures (`None`: no cluster).
-    pub fn health(&self) -> Option<ClusterHealth> {
+    /// Membership, health and `/readyz` figures (`None`: no cluster); `registry` gives
+    /// the placement's figures of the maps held here.
+    pub fn health(&self, registry: &crate::state::Registry) -> Option<ClusterHealth> {
         #[cfg(feature = "nats")]
         {
-            self.inner.as_ref().map(|i| i.health())
+            self.inner.as_ref().map(|i| {
+                let mut h = i.health();
+                if i.placement.active() {
+                    let held = registry.list();
+                    let cells = held
+                        .iter()
+                        .map(|e| e.grid.width() as u64 * e.grid.height() as u64)
+                        .sum();
+                    h.placement = Some(i.placement.health(
+                        held.iter().map(|e| e.name.clone()).collect(),
+                        cells,
+                        registry.budget().resident_bytes(),
+                    ));
+                }
+                h
+            })
         }
         #[cfg(not(feature = "nats"))]
         {
+            let _ = registry;
             None
         }
     }

@@ -117,6 +117,12 @@ pub(crate) struct Inner {
     shutdown: OnceLock<tokio_util::sync::CancellationToken>,
     /// The hub (set by `run`): a copy whose record was taken ends there.
     hub: OnceLock<crate::live::Hub>,
+    /// Which maps this replica holds (`--placement K`; inactive otherwise).
+    pub(super) placement: super::Placement,
+    /// The maps held here as the last heartbeat said (`--placement K`).
+    pub(super) held: Mutex<Option<Vec<String>>>,
+    /// Set when the next heartbeat should go at once (a map was loaded or dropped here).
+    pub(super) beat_now: std::sync::atomic::AtomicBool,
 }
 
 fn store_unavailable(why: impl std::fmt::Display) -> ApiError {
@@ -132,9 +138,11 @@ fn store_unavailable(why: impl std::fmt::Display) -> ApiError {
 }
 
 impl Inner {
-    pub fn new(config: &Config, opts: NatsOptions) -> Inner {
+    pub fn new(config: &Config, opts: NatsOptions, placement: super::Placement) -> Inner {
+        let replica = format!("{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff);
+        placement.set_me(&replica);
         Inner {
-            replica: format!("{:012x}", rand::random::<u64>() & 0xffff_ffff_ffff),
+            replica,
             advertise: OnceLock::new(),
             configured_url: config
                 .replication
@@ -155,6 +163,9 @@ impl Inner {
             kick: Notify::new(),
             shutdown: OnceLock::new(),
             hub: OnceLock::new(),
+            placement,
+            held: Mutex::default(),
+            beat_now: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -164,6 +175,7 @@ impl Inner {
             advertise_url: self.advertise.get().cloned().unwrap_or_default(),
             members: self.members.live(),
             owned_subscriptions: self.owned.lock().expect("owned lock").len(),
+            placement: None,
         }
     }
 
@@ -244,7 +256,8 @@ async fn register(inner: &Inner) -> Result<(), ApiError> {
     inner.subs().await?; // connected
     let (members, _) = inner.kv.get().expect("connected above");
     let url = inner.advertise.get().cloned().unwrap_or_default();
-    let beat = serde_json::to_vec(&Beat { url }).map_err(ApiError::internal)?;
+    let held = inner.held.lock().expect("held lock").clone();
+    let beat = serde_json::to_vec(&Beat { url, held }).map_err(ApiError::internal)?;
     members
         .put(&inner.replica, beat.into())
         .await
@@ -414,9 +427,9 @@ pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::Soc
             }
         })
     };
-    let beat = serde_json::to_vec(&Beat { url }).unwrap_or_default();
     let mut tick = tokio::time::interval(HEARTBEAT / 2);
     let mut last_beat: Option<Instant> = None;
+    let mut member_since: Option<Instant> = None;
     loop {
         tokio::select! {
             _ = tick.tick() => {}
@@ -428,10 +441,28 @@ pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::Soc
         if !state.is_ready() {
             continue;
         }
-        if last_beat.is_none_or(|t| t.elapsed() >= HEARTBEAT) {
-            match members_kv.put(&inner.replica, beat.clone().into()).await {
+        let now = inner
+            .beat_now
+            .swap(false, std::sync::atomic::Ordering::AcqRel);
+        if now || last_beat.is_none_or(|t| t.elapsed() >= HEARTBEAT) {
+            let held = inner.placement.active().then(|| {
+                state
+                    .registry()
+                    .list()
+                    .iter()
+                    .map(|e| e.name.clone())
+                    .collect::<Vec<_>>()
+            });
+            *inner.held.lock().expect("held lock") = held.clone();
+            let beat = serde_json::to_vec(&Beat {
+                url: url.clone(),
+                held,
+            })
+            .unwrap_or_default();
+            match members_kv.put(&inner.replica, beat.into()).await {
                 Ok(_) => {
                     last_beat = Some(Instant::now());
+                    member_since.get_or_insert_with(Instant::now);
                     inner
                         .registered
                         .store(true, std::sync::atomic::Ordering::Release);
@@ -440,6 +471,10 @@ pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::Soc
             }
         }
         super::takeover::scan(&inner, &state, &subs_kv).await;
+        // A member for a heartbeat has seen every other member's key refreshed at least
+        // once: its view of the membership is whole, and placement can follow it.
+        let settled = member_since.is_some_and(|t| t.elapsed() >= HEARTBEAT);
+        super::placement::tick(&inner, &state, settled).await;
     }
     // Leaving: the others take this replica's subscriptions over at once.
     let _ = members_kv.delete(&inner.replica).await;

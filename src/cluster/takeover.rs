@@ -18,6 +18,15 @@ pub(super) async fn scan(inner: &Arc<Inner>, state: &AppState, subs: &kv::Store)
     if !live.iter().any(|m| m.id == inner.replica) {
         return; // not a member (yet, or cut off): take nothing
     }
+    // With `--placement K` a subscription can only live where its map is held: the
+    // takeover goes to the members whose heartbeat says they hold it.
+    let candidates = |map: &str| {
+        if inner.placement.active() {
+            inner.members.holding(map)
+        } else {
+            live.clone()
+        }
+    };
     let orphans: Vec<(String, Record, u64)> = {
         let m = inner.mirror.lock().expect("mirror lock");
         let owned = inner.owned.lock().expect("owned lock");
@@ -28,7 +37,8 @@ pub(super) async fn scan(inner: &Arc<Inner>, state: &AppState, subs: &kv::Store)
                 seen.elapsed() >= HEARTBEAT
                     && !owned.contains_key(*id)
                     && (r.owner == inner.replica || !live.iter().any(|l| l.id == r.owner))
-                    && members::rendezvous(id, &live).is_some_and(|w| w.id == inner.replica)
+                    && members::rendezvous(id, &candidates(&r.map))
+                        .is_some_and(|w| w.id == inner.replica)
             })
             .map(|(id, (r, rev, _))| (id.clone(), r.clone(), *rev))
             .collect()

@@ -552,6 +552,24 @@ pub static FLAGS: &[Flag] = &[
         }),
     },
     Flag {
+        long: "placement",
+        env: "PATHD_PLACEMENT",
+        default: Some("all"),
+        help: "With `--store nats://...`: how many replicas hold each map (`all`, or 1..=64), \
+               chosen by rendezvous hashing of the map's name over the live replicas; the \
+               others keep its summary and forward its requests to a holder.",
+        hidden: false,
+        set: Set::Value(|c, v| {
+            let v = v.trim();
+            c.replication.placement = if v.eq_ignore_ascii_case("all") {
+                None
+            } else {
+                Some(in_range(v, 1, 64)?)
+            };
+            Ok(())
+        }),
+    },
+    Flag {
         long: "max-wait-ms",
         env: "PATHD_MAX_WAIT_MS",
         default: Some("1000"),

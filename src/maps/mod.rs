@@ -91,6 +91,8 @@ struct Inner {
     /// The task applying a replicated store's feed, and its stop signal.
     follower: Mutex<Option<tokio::task::JoinHandle<()>>>,
     stop: tokio_util::sync::CancellationToken,
+    /// Which maps this replica holds (`--placement K`; see `replicated.rs`).
+    placement: std::sync::OnceLock<crate::cluster::Placement>,
 }
 
 /// How long shutdown waits for admitted writes to finish before it gives up on them (they
@@ -164,6 +166,7 @@ impl Maps {
                 max_maps,
                 follower: Mutex::default(),
                 stop: tokio_util::sync::CancellationToken::new(),
+                placement: std::sync::OnceLock::new(),
             }),
         }
     }

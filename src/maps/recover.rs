@@ -46,7 +46,14 @@ impl Maps {
                     }
                     // O(1): the grid keeps its own statistics.
                     let entry = MapEntry::new(name, version, *grid, MapSource::Uploaded);
-                    registry.insert(Arc::new(entry));
+                    match self.placed() {
+                        // Placed: held only once the membership says where (the summary
+                        // until then; `replicated.rs`).
+                        Some(p) => p.set_stub(entry.summary()),
+                        None => {
+                            registry.insert(Arc::new(entry));
+                        }
+                    }
                     report.uploaded += 1;
                 }
                 Recovered::Deleted { name, version } => {

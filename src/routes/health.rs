@@ -30,7 +30,7 @@ async fn healthz(State(state): State<AppState>) -> Json<Health> {
         damaged_maps: damaged_names(&state),
         cut_logs: state.maps().cut_logs(),
         store: state.maps().store_status().map(Into::into),
-        cluster: state.cluster().health(),
+        cluster: state.cluster().health(state.registry()),
     })
 }
 
@@ -50,7 +50,7 @@ async fn readyz(State(state): State<AppState>) -> Result<Json<Health>, ApiError>
             damaged_maps: damaged_names(&state),
             cut_logs: state.maps().cut_logs(),
             store: state.maps().store_status().map(Into::into),
-            cluster: state.cluster().health(),
+            cluster: state.cluster().health(state.registry()),
         }))
     } else {
         Err(ApiError::new(

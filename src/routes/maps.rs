@@ -48,12 +48,19 @@ fn with_usage(state: &AppState, mut summary: crate::dto::MapSummary) -> crate::d
 
 /// `GET /v1/maps` (operationId `listMaps`).
 async fn list_maps(_: QueryAuth, State(state): State<AppState>) -> Json<MapList> {
-    let maps = state
+    let mut maps: Vec<crate::dto::MapSummary> = state
         .registry()
         .list()
         .iter()
         .map(|e| with_usage(&state, e.summary()))
         .collect();
+    // `--placement K`: the maps held elsewhere, as their summaries here have them (their
+    // version is current; their cell figures are those of the last whole map read here).
+    if let Some(p) = state.cluster().placement() {
+        maps.extend(p.stubs());
+        maps.sort_by(|a, b| a.name.cmp(&b.name));
+        maps.dedup_by(|a, b| a.name == b.name);
+    }
     let damaged = state.maps().damaged().into_iter().map(Into::into).collect();
     Json(MapList { maps, damaged })
 }

@@ -286,6 +286,15 @@ pub trait MapStore: Send + Sync + 'static {
         let _ = (name, version, position);
     }
 
+    /// Reads map `name` alone as the store holds it now (its newest whole map and the
+    /// patches after it): a replica that holds only some maps (`--placement K`) loads one
+    /// that placement moved to it. `Ok(None)`: the store holds nothing of it. Only a
+    /// replicated store needs it.
+    fn load(&self, name: &str) -> Result<Option<Recovered>, StoreError> {
+        let _ = name;
+        Ok(None)
+    }
+
     /// Blocks until every mutation of `name` that the store holds now has been applied
     /// here (after [`StoreError::Conflict`]: another replica wrote first). A store only
     /// this process writes is always caught up.

@@ -286,6 +286,56 @@ struct Decoded {
     meta: Meta,
 }
 
+/// One map's mutations folded so far (recovery reads them in stream order).
+enum Fold {
+    Live(u64, Box<Grid>),
+    Deleted(u64),
+    Broken(u64, String),
+}
+
+impl Fold {
+    /// The fold after the mutation producing `version`.
+    fn next(prev: Option<Fold>, version: u64, change: Change) -> Fold {
+        match (change, prev) {
+            (Change::Put(g), _) => Fold::Live(version, Box::new(g)),
+            (Change::Patch { full: Some(g), .. }, _) => Fold::Live(version, Box::new(g)),
+            (Change::Patch { cells, full: None }, Some(Fold::Live(_, g))) => {
+                match g.apply_patch(&Patch {
+                    cells,
+                    rects: Vec::new(),
+                }) {
+                    Ok(Some((g2, _))) => Fold::Live(version, Box::new(g2)),
+                    Ok(None) => Fold::Live(version, g),
+                    Err(e) => Fold::Broken(version, format!("patch {version}: {e}")),
+                }
+            }
+            (Change::Patch { .. }, _) => {
+                Fold::Broken(version, format!("patch {version} has no map to apply to"))
+            }
+            (Change::Delete, _) => Fold::Deleted(version),
+            (Change::Unreadable(why), _) => Fold::Broken(version, why),
+        }
+    }
+
+    fn recovered(self, name: String) -> Recovered {
+        match self {
+            Fold::Live(version, grid) => Recovered::Live {
+                name,
+                version,
+                grid,
+                lost: None,
+            },
+            Fold::Deleted(version) => Recovered::Deleted { name, version },
+            Fold::Broken(version, reason) => Recovered::Damaged(Damage {
+                name,
+                reason,
+                last_good: None,
+                dropped: vec![version],
+            }),
+        }
+    }
+}
+
 impl NatsStore {
     /// A store that will connect with `opts` (on the first [`MapStore::recover`]), running
     /// its client on `rt`.
@@ -520,11 +570,6 @@ impl NatsStore {
         let mut messages = Follower::new(conn.clone());
         messages.window = self.feed_window;
         messages.idle = Some(Arc::clone(&self.shared));
-        enum Fold {
-            Live(u64, Box<Grid>),
-            Deleted(u64),
-            Broken(u64, String),
-        }
         let mut folded: BTreeMap<String, Fold> = BTreeMap::new();
         let mut states: HashMap<String, NameState> = HashMap::new();
         let mut seen = 0u64;
@@ -568,26 +613,7 @@ impl NatsStore {
             let st = states.entry(rep.name.clone()).or_default();
             st.advance(rep.version, seq, &meta);
             let prev = folded.remove(&rep.name);
-            let next = match (rep.change, prev) {
-                (Change::Put(g), _) => Fold::Live(rep.version, Box::new(g)),
-                (Change::Patch { full: Some(g), .. }, _) => Fold::Live(rep.version, Box::new(g)),
-                (Change::Patch { cells, full: None }, Some(Fold::Live(_, g))) => {
-                    match g.apply_patch(&Patch {
-                        cells,
-                        rects: Vec::new(),
-                    }) {
-                        Ok(Some((g2, _))) => Fold::Live(rep.version, Box::new(g2)),
-                        Ok(None) => Fold::Live(rep.version, g),
-                        Err(e) => Fold::Broken(rep.version, format!("patch {}: {e}", rep.version)),
-                    }
-                }
-                (Change::Patch { .. }, _) => Fold::Broken(
-                    rep.version,
-                    format!("patch {} has no map to apply to", rep.version),
-                ),
-                (Change::Delete, _) => Fold::Deleted(rep.version),
-                (Change::Unreadable(why), _) => Fold::Broken(rep.version, why),
-            };
+            let next = Fold::next(prev, rep.version, rep.change);
             folded.insert(rep.name, next);
         }
         *self.shared.names.lock().expect("names lock") = states;
@@ -601,21 +627,7 @@ impl NatsStore {
         );
         let found = folded
             .into_iter()
-            .map(|(name, f)| match f {
-                Fold::Live(version, grid) => Recovered::Live {
-                    name,
-                    version,
-                    grid,
-                    lost: None,
-                },
-                Fold::Deleted(version) => Recovered::Deleted { name, version },
-                Fold::Broken(version, reason) => Recovered::Damaged(Damage {
-                    name,
-                    reason,
-                    last_good: None,
-                    dropped: vec![version],
-                }),
-            })
+            .map(|(name, f)| f.recovered(name))
             .collect::<Vec<_>>();
         // The feed: every later message, in stream order.
         self.rt.spawn(feed(
@@ -791,6 +803,60 @@ impl NatsStore {
                 let _ = b.delete(&key).await;
             }
         });
+    }
+
+    /// Reads the messages of map `name` from its first to its last now, one get each (a
+    /// map's subject holds its newest whole map and the patches after it), and folds them.
+    async fn load_one(&self, name: &str) -> Result<Option<Recovered>, StoreError> {
+        let conn = self.conn()?;
+        let last = self.last_seq(name).await?;
+        if last == 0 {
+            return Ok(None);
+        }
+        let subject = subject(name);
+        let mut fold: Option<Fold> = None;
+        let mut after = 0u64;
+        while after < last {
+            let get = conn
+                .stream
+                .raw_message_builder()
+                .sequence(after + 1)
+                .next_by_subject(subject.clone())
+                .send();
+            let m = match tokio::time::timeout(REQUEST_TIMEOUT, get).await {
+                Err(_) => return Err(io_err("nats load", "get timed out")),
+                Ok(Err(e)) if e.kind() == stream::LastRawMessageErrorKind::NoMessageFound => break,
+                Ok(Err(e)) => return Err(io_err("nats load", e)),
+                Ok(Ok(m)) => m,
+            };
+            after = m.sequence;
+            let version = match Self::decode(
+                conn,
+                self.opts.replicas,
+                m.subject.as_str(),
+                Some(&m.headers),
+                &m.payload,
+                m.sequence,
+            )
+            .await
+            {
+                Ok(d) => {
+                    let v = d.rep.version;
+                    fold = Some(Fold::next(fold, v, d.rep.change));
+                    continue;
+                }
+                Err(e) => (
+                    header(Some(&m.headers), "Pathd-Version").and_then(|v| v.parse().ok()),
+                    e,
+                ),
+            };
+            let (v, why) = version;
+            fold = Some(Fold::Broken(
+                v.unwrap_or(0),
+                format!("message {}: {why}", m.sequence),
+            ));
+        }
+        Ok(fold.map(|f| f.recovered(name.to_owned())))
     }
 
     async fn last_seq(&self, name: &str) -> Result<u64, StoreError> {
@@ -1283,6 +1349,10 @@ impl MapStore for NatsStore {
 
     fn append(&self, name: &str, version: u64, mutation: Mutation<'_>) -> Result<(), StoreError> {
         self.rt.block_on(self.publish(name, version, mutation))
+    }
+
+    fn load(&self, name: &str) -> Result<Option<Recovered>, StoreError> {
+        self.rt.block_on(self.load_one(name))
     }
 
     fn replay(&self, _name: &str, _after: u64) -> Result<Vec<LogRecord>, StoreError> {

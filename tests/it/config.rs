@@ -136,6 +136,7 @@ fn probes() -> Vec<Probe> {
         ("advertise-url", "http://10.0.0.7:8080", |c| {
             opt(&c.replication.advertise_url)
         }),
+        ("placement", "2", |c| opt(&c.replication.placement)),
         ("test-store-delay-us", "1023", |c| s(c.test_store_delay_us)),
         ("test-apply-delay-ms", "1024", |c| s(c.test_apply_delay_ms)),
         ("test-feed-window", "1026", |c| s(c.test_feed_window)),

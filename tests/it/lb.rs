@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::live::sse::{Ev, Sse};
 use crate::replicas::{Nats, Replica, free_port, nats_server, open_text};
 
-fn nginx() -> Option<PathBuf> {
+pub(crate) fn nginx() -> Option<PathBuf> {
     let found = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"]
         .into_iter()
         .map(PathBuf::from)
@@ -30,13 +30,13 @@ fn nginx() -> Option<PathBuf> {
 }
 
 /// One `nginx` balancing round-robin over `upstreams`, killed by pid on drop.
-struct Proxy {
-    port: u16,
+pub(crate) struct Proxy {
+    pub(crate) port: u16,
     child: Child,
 }
 
 impl Proxy {
-    fn start(bin: &Path, dir: &Path, upstreams: &[u16]) -> Proxy {
+    pub(crate) fn start(bin: &Path, dir: &Path, upstreams: &[u16]) -> Proxy {
         let port = free_port();
         std::fs::create_dir_all(dir).unwrap();
         let servers: String = upstreams
@@ -102,7 +102,7 @@ impl Proxy {
         Proxy { port, child }
     }
 
-    fn at(&self, path: &str) -> String {
+    pub(crate) fn at(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 }
@@ -127,7 +127,7 @@ impl Drop for Proxy {
 }
 
 /// Waits until every replica's `/readyz` lists `n` live members.
-async fn members(rs: &[&Replica], n: usize) {
+pub(crate) async fn members(rs: &[&Replica], n: usize) {
     let t = Instant::now();
     loop {
         let mut counts = Vec::new();

@@ -37,6 +37,8 @@ mod oneshot;
 mod openapi;
 mod ops;
 mod paths;
+#[cfg(feature = "nats")]
+mod placement;
 mod plans;
 mod plans_live;
 mod pool;
