@@ -26,7 +26,7 @@
 //! publishes under, so "GET, then stream from its `seq`" misses nothing.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::compute::Compute;
 use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
+use crate::live::lease::{self, Lease, Leased, Streamed};
 
 /// Most cells one event lists; a larger change is announced as `resync`.
 pub const MAX_EVENT_CELLS: usize = 16_384;
@@ -158,8 +159,7 @@ pub struct Flow {
     feed: Mutex<Feed>,
     changed: watch::Sender<u64>,
     queue: Mutex<Queue>,
-    touched: Mutex<Instant>,
-    streams: AtomicUsize,
+    lease: Lease,
 }
 
 impl Flow {
@@ -199,14 +199,12 @@ impl Flow {
 
     /// Marks activity now (idle expiry).
     pub fn touch(&self) {
-        *self.touched.lock().expect("touch lock") = Instant::now();
+        self.lease.touch();
     }
 
     /// Counts an open stream until the guard is dropped.
     pub fn open_stream(self: &Arc<Self>) -> StreamGuard {
-        self.streams.fetch_add(1, Ordering::Relaxed);
-        self.touch();
-        StreamGuard(Arc::clone(self))
+        Streamed::open(self)
     }
 
     /// Whether a change at `p` can matter: inside the region, or within `size - 1` right of
@@ -231,13 +229,12 @@ impl Flow {
     }
 }
 
-/// Keeps a field counted as streamed (not idle) while a stream is open.
-pub struct StreamGuard(Arc<Flow>);
+/// Keeps a flow field counted as streamed (not idle) while a stream is open.
+pub type StreamGuard = Streamed<Flow>;
 
-impl Drop for StreamGuard {
-    fn drop(&mut self) {
-        self.0.streams.fetch_sub(1, Ordering::Relaxed);
-        self.0.touch();
+impl Leased for Flow {
+    fn lease(&self) -> &Lease {
+        &self.lease
     }
 }
 
@@ -477,8 +474,7 @@ impl Flows {
             }),
             changed: watch::channel(0).0,
             queue: Mutex::default(),
-            touched: Mutex::new(Instant::now()),
-            streams: AtomicUsize::new(0),
+            lease: Lease::new(),
         });
         flows.insert(Arc::clone(&flow));
         metrics::gauge!("pathd_flowfields").set(flows.len() as f64);
@@ -683,32 +679,18 @@ fn drain(flow: &Flow) {
 
 /// Drops fields idle for longer than the TTL (no open stream, no request).
 async fn reap(flows: Flows) {
-    let ttl = flows.inner.ttl;
-    let mut tick =
-        tokio::time::interval((ttl / 4).clamp(Duration::from_millis(250), Duration::from_secs(30)));
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            _ = flows.inner.shutdown.cancelled() => return,
-        }
-        let idle: Vec<String> = flows
-            .inner
-            .flows
-            .lock()
-            .expect("flows lock")
-            .values()
-            .filter(|f| {
-                f.streams.load(Ordering::Relaxed) == 0
-                    && f.touched.lock().expect("touch lock").elapsed() >= ttl
-            })
+    let idle = |ttl| {
+        let all = flows.inner.flows.lock().expect("flows lock");
+        all.values()
+            .filter(|f| f.lease.idle(ttl))
             .map(|f| f.id.clone())
-            .collect();
-        for id in idle {
-            if flows.remove(&id, "expired") {
-                tracing::info!(flowfield = %id, "idle flow field expired");
-            }
-        }
-    }
+            .collect()
+    };
+    let shutdown = flows.inner.shutdown.clone();
+    lease::reap("flow field", flows.inner.ttl, shutdown, idle, |id| {
+        flows.remove(id, "expired")
+    })
+    .await
 }
 
 fn not_found(id: &str) -> ApiError {

@@ -363,8 +363,7 @@ fn new_sub(hub: &HubInner, group: &Arc<Group>, agent: Agent, version: u64) -> Ar
         agent: Mutex::new(agent),
         feed: Mutex::new(Feed::new(first, hub.ring)),
         changed: watch::channel(1).0,
-        touched: Mutex::new(Instant::now()),
-        streams: AtomicUsize::new(0),
+        lease: super::lease::Lease::new(),
         position: AtomicU64::new(0),
     });
     sub.set_position(position);

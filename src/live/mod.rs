@@ -62,13 +62,14 @@
 
 pub mod feed;
 mod group;
+pub mod lease;
 mod reach;
 pub mod sse;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use pathd_engine::grid::bounding_box;
@@ -76,6 +77,7 @@ use pathd_engine::{Agent, GoalTree, Grid, Interest, Limits, Point};
 use tokio::sync::{oneshot, watch};
 
 use group::{Group, GroupKey, Item};
+use lease::{Lease, Leased, Streamed};
 use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
@@ -113,9 +115,7 @@ pub struct Sub {
     /// Bumped after every change of the feed; streams wait on it.
     changed: watch::Sender<u64>,
     /// Last request or stream activity (idle expiry).
-    touched: Mutex<Instant>,
-    /// Open event streams.
-    streams: AtomicUsize,
+    lease: Lease,
     /// The agent's position, `x << 32 | y` (readable without the agent lock, which a
     /// running repair holds).
     position: AtomicU64,
@@ -168,14 +168,12 @@ impl Sub {
 
     /// Marks activity now (idle expiry).
     pub fn touch(&self) {
-        *self.touched.lock().expect("touch lock") = Instant::now();
+        self.lease.touch();
     }
 
     /// Counts an open stream until the guard is dropped.
     pub fn open_stream(self: &Arc<Self>) -> StreamGuard {
-        self.streams.fetch_add(1, Ordering::Relaxed);
-        self.touch();
-        StreamGuard(Arc::clone(self))
+        Streamed::open(self)
     }
 
     fn publish(&self, ev: Event) {
@@ -194,12 +192,11 @@ impl Sub {
 }
 
 /// Keeps a subscription counted as streamed (not idle) while a stream is open.
-pub struct StreamGuard(Arc<Sub>);
+pub type StreamGuard = Streamed<Sub>;
 
-impl Drop for StreamGuard {
-    fn drop(&mut self) {
-        self.0.streams.fetch_sub(1, Ordering::Relaxed);
-        self.0.touch();
+impl Leased for Sub {
+    fn lease(&self) -> &Lease {
+        &self.lease
     }
 }
 
@@ -966,30 +963,16 @@ fn memory_gauge(maps: &HashMap<String, MapSubs>) {
 
 /// Drops subscriptions idle for longer than the TTL (no open stream, no request).
 async fn reap(hub: Hub) {
-    let ttl = hub.inner.ttl;
-    let mut tick =
-        tokio::time::interval((ttl / 4).clamp(Duration::from_millis(250), Duration::from_secs(30)));
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            _ = hub.inner.shutdown.cancelled() => return,
-        }
-        let idle: Vec<String> = hub
-            .inner
-            .subs
-            .lock()
-            .expect("subs lock")
-            .values()
-            .filter(|s| {
-                s.streams.load(Ordering::Relaxed) == 0
-                    && s.touched.lock().expect("touch lock").elapsed() >= ttl
-            })
+    let idle = |ttl| {
+        let all = hub.inner.subs.lock().expect("subs lock");
+        all.values()
+            .filter(|s| s.lease.idle(ttl))
             .map(|s| s.id.clone())
-            .collect();
-        for id in idle {
-            if hub.remove(&id, "expired") {
-                tracing::info!(subscription = %id, "idle subscription expired");
-            }
-        }
-    }
+            .collect()
+    };
+    let shutdown = hub.inner.shutdown.clone();
+    lease::reap("subscription", hub.inner.ttl, shutdown, idle, |id| {
+        hub.remove(id, "expired")
+    })
+    .await
 }

@@ -48,7 +48,7 @@
 //! `pathd_plan_replan_duration_seconds` (histogram), `pathd_plan_events_total`.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,6 +64,7 @@ use crate::compute::Compute;
 use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
 use crate::live::feed::{Feed, FeedEvent, Next};
+use crate::live::lease::{self, Lease, Leased, Streamed};
 
 /// Most recent events kept per live plan (each holds the whole plan, so fewer than a
 /// subscription's `--subscription-event-buffer`, which caps it too).
@@ -182,8 +183,7 @@ pub struct LivePlan {
     feed: Mutex<Feed<PlanEvent>>,
     changed: watch::Sender<u64>,
     work: Mutex<Work>,
-    touched: Mutex<Instant>,
-    streams: AtomicUsize,
+    lease: Lease,
 }
 
 /// A live plan's state for `GET` and `PATCH` (`LivePlan` in `openapi.yaml`).
@@ -237,14 +237,12 @@ impl LivePlan {
 
     /// Marks activity now (idle expiry).
     pub fn touch(&self) {
-        *self.touched.lock().expect("touch lock") = Instant::now();
+        self.lease.touch();
     }
 
     /// Counts an open stream until the guard is dropped.
     pub fn open_stream(self: &Arc<Self>) -> StreamGuard {
-        self.streams.fetch_add(1, Ordering::Relaxed);
-        self.touch();
-        StreamGuard(Arc::clone(self))
+        Streamed::open(self)
     }
 
     fn publish(&self, ev: PlanEvent) {
@@ -304,13 +302,12 @@ impl LivePlan {
     }
 }
 
-/// Keeps a plan counted as streamed (not idle) while a stream is open.
-pub struct StreamGuard(Arc<LivePlan>);
+/// Keeps a live plan counted as streamed (not idle) while a stream is open.
+pub type StreamGuard = Streamed<LivePlan>;
 
-impl Drop for StreamGuard {
-    fn drop(&mut self) {
-        self.0.streams.fetch_sub(1, Ordering::Relaxed);
-        self.0.touch();
+impl Leased for LivePlan {
+    fn lease(&self) -> &Lease {
+        &self.lease
     }
 }
 
@@ -524,8 +521,7 @@ impl Plans {
             )),
             changed: watch::channel(1).0,
             work: Mutex::default(),
-            touched: Mutex::new(Instant::now()),
-            streams: AtomicUsize::new(0),
+            lease: Lease::new(),
         });
         plans.insert(Arc::clone(&live));
         metrics::gauge!("pathd_live_plans").set(plans.by_id.len() as f64);
@@ -878,33 +874,19 @@ fn changed_between(a: &Grid, b: &Grid) -> Option<Vec<Point>> {
 
 /// Drops plans idle for longer than the TTL (no open stream, no request).
 async fn reap(plans: Plans) {
-    let ttl = plans.inner.ttl;
-    let mut tick =
-        tokio::time::interval((ttl / 4).clamp(Duration::from_millis(250), Duration::from_secs(30)));
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            _ = plans.inner.shutdown.cancelled() => return,
-        }
-        let idle: Vec<String> = plans
-            .inner
-            .plans
-            .lock()
-            .expect("plans lock")
-            .by_id
+    let idle = |ttl| {
+        let all = plans.inner.plans.lock().expect("plans lock");
+        all.by_id
             .values()
-            .filter(|p| {
-                p.streams.load(Ordering::Relaxed) == 0
-                    && p.touched.lock().expect("touch lock").elapsed() >= ttl
-            })
+            .filter(|p| p.lease.idle(ttl))
             .map(|p| p.id.clone())
-            .collect();
-        for id in idle {
-            if plans.remove(&id, "expired") {
-                tracing::info!(plan = %id, "idle live plan expired");
-            }
-        }
-    }
+            .collect()
+    };
+    let shutdown = plans.inner.shutdown.clone();
+    lease::reap("live plan", plans.inner.ttl, shutdown, idle, |id| {
+        plans.remove(id, "expired")
+    })
+    .await
 }
 
 fn not_found(id: &str) -> ApiError {
