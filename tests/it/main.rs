@@ -11,6 +11,7 @@ mod contract;
 mod damage;
 mod derived;
 mod durability;
+mod expiry;
 mod flowfields;
 mod games;
 mod hardening;
