@@ -222,6 +222,27 @@ fn describe() {
         Unit::Seconds,
         "Time to take one subscription over (claim its record, join it again here)"
     );
+    describe_gauge!(
+        "pathd_maps_held",
+        "Maps this replica holds with their derived state (with --placement K, the others it forwards)"
+    );
+    describe_gauge!(
+        "pathd_maps_summaries_only",
+        "Maps this replica knows by their summary only (--placement K: held elsewhere)"
+    );
+    describe_counter!(
+        "pathd_placement_moves_total",
+        "Maps this replica took in (`in`) or dropped (`out`) as the membership changed"
+    );
+    describe_histogram!(
+        "pathd_placement_move_seconds",
+        Unit::Seconds,
+        "Time to take one map in: loading it from the stream until it is announced"
+    );
+    describe_counter!(
+        "pathd_map_forwarded_requests_total",
+        "Map requests forwarded to a replica that holds the map, by outcome"
+    );
     describe_counter!(
         "pathd_subscription_join_retries_total",
         "Subscription joins tried again because a write landed while they were prepared"
@@ -232,6 +253,22 @@ fn describe() {
         "Bytes held by subscriptions (shared goal searches and paths), updated after every repair"
     );
     describe_gauge!("pathd_flowfields", "Live flow fields");
+    describe_gauge!(
+        "pathd_live_plans",
+        "Live multi-agent plans (POST /plans with subscribe)"
+    );
+    describe_counter!(
+        "pathd_plan_replans_total",
+        "Live plans re-planned after a patch or a delay, by kind (repair: only the affected agents; full)"
+    );
+    describe_histogram!(
+        "pathd_plan_replan_duration_seconds",
+        "Time one live plan's re-plan took on the search pool"
+    );
+    describe_counter!(
+        "pathd_plan_events_total",
+        "Events published to live plans' streams"
+    );
     describe_counter!(
         "pathd_flowfield_repairs_total",
         "Flow field repairs after patches"
