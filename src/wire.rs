@@ -458,7 +458,11 @@ mod tests {
             map_version: 7,
             results: vec![
                 BatchItem::Ok(Box::new(response(PathFormat::Flat, true))),
-                BatchItem::Err(ApiError::invalid_request("unknown path_format \"zip\"").body()),
+                BatchItem::Err(
+                    ApiError::invalid_request("unknown path_format \"zip\"")
+                        .body()
+                        .into(),
+                ),
                 BatchItem::Ok(Box::new(response(PathFormat::Turns, false))),
             ],
         };
