@@ -9,12 +9,18 @@
 //! searchers ever exist.
 //!
 //! Fairness: every request (a single query, a batch, an upload, a repair) gets its own
-//! queue of jobs, and a batch puts each of its queries in as a separate job. The workers
-//! serve the requests round-robin, one job per turn: a worker takes the next job of the
-//! request at the front of the ring and, if that request has more, moves it to the back.
-//! So a query that arrives behind a 200-query batch waits for about one job of that batch
-//! (plus the jobs already running), not for the whole batch, and several batches share the
-//! workers evenly. Jobs are not preempted: a job runs to its own limits.
+//! queue of jobs, and a batch puts its queries in as chunks: jobs of at most `chunk`
+//! queries each ([`Compute::run_chunked`]; [`Compute::run_batch`] is one query a job). The
+//! workers serve the requests round-robin, one job per turn: a worker takes the next job of
+//! the request at the front of the ring and, if that request has more, moves it to the
+//! back. A chunk runs its queries one after the other on one worker (one wake-up, one
+//! searcher and one answer message for the lot), but gives way between two queries as soon
+//! as a request of a single job (a single query, an upload, a repair) is waiting: it puts
+//! the rest of itself back at the front of its batch's queue and ends its turn. So a query
+//! that arrives behind a 200-query batch waits for about one query of that batch per worker
+//! (plus the jobs already running), not for the whole batch; batches share the workers
+//! evenly, a chunk at a time, and a chunk holds its worker for at most `chunk` queries.
+//! Jobs are not preempted: a query runs to its own limits.
 //!
 //! Budget: each query of a batch keeps its own limits (`max_expansions` and `timeout_ms`,
 //! capped by the server's maxima; the clock starts when the query starts on a worker), so a
@@ -29,8 +35,8 @@
 //!
 //! Cancellation: each request gets an `AtomicBool` that a drop guard sets when the awaiting
 //! future is dropped (axum drops a handler's future when the client disconnects). The engine
-//! checks it inside its loop (`Limits::cancel`); the request's jobs still queued are
-//! skipped when their turn comes.
+//! checks it inside its loop (`Limits::cancel`); a chunk checks it between two queries and
+//! drops the rest; the request's jobs still queued are skipped when their turn comes.
 //!
 //! Panics: every job runs under `catch_unwind`; a panicking job answers `500 internal` to
 //! its request and the worker carries on.
@@ -41,7 +47,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use pathd_engine::Searcher;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 /// The cancellation flag handed to every job.
 pub type Cancel = Arc<AtomicBool>;
@@ -68,8 +74,6 @@ struct Inner {
     /// `queue_depth` others stay for queries whatever the drivers do.
     background: Arc<Semaphore>,
     threads: usize,
-    /// The jobs' search memory (see module docs).
-    searchers: Searchers,
 }
 
 /// Idle searchers. The lock is held for one push or pop, never during a search: a job takes
@@ -129,6 +133,12 @@ struct Shared {
     sched: Mutex<Sched>,
     /// Signalled when a request is queued or the pool closes.
     ready: Condvar,
+    /// Requests of a single job in the ring: a chunk gives way to them (see module docs).
+    singles_waiting: AtomicUsize,
+    /// Names the requests, for a chunk that puts the rest of itself back in its queue.
+    next_id: AtomicU64,
+    /// The jobs' search memory (see module docs).
+    searchers: Searchers,
     queued: AtomicUsize,
     running: AtomicUsize,
     rejected: AtomicU64,
@@ -138,8 +148,16 @@ struct Shared {
 /// The round-robin ring of requests with jobs waiting.
 #[derive(Default)]
 struct Sched {
-    ring: VecDeque<VecDeque<Job>>,
+    ring: VecDeque<Request>,
     closed: bool,
+}
+
+/// One request's jobs waiting in the ring.
+struct Request {
+    id: u64,
+    /// A request of one job (not a batch): chunks give way to it.
+    single: bool,
+    jobs: VecDeque<Job>,
 }
 
 impl Shared {
@@ -148,15 +166,27 @@ impl Shared {
         self.sched.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues one request's jobs (at the back of the ring).
-    fn enqueue(&self, jobs: VecDeque<Job>) {
+    /// A new request's id.
+    fn new_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Queues one request's jobs (at the back of the ring); `single`: a request of one job
+    /// that chunks give way to.
+    fn enqueue(&self, id: u64, jobs: VecDeque<Job>, single: bool) {
         if jobs.is_empty() {
             return;
         }
         let n = jobs.len();
         self.queued.fetch_add(n, Ordering::Relaxed);
         publish(self);
-        self.lock().ring.push_back(jobs);
+        {
+            let mut sched = self.lock();
+            sched.ring.push_back(Request { id, single, jobs });
+            if single {
+                self.singles_waiting.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         if n == 1 {
             self.ready.notify_one();
         } else {
@@ -164,14 +194,34 @@ impl Shared {
         }
     }
 
+    /// Puts `job` back at the front of request `id`'s queue (at the back of the ring when
+    /// the request has nothing else queued): the rest of a chunk that gave way.
+    fn requeue(&self, id: u64, job: Job) {
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut sched = self.lock();
+            match sched.ring.iter_mut().find(|r| r.id == id) {
+                Some(request) => request.jobs.push_front(job),
+                None => sched.ring.push_back(Request {
+                    id,
+                    single: false,
+                    jobs: VecDeque::from([job]),
+                }),
+            }
+        }
+        self.ready.notify_one();
+    }
+
     /// The next job in round-robin order; `None` once the pool is closed and drained.
     fn next_job(&self) -> Option<Job> {
         let mut sched = self.lock();
         loop {
             if let Some(mut request) = sched.ring.pop_front() {
-                let job = request.pop_front();
-                if !request.is_empty() {
+                let job = request.jobs.pop_front();
+                if !request.jobs.is_empty() {
                     sched.ring.push_back(request);
+                } else if request.single {
+                    self.singles_waiting.fetch_sub(1, Ordering::Relaxed);
                 }
                 match job {
                     Some(job) => return Some(job),
@@ -201,7 +251,7 @@ impl Drop for Inner {
 pub struct PoolStats {
     /// Worker threads.
     pub threads: usize,
-    /// Jobs admitted and waiting for a worker (a batch counts one per query).
+    /// Jobs admitted and waiting for a worker (a batch counts one per chunk).
     pub queued: usize,
     /// Jobs running now.
     pub running: usize,
@@ -266,6 +316,9 @@ impl Compute {
         let shared = Arc::new(Shared {
             sched: Mutex::new(Sched::default()),
             ready: Condvar::new(),
+            singles_waiting: AtomicUsize::new(0),
+            next_id: AtomicU64::new(0),
+            searchers: Searchers::default(),
             queued: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
             rejected: AtomicU64::new(0),
@@ -289,7 +342,6 @@ impl Compute {
                 admission: Arc::new(Semaphore::new(threads + queue_depth)),
                 background: Arc::new(Semaphore::new(threads)),
                 threads,
-                searchers: Searchers::default(),
             }),
         }
     }
@@ -313,7 +365,7 @@ impl Compute {
 
     /// A searcher for the calling job, handed back to the pool when the guard drops.
     pub fn searcher(&self) -> SearcherGuard<'_> {
-        self.inner.searchers.checkout()
+        self.inner.shared.searchers.checkout()
     }
 
     /// Counts a search that stopped because its client went away.
@@ -381,33 +433,96 @@ impl Compute {
         T: Send + 'static,
         F: Fn(I, &Cancel) -> T + Send + Sync + 'static,
     {
-        if items.is_empty() {
+        self.run_chunks(items, 1, move |item, cancel, _: &mut ChunkSearcher<'_>| {
+            f(item, cancel)
+        })
+        .await
+    }
+
+    /// Runs `f` over `items` as one request of the fair queue (one admission permit, else
+    /// `503`), in jobs of at most `chunk` items: each job runs its items one after the
+    /// other on one worker with one searcher (checked out at its first item, handed to
+    /// every item) and sends their answers back at once. A chunk gives way to a waiting
+    /// single-job request between two items and stops at the first item after its client
+    /// left (see module docs). Answers in input order.
+    pub async fn run_chunked<I, T, F>(
+        &self,
+        items: Vec<I>,
+        chunk: usize,
+        f: F,
+    ) -> Result<Vec<T>, PoolError>
+    where
+        I: Send + 'static,
+        T: Send + 'static,
+        F: Fn(I, &Cancel, &mut Searcher) -> T + Send + Sync + 'static,
+    {
+        self.run_chunks(
+            items,
+            chunk,
+            move |item, cancel, s: &mut ChunkSearcher<'_>| f(item, cancel, s.get()),
+        )
+        .await
+    }
+
+    async fn run_chunks<I, T, F>(
+        &self,
+        mut items: Vec<I>,
+        chunk: usize,
+        f: F,
+    ) -> Result<Vec<T>, PoolError>
+    where
+        I: Send + 'static,
+        T: Send + 'static,
+        F: Fn(I, &Cancel, &mut ChunkSearcher<'_>) -> T + Send + Sync + 'static,
+    {
+        let n = items.len();
+        if n == 0 {
             return Ok(Vec::new());
         }
-        let permit = Arc::new(self.try_admit()?);
-        let f = Arc::new(f);
+        let chunk = chunk.max(1);
+        let permit = self.try_admit()?;
         let cancel: Cancel = Arc::new(AtomicBool::new(false));
         let guard = CancelOnDrop(Some(Arc::clone(&cancel)));
-        let mut receivers = Vec::with_capacity(items.len());
-        let jobs = items
-            .into_iter()
-            .map(|item| {
-                let f = Arc::clone(&f);
-                let (job, rx) = self.job(Arc::clone(&permit), Arc::clone(&cancel), move |c| {
-                    f(item, c)
-                });
-                receivers.push(rx);
-                job
-            })
-            .collect();
-        drop(permit); // the jobs hold it now
-        self.inner.shared.enqueue(jobs);
-        let mut out = Vec::with_capacity(receivers.len());
-        for rx in receivers {
-            out.push(Self::receive(rx).await?);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let shared = Arc::clone(&self.inner.shared);
+        let batch = Arc::new(Batch {
+            id: shared.new_id(),
+            f,
+            cancel,
+            unanswered: AtomicUsize::new(n),
+            permit: Mutex::new(Some(permit)),
+            tx,
+            shared: Arc::clone(&shared),
+        });
+        let mut jobs = VecDeque::with_capacity(n.div_ceil(chunk));
+        while !items.is_empty() {
+            let at = (items.len() - 1) / chunk * chunk;
+            let tail = items.split_off(at);
+            jobs.push_front(Batch::job(Arc::clone(&batch), at, tail.into_iter()));
+        }
+        let id = batch.id;
+        drop(batch); // the jobs hold it (and the permit) now
+        shared.enqueue(id, jobs, false);
+        let mut out: Vec<Option<T>> = Vec::with_capacity(n);
+        out.resize_with(n, || None);
+        let mut answered = 0;
+        while answered < n {
+            match rx.recv().await {
+                Some((at, Ok(part))) => {
+                    answered += part.len();
+                    for (slot, v) in out[at..].iter_mut().zip(part) {
+                        *slot = Some(v);
+                    }
+                }
+                Some((_, Err(panic))) => return Err(panicked(panic)),
+                None => return Err(PoolError::Stopped("search job dropped without an answer")),
+            }
         }
         guard.disarm();
-        Ok(out)
+        Ok(out
+            .into_iter()
+            .map(|v| v.expect("every item answered once"))
+            .collect())
     }
 
     /// Occupies `n` workers (and their admission permits) until the returned guard is
@@ -426,7 +541,8 @@ impl Compute {
                 let _ = rel_rx.blocking_recv();
             });
             drop(rx);
-            self.inner.shared.enqueue(VecDeque::from([job]));
+            let shared = &self.inner.shared;
+            shared.enqueue(shared.new_id(), VecDeque::from([job]), true);
             release.push(rel_tx);
             started.push(go_rx);
         }
@@ -445,7 +561,8 @@ impl Compute {
         let cancel: Cancel = Arc::new(AtomicBool::new(false));
         let guard = CancelOnDrop(Some(Arc::clone(&cancel)));
         let (job, rx) = self.job(Arc::new(permit), cancel, f);
-        self.inner.shared.enqueue(VecDeque::from([job]));
+        let shared = &self.inner.shared;
+        shared.enqueue(shared.new_id(), VecDeque::from([job]), true);
         let out = Self::receive(rx).await;
         guard.disarm();
         out
@@ -489,16 +606,123 @@ impl Compute {
     async fn receive<T>(rx: Answer<T>) -> Result<T, PoolError> {
         match rx.await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(panic)) => {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                Err(PoolError::Panicked(msg))
-            }
+            Ok(Err(panic)) => Err(panicked(panic)),
             Err(_) => Err(PoolError::Stopped("search job dropped without an answer")),
         }
+    }
+}
+
+/// `500 internal` for a job that panicked, with the panic's message.
+fn panicked(panic: Box<dyn std::any::Any + Send>) -> PoolError {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    PoolError::Panicked(msg)
+}
+
+/// A searcher for a chunk's items, checked out at the first item that asks for one and
+/// handed back when the chunk's turn ends.
+struct ChunkSearcher<'a> {
+    pool: &'a Searchers,
+    held: Option<SearcherGuard<'a>>,
+}
+
+impl ChunkSearcher<'_> {
+    fn get(&mut self) -> &mut Searcher {
+        self.held.get_or_insert_with(|| self.pool.checkout())
+    }
+}
+
+/// What a batch's chunks share: part answers go back as `(first index, answers)`.
+type Part<T> = (usize, std::thread::Result<Vec<T>>);
+
+/// A batch run in chunks ([`Compute::run_chunked`]).
+struct Batch<T, F> {
+    id: u64,
+    f: F,
+    cancel: Cancel,
+    /// Items not answered yet: the chunk that answers the last ones frees the permit
+    /// before it sends them (as a single job does).
+    unanswered: AtomicUsize,
+    /// The batch's admission permit, held until its last item is answered or its last
+    /// job is gone.
+    permit: Mutex<Option<OwnedSemaphorePermit>>,
+    tx: mpsc::UnboundedSender<Part<T>>,
+    shared: Arc<Shared>,
+}
+
+impl<T, F> Batch<T, F>
+where
+    T: Send + 'static,
+{
+    /// The job that runs `items`, the first of them item `at` of the batch.
+    fn job<I>(batch: Arc<Self>, at: usize, items: std::vec::IntoIter<I>) -> Job
+    where
+        I: Send + 'static,
+        F: Fn(I, &Cancel, &mut ChunkSearcher<'_>) -> T + Send + Sync + 'static,
+    {
+        Box::new(move || batch.run(at, items))
+    }
+
+    /// One turn of a chunk: its items until the last, a cancel, or a single-job request
+    /// waiting (then the rest goes back to the front of the batch's queue).
+    fn run<I>(self: Arc<Self>, at: usize, mut items: std::vec::IntoIter<I>)
+    where
+        I: Send + 'static,
+        F: Fn(I, &Cancel, &mut ChunkSearcher<'_>) -> T + Send + Sync + 'static,
+    {
+        let shared = &*self.shared;
+        shared.queued.fetch_sub(1, Ordering::Relaxed);
+        // A chunk whose client left while it waited is skipped (its items dropped).
+        if self.cancel.load(Ordering::Relaxed) {
+            publish(shared);
+            return;
+        }
+        shared.running.fetch_add(1, Ordering::Relaxed);
+        publish(shared);
+        let mut done = Vec::with_capacity(items.len());
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            let mut searcher = ChunkSearcher {
+                pool: &shared.searchers,
+                held: None,
+            };
+            while let Some(item) = items.next() {
+                done.push((self.f)(item, &self.cancel, &mut searcher));
+                if items.as_slice().is_empty()
+                    || self.cancel.load(Ordering::Relaxed)
+                    || shared.singles_waiting.load(Ordering::Relaxed) > 0
+                {
+                    break;
+                }
+            }
+        }));
+        shared.running.fetch_sub(1, Ordering::Relaxed);
+        publish(shared);
+        let out = match out {
+            Ok(()) => {
+                let n = done.len();
+                if !items.as_slice().is_empty() && !self.cancel.load(Ordering::Relaxed) {
+                    // Gave way: the rest waits for the batch's next turn.
+                    let id = self.id;
+                    let rest = Self::job(Arc::clone(&self), at + n, items);
+                    shared.requeue(id, rest);
+                }
+                if self.unanswered.fetch_sub(n, Ordering::Relaxed) == n {
+                    // Free the slot before answering (see `Compute::job`).
+                    drop(
+                        self.permit
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .take(),
+                    );
+                }
+                Ok(done)
+            }
+            Err(panic) => Err(panic),
+        };
+        let _ = self.tx.send((at, out));
     }
 }
 
@@ -563,7 +787,7 @@ mod tests {
         let c = Compute::new(2, 4);
         let grid = pathd_engine::Grid::from_costs(4, 1, vec![1; 4], pathd_engine::Movement::Octile)
             .unwrap();
-        let idle = |c: &Compute| c.inner.searchers.0.lock().unwrap().len();
+        let idle = |c: &Compute| c.inner.shared.searchers.0.lock().unwrap().len();
         let q = pathd_engine::Query::new(
             pathd_engine::Point::new(0, 0),
             pathd_engine::Point::new(3, 0),
@@ -609,6 +833,206 @@ mod tests {
             c.run(|_| 7).await.unwrap(),
             7,
             "a panic must not kill the worker"
+        );
+    }
+
+    /// Answers come back in input order with per-item errors in place, whatever the chunk
+    /// size (uneven last chunks included) and however the workers interleave the chunks.
+    #[tokio::test]
+    async fn chunked_batches_keep_input_order_with_errors_in_place() {
+        let c = Compute::new(2, 4);
+        for chunk in [1, 3, 7, 16, 100, 1000] {
+            let out = c
+                .run_chunked((0..100).collect(), chunk, |i: u32, _, _| {
+                    if i % 5 == 3 {
+                        Err(format!("bad {i}"))
+                    } else {
+                        Ok(i * 2)
+                    }
+                })
+                .await
+                .unwrap();
+            let want: Vec<Result<u32, String>> = (0..100)
+                .map(|i| {
+                    if i % 5 == 3 {
+                        Err(format!("bad {i}"))
+                    } else {
+                        Ok(i * 2)
+                    }
+                })
+                .collect();
+            assert_eq!(out, want, "chunk {chunk}");
+        }
+        // The batch's permit is freed once it answered: the pool takes 6 requests again.
+        let hold = c.hold(2).await.unwrap();
+        drop(hold);
+        let e = c
+            .run_chunked(vec![0u8], 4, |_, _, _| -> u8 { panic!("chunk boom") })
+            .await
+            .unwrap_err();
+        assert_eq!(e, PoolError::Panicked("chunk boom".into()));
+        assert_eq!(
+            c.run(|_| 7).await.unwrap(),
+            7,
+            "a panic must not kill the worker"
+        );
+    }
+
+    /// A chunk hands one searcher to all its items (so a chunk of 50 on one worker checks
+    /// out one).
+    #[tokio::test]
+    async fn a_chunk_reuses_one_searcher() {
+        let c = Compute::new(1, 4);
+        let out = c
+            .run_chunked((0..50).collect(), 50, |_: u32, _, s| {
+                s as *const Searcher as usize
+            })
+            .await
+            .unwrap();
+        assert!(
+            out.iter().all(|&p| p == out[0]),
+            "one searcher for the chunk"
+        );
+        assert_eq!(c.inner.shared.searchers.0.lock().unwrap().len(), 1);
+    }
+
+    /// Fairness: with one worker, a single query queued while a one-chunk batch of 40 runs
+    /// is answered after the batch's current item, not after the rest of the chunk; the
+    /// batch then finishes, in order.
+    #[tokio::test]
+    async fn a_chunk_gives_way_to_a_single_query() {
+        let c = Compute::new(1, 4);
+        let log = Arc::new(Mutex::new(Vec::<String>::new()));
+        let (started_tx, started_rx) = oneshot::channel::<()>();
+        let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
+        let started = Mutex::new(Some(started_tx));
+        let gate = Mutex::new(gate_rx);
+        let batch = {
+            let (c, log) = (c.clone(), Arc::clone(&log));
+            tokio::spawn(async move {
+                c.run_chunked((0..40).collect(), 40, move |i: u32, _, _| {
+                    if i == 0 {
+                        if let Some(tx) = started.lock().unwrap().take() {
+                            let _ = tx.send(());
+                        }
+                        let _ = gate.lock().unwrap().recv_timeout(Duration::from_secs(30));
+                    }
+                    log.lock().unwrap().push(format!("batch {i}"));
+                    i
+                })
+                .await
+            })
+        };
+        started_rx.await.unwrap();
+        let single = {
+            let (c, log) = (c.clone(), Arc::clone(&log));
+            tokio::spawn(async move {
+                c.run(move |_| log.lock().unwrap().push("single".into()))
+                    .await
+            })
+        };
+        let mut tries = 0;
+        while c.inner.shared.singles_waiting.load(Ordering::Relaxed) == 0 {
+            tries += 1;
+            assert!(tries < 30_000, "the single query was never queued");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        gate_tx.send(()).unwrap();
+        single.await.unwrap().unwrap();
+        let out = batch.await.unwrap().unwrap();
+        assert_eq!(out, (0..40).collect::<Vec<_>>(), "answers in order");
+        let log = log.lock().unwrap();
+        let pos = log.iter().position(|e| e == "single").unwrap();
+        assert_eq!(
+            pos,
+            1,
+            "the single query ran after {pos} batch items: {:?}",
+            &log[..pos]
+        );
+        assert_eq!(log.len(), 41, "every item ran once");
+    }
+
+    /// Between two batches a chunk runs to its size (no yield to other batches), and a
+    /// batch of several chunks interleaves with another a chunk at a time.
+    #[tokio::test]
+    async fn batches_share_the_worker_a_chunk_at_a_time() {
+        let c = Compute::new(1, 4);
+        let hold = c.hold(1).await.unwrap();
+        let log = Arc::new(Mutex::new(Vec::<(char, u32)>::new()));
+        let spawn = |name: char| {
+            let (c, log) = (c.clone(), Arc::clone(&log));
+            tokio::spawn(async move {
+                c.run_chunked((0..12).collect(), 4, move |i: u32, _, _| {
+                    log.lock().unwrap().push((name, i));
+                    i
+                })
+                .await
+            })
+        };
+        let a = spawn('a');
+        let mut tries = 0;
+        while c.stats().queued < 3 {
+            tries += 1;
+            assert!(tries < 30_000, "batch a never queued");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let b = spawn('b');
+        while c.stats().queued < 6 {
+            tries += 1;
+            assert!(tries < 30_000, "batch b never queued");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        drop(hold);
+        assert_eq!(a.await.unwrap().unwrap(), (0..12).collect::<Vec<_>>());
+        assert_eq!(b.await.unwrap().unwrap(), (0..12).collect::<Vec<_>>());
+        let names: String = log.lock().unwrap().iter().map(|&(n, _)| n).collect();
+        assert_eq!(names, "aaaabbbbaaaabbbbaaaabbbb");
+    }
+
+    /// Cancellation: a chunked batch whose client leaves stops at the item it is on; its
+    /// other chunks never run, and its permit comes back.
+    #[tokio::test]
+    async fn a_chunked_batch_stops_when_its_client_leaves() {
+        let c = Compute::new(1, 0);
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (started_tx, started_rx) = oneshot::channel::<()>();
+        let started = Mutex::new(Some(started_tx));
+        let task = {
+            let (c, ran) = (c.clone(), Arc::clone(&ran));
+            tokio::spawn(async move {
+                c.run_chunked((0..100).collect(), 10, move |i: u32, cancel, _| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    if i == 0 {
+                        if let Some(tx) = started.lock().unwrap().take() {
+                            let _ = tx.send(());
+                        }
+                        let t = std::time::Instant::now();
+                        while !cancel.load(Ordering::Relaxed) {
+                            assert!(t.elapsed() < Duration::from_secs(30), "never cancelled");
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                    }
+                    i
+                })
+                .await
+            })
+        };
+        started_rx.await.unwrap();
+        task.abort();
+        assert!(task.await.unwrap_err().is_cancelled());
+        // The pool (one worker, no queue) takes a request again once the batch's permit
+        // is back, which needs every chunk gone.
+        let mut tries = 0;
+        while c.run(|_| ()).await.is_err() {
+            tries += 1;
+            assert!(tries < 30_000, "the batch's permit never came back");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(c.stats().queued, 0);
+        assert_eq!(
+            ran.load(Ordering::Relaxed),
+            1,
+            "only the item running when it left"
         );
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use pathd_engine::trace::Trace;
-use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult, SizedDerived};
+use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult, Searcher, SizedDerived};
 
 use crate::compute::{Cancel, Compute};
 use crate::derived::Status;
@@ -66,6 +66,17 @@ impl Prepared {
     /// asked), then searches for its goal (see [`search`]) or its target (see
     /// [`search_target`]).
     pub fn answer(self, cancel: &Cancel, compute: &Compute) -> Result<Answer, QueryError> {
+        self.answer_with(cancel, compute, &mut compute.searcher())
+    }
+
+    /// [`Prepared::answer`] with the caller's searcher (a batch's chunk hands one searcher
+    /// to each of its queries).
+    pub fn answer_with(
+        self,
+        cancel: &Cancel,
+        compute: &Compute,
+        searcher: &mut Searcher,
+    ) -> Result<Answer, QueryError> {
         let Prepared {
             entry,
             mut query,
@@ -93,7 +104,8 @@ impl Prepared {
         match games.target {
             None => {
                 let goal = pair(query.goal);
-                let (result, trace) = search(&entry, query, timeout, cancel, compute, trace_cap)?;
+                let (result, trace) =
+                    search_with(&entry, query, timeout, cancel, compute, trace_cap, searcher)?;
                 Ok(Answer {
                     result,
                     trace,
@@ -106,7 +118,8 @@ impl Prepared {
                 })
             }
             Some(target) => {
-                let t = search_target(&entry, query, &target, timeout, cancel, compute)?;
+                let t =
+                    search_target_with(&entry, query, &target, timeout, cancel, compute, searcher)?;
                 Ok(Answer {
                     result: t.result,
                     trace: None,
@@ -232,11 +245,34 @@ pub fn prepare_on(
 /// With `trace_cap > 0` the search also records a trace of at most that many expansions.
 pub fn search(
     entry: &MapEntry,
+    query: Query,
+    timeout: Duration,
+    cancel: &Cancel,
+    compute: &Compute,
+    trace_cap: usize,
+) -> Result<(SearchResult, Option<Trace>), QueryError> {
+    let mut searcher = compute.searcher();
+    search_with(
+        entry,
+        query,
+        timeout,
+        cancel,
+        compute,
+        trace_cap,
+        &mut searcher,
+    )
+}
+
+/// [`search`] on the caller's searcher.
+#[allow(clippy::too_many_arguments)]
+pub fn search_with(
+    entry: &MapEntry,
     mut query: Query,
     timeout: Duration,
     cancel: &Cancel,
     compute: &Compute,
     trace_cap: usize,
+    searcher: &mut Searcher,
 ) -> Result<(SearchResult, Option<Trace>), QueryError> {
     query.limits.deadline = Instant::now().checked_add(timeout); // None: too far to matter
     query.limits.cancel = Some(Arc::clone(cancel));
@@ -257,7 +293,6 @@ pub fn search(
         eroded: &v.eroded,
         hpa: sized_hpa.as_deref(),
     });
-    let mut searcher = compute.searcher();
     let (r, trace) = if trace_cap > 0 {
         let (r, t) = searcher.find_path_traced(&entry.grid, derived, &query, trace_cap)?;
         (r, Some(t))
@@ -281,17 +316,37 @@ pub fn search(
 /// and counting, on a pooled searcher.
 pub fn search_target(
     entry: &MapEntry,
-    mut query: Query,
+    query: Query,
     target: &pathd_engine::targets::Target,
     timeout: Duration,
     cancel: &Cancel,
     compute: &Compute,
 ) -> Result<pathd_engine::targets::TargetResult, QueryError> {
+    let mut searcher = compute.searcher();
+    search_target_with(
+        entry,
+        query,
+        target,
+        timeout,
+        cancel,
+        compute,
+        &mut searcher,
+    )
+}
+
+/// [`search_target`] on the caller's searcher.
+pub fn search_target_with(
+    entry: &MapEntry,
+    mut query: Query,
+    target: &pathd_engine::targets::Target,
+    timeout: Duration,
+    cancel: &Cancel,
+    compute: &Compute,
+    searcher: &mut Searcher,
+) -> Result<pathd_engine::targets::TargetResult, QueryError> {
     query.limits.deadline = Instant::now().checked_add(timeout);
     query.limits.cancel = Some(Arc::clone(cancel));
-    let t = compute
-        .searcher()
-        .find_target(&entry.grid, &query, target)?;
+    let t = searcher.find_target(&entry.grid, &query, target)?;
     let r = &t.result;
     if r.limit == Some(LimitKind::Cancelled) {
         compute.note_cancelled();

@@ -50,8 +50,13 @@ async fn find_path(
     ))
 }
 
+/// Most queries of a batch one pool job runs (see [`find_paths`]).
+const BATCH_CHUNK: usize = 16;
+
 /// `POST /v1/maps/{name}/paths` (operationId `findPaths`): every query on the same
-/// snapshot, each a job of the pool's fair queue (so a batch shares the workers with other
+/// snapshot, in chunks of the pool's fair queue (about one per worker, at most
+/// [`BATCH_CHUNK`] queries each, one searcher a chunk; a chunk gives way to a waiting
+/// single query between two of its queries, so a batch shares the workers with other
 /// requests instead of holding them; each query keeps its own limits), answered in order;
 /// a query's own error (e.g. `out_of_bounds`) is its item, not the batch's.
 async fn find_paths(
@@ -99,24 +104,30 @@ async fn find_paths(
         .collect();
     let compute = state.compute().clone();
     let version = entry.version;
+    let chunk = items
+        .len()
+        .div_ceil(compute.threads())
+        .clamp(1, BATCH_CHUNK);
     let results = state
         .compute()
-        .run_batch(items, move |item: Result<_, ApiError>, cancel| {
-            let (prepared, debug, format) = item?;
-            let cap = prepared.trace_cap;
-            prepared
-                .answer(cancel, &compute)
-                .map(|answer| respond(answer, version, cap, debug, format))
-                .map_err(ApiError::from)
-        })
+        .run_chunked(
+            items,
+            chunk,
+            move |item: Result<_, ApiError>, cancel, searcher| {
+                let answer = item.and_then(|(prepared, debug, format)| {
+                    let cap = prepared.trace_cap;
+                    prepared
+                        .answer_with(cancel, &compute, searcher)
+                        .map(|answer| respond(answer, version, cap, debug, format))
+                        .map_err(ApiError::from)
+                });
+                match answer {
+                    Ok(ok) => BatchItem::Ok(Box::new(ok)),
+                    Err(e) => BatchItem::Err(e.body().into()),
+                }
+            },
+        )
         .await?;
-    let results = results
-        .into_iter()
-        .map(|r| match r {
-            Ok(ok) => BatchItem::Ok(Box::new(ok)),
-            Err(e) => BatchItem::Err(e.body().into()),
-        })
-        .collect();
     tracing::Span::current().record("algorithm", "batch");
     Ok(BatchResponse {
         map_version: version,
