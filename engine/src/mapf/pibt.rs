@@ -17,7 +17,9 @@
 //! If so it reverses its preferences, steps back, and pulls the other agent into the vertex
 //! it leaves; repeated over steps, the pair reaches the branching vertex and exchange
 //! order there. The pulled move is checked like any other, so the configurations stay
-//! valid successors and LaCAM's search stays complete.
+//! valid successors and LaCAM's search stays complete. Only an agent choosing on its own
+//! (not pushed) checks: a pushed agent's vertex is taken by its pusher, so it could pull
+//! nobody, and turning it away from its goal only made plans longer (measured).
 //!
 //! The rules every generated configuration keeps (and [`super::check`] checks): no two
 //! agents on one vertex; no two agents swapping along one edge; on octile maps no two
@@ -262,7 +264,11 @@ impl Pibt {
         cand.sort_unstable_by_key(|c| c.0);
         // The swap: when pushing along a corridor cannot work, go the other way first and
         // pull the partner into the vertex left behind.
-        let partner = self.swap_partner(cx, from, to, i, cand[0].1);
+        let partner = if pusher == NONE {
+            self.swap_partner(cx, from, to, i, cand[0].1)
+        } else {
+            NONE
+        };
         if partner != NONE {
             cand.reverse();
         }
