@@ -8,6 +8,19 @@
 //! inheritance); if it cannot move anywhere, the taker tries its next vertex
 //! (backtracking). An agent that cannot move stays.
 //!
+//! The swap (Okumura, "Engineering LaCAM*", AAMAS 2024): pushing cannot make two agents
+//! pass each other in a one-cell corridor, and an agent whose goal lies ahead of another
+//! in a dead-end corridor would be pushed back and forth for ever. Before choosing, an
+//! agent checks whether pushing the agent on its most wanted vertex ahead would only drive
+//! it into a dead end while it wants to go the other way (or whether a neighbour wanting
+//! its own vertex would do that to it), and whether there is a branching vertex behind it.
+//! If so it reverses its preferences, steps back, and pulls the other agent into the vertex
+//! it leaves; repeated over steps, the pair reaches the branching vertex and exchange
+//! order there. The pulled move is checked like any other, so the configurations stay
+//! valid successors and LaCAM's search stays complete. Only an agent choosing on its own
+//! (not pushed) checks: a pushed agent's vertex is taken by its pusher, so it could pull
+//! nobody, and turning it away from its goal only made plans longer (measured).
+//!
 //! The rules every generated configuration keeps (and [`super::check`] checks): no two
 //! agents on one vertex; no two agents swapping along one edge; on octile maps no two
 //! agents crossing diagonals of one 2x2 square in the same step. Following an agent that
@@ -129,6 +142,102 @@ impl Pibt {
         true
     }
 
+    /// The agent `i` should pull through a swap, or [`NONE`]: the agent on `i`'s most wanted
+    /// vertex `best` when pushing it ahead is futile (a corridor ending where it has to
+    /// turn back) and `i` has room behind it to make way; or a neighbour that wants `i`'s
+    /// vertex and would push `i` into such a corridor (`i` clears the way, pulling it).
+    fn swap_partner(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        from: &[u32],
+        to: &[u32],
+        i: u32,
+        best: u32,
+    ) -> u32 {
+        let u = from[i as usize];
+        if best == u {
+            return NONE;
+        }
+        let j = self.now[best as usize];
+        if j != NONE
+            && to[j as usize] == NONE
+            && self.swap_required(cx, i, j, u, best)
+            && self.swap_possible(cx, best, u)
+        {
+            return j;
+        }
+        for &w in cx.graph.neighbours(u) {
+            let k = self.now[w as usize];
+            if k == NONE || w == best || to[k as usize] != NONE {
+                continue;
+            }
+            if self.swap_required(cx, k, i, w, u) && self.swap_possible(cx, w, u) {
+                return k;
+            }
+        }
+        NONE
+    }
+
+    /// Of `v`'s neighbours, those an agent walking into `v` from `back` could go on to
+    /// (not `back`, not a dead end where an agent rests at its goal): how many, and one.
+    fn onward(&self, cx: &mut Ctx<'_>, back: u32, v: u32) -> (usize, u32) {
+        let (mut n, mut one) = (0, NONE);
+        for &w in cx.graph.neighbours(v) {
+            if w == back {
+                continue;
+            }
+            let a = self.now[w as usize];
+            if a != NONE && cx.graph.neighbours(w).len() == 1 && cx.dist.goal(a as usize) == w {
+                continue;
+            }
+            n += 1;
+            one = w;
+        }
+        (n, one)
+    }
+
+    /// True when `pusher` (on `pu`) moving towards its goal would push `puller` (on `pl`)
+    /// along a corridor into a dead end while `puller` wants to go the other way: they
+    /// must pass each other, which pushing cannot do.
+    fn swap_required(&self, cx: &mut Ctx<'_>, pusher: u32, puller: u32, pu: u32, pl: u32) -> bool {
+        let (g, d) = (cx.graph, pusher as usize);
+        let (mut a, mut b) = (pu, pl);
+        let mut steps = 0;
+        while cx.dist.get(g, d, b) < cx.dist.get(g, d, a) && steps <= g.len() {
+            steps += 1;
+            let (n, next) = self.onward(cx, a, b);
+            if n >= 2 {
+                return false;
+            }
+            if n == 0 {
+                break;
+            }
+            (a, b) = (b, next);
+        }
+        let p = puller as usize;
+        cx.dist.get(g, p, a) < cx.dist.get(g, p, b)
+            && (cx.dist.get(g, d, a) == 0 || cx.dist.get(g, d, b) < cx.dist.get(g, d, a))
+    }
+
+    /// True when the agent on `pl`, moving away from `pu` along its corridor, reaches a
+    /// branching vertex where the one following it can step aside.
+    fn swap_possible(&self, cx: &mut Ctx<'_>, pu: u32, pl: u32) -> bool {
+        let (mut a, mut b) = (pu, pl);
+        let mut steps = 0;
+        while b != pu && steps <= cx.graph.len() {
+            steps += 1;
+            let (n, next) = self.onward(cx, a, b);
+            if n >= 2 {
+                return true;
+            }
+            if n == 0 {
+                return false;
+            }
+            (a, b) = (b, next);
+        }
+        false
+    }
+
     /// Agent `i` chooses its next vertex; `pusher` is the agent whose choice made it move
     /// (its vertex is off limits: that would be a swap). Returns false when `i` stays.
     fn pibt(
@@ -153,6 +262,16 @@ impl Pibt {
         }
         let cand = &mut cand[..n];
         cand.sort_unstable_by_key(|c| c.0);
+        // The swap: when pushing along a corridor cannot work, go the other way first and
+        // pull the partner into the vertex left behind.
+        let partner = if pusher == NONE {
+            self.swap_partner(cx, from, to, i, cand[0].1)
+        } else {
+            NONE
+        };
+        if partner != NONE {
+            cand.reverse();
+        }
         for &(_, v) in cand.iter() {
             if self.next[v as usize] != NONE || !self.allowed(cx.graph, to, i, u, v) {
                 continue;
@@ -166,6 +285,15 @@ impl Pibt {
                 }
                 // k stays on v (it now holds it): try the next vertex.
                 continue;
+            }
+            if partner != NONE
+                && v != u
+                && to[partner as usize] == NONE
+                && self.next[u as usize] == NONE
+                && self.allowed(cx.graph, to, partner, from[partner as usize], u)
+            {
+                to[partner as usize] = u;
+                self.claim(u, partner);
             }
             return true;
         }
