@@ -463,6 +463,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     // Signals: the survivors counted the moves and the forwarded requests.
     let mut moves_in = 0.0;
     let mut forwarded = 0.0;
+    let mut timed_moves = 0;
     for r in &alive {
         let text = r
             .client
@@ -478,10 +479,11 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
             &text,
             "pathd_map_forwarded_requests_total{outcome=\"answered\"}",
         );
-        assert!(
-            text.contains("pathd_placement_move_seconds"),
-            "no move durations"
-        );
+        // A survivor may have taken none of the dead replica's maps (rendezvous ranking can
+        // give all of them to the other one): move durations are counted over the survivors.
+        if text.contains("pathd_placement_move_seconds_count") {
+            timed_moves += 1;
+        }
         let (_, ready) = r.get("/readyz").await;
         assert!(
             ready["cluster"]["placement"]["derived_bytes"].is_u64(),
@@ -494,6 +496,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         moved.len()
     );
     assert!(forwarded >= 1.0, "{forwarded}");
+    assert!(timed_moves >= 1, "no survivor timed a move");
     drop(proxy);
     drop(nats);
 }
