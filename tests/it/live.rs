@@ -77,9 +77,9 @@ async fn get_sub(s: &TestServer, id: &str) -> (u16, Value) {
 /// Polls the subscription until its newest event has `seq` (for tests that read the
 /// event buffer afterwards, not to assert timing).
 async fn wait_seq(s: &TestServer, id: &str, seq: u64) {
+    let pathd = s.pathd();
     for _ in 0..12_000 {
-        let (_, v) = get_sub(s, id).await;
-        if v["seq"].as_u64() == Some(seq) {
+        if pathd.get_subscription(id).await.unwrap().seq == seq {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -417,7 +417,11 @@ async fn deleting_the_subscription_or_the_map_ends_the_streams() {
     let ev = sd.expect().await;
     assert_eq!((ev.seq(), ev.reason()), (2, "map_deleted"));
     assert!(sd.next().await.is_none());
-    assert_eq!(get_sub(&s, d).await.0, 404);
+    let gone = s.pathd().get_subscription(d).await.unwrap_err();
+    assert_eq!(
+        (gone.status(), gone.code()),
+        (Some(404), Some("subscription_not_found"))
+    );
     assert_eq!(s.state.live().stats().subscriptions, 0);
 }
 
@@ -647,10 +651,11 @@ async fn concurrent_patches_and_queries_never_see_a_torn_map() {
     // Version 42 (even: both dear); the subscription ends up exactly as a fresh query.
     let (_, m) = json(s.client.get(s.at("/v1/maps/t")).send().await.unwrap()).await;
     assert_eq!(m["version"], 42);
+    let pathd = s.pathd();
     for _ in 0..12_000 {
-        let (_, v) = get_sub(&s, &id).await;
-        if v["map_version"] == 42 {
-            same_cost(&v["cost"], &json!(costs[0]));
+        let v = pathd.get_subscription(&id).await.unwrap();
+        if v.map_version == 42 {
+            same_cost(&json!(v.cost), &json!(costs[0]));
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;

@@ -1244,10 +1244,20 @@ fn every_operation_has_examples_that_match_the_contract() {
                 }
                 "text/event-stream" => {
                     let schema = media["x-event-data"].clone();
-                    let frames = ex.as_str().unwrap();
+                    let mut frames = pathd_client::Frames::default();
+                    frames.push(ex.as_str().unwrap().as_bytes());
+                    frames.push(b"\n\n");
                     let mut n = 0;
-                    for data in frames.lines().filter_map(|l| l.strip_prefix("data: ")) {
-                        let event: Value = serde_json::from_str(data).unwrap();
+                    while let Some(frame) = frames.next_frame() {
+                        let data = frame.data.expect("a data line");
+                        assert_eq!(
+                            frame.id,
+                            serde_json::from_str::<Value>(&data).unwrap()["seq"]
+                                .as_u64()
+                                .map(|s| s.to_string()),
+                            "{what}: id is seq"
+                        );
+                        let event: Value = serde_json::from_str(&data).unwrap();
                         let errors = schema_errors(&c, schema.clone(), &event);
                         assert!(errors.is_empty(), "{what}: {errors:?}\n{event}");
                         n += 1;

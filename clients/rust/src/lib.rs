@@ -27,7 +27,7 @@ use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-pub use sse::{Event, EventStream};
+pub use sse::{Event, EventStream, Frame, Frames};
 pub use types::*;
 
 /// What can go wrong.

@@ -54,7 +54,7 @@ pub struct EventStream<E> {
     client: Client,
     path: String,
     body: Option<BoxStream<'static, reqwest::Result<bytes::Bytes>>>,
-    buf: String,
+    frames: Frames,
     delay: Duration,
     done: bool,
     /// The `seq` of the last event returned.
@@ -71,7 +71,7 @@ impl<E: Event> EventStream<E> {
             client,
             path,
             body: None,
-            buf: String::new(),
+            frames: Frames::default(),
             delay,
             done: false,
             last_event_id,
@@ -87,7 +87,11 @@ impl<E: Event> EventStream<E> {
             if self.done {
                 return None;
             }
-            if let Some(data) = self.take_frame() {
+            if let Some(frame) = self.frames.next_frame() {
+                if let Some(retry) = frame.retry {
+                    self.delay = retry;
+                }
+                let Some(data) = frame.data else { continue };
                 let ev: E = match serde_json::from_str(&data) {
                     Ok(ev) => ev,
                     Err(e) => {
@@ -113,7 +117,7 @@ impl<E: Event> EventStream<E> {
                     .await
                 {
                     Ok(resp) => {
-                        self.buf.clear();
+                        self.frames = Frames::default();
                         self.body = Some(resp.bytes_stream().boxed());
                     }
                     Err(
@@ -140,7 +144,7 @@ impl<E: Event> EventStream<E> {
                 continue;
             };
             match body.next().await {
-                Some(Ok(chunk)) => self.buf.push_str(&String::from_utf8_lossy(&chunk)),
+                Some(Ok(chunk)) => self.frames.push(&chunk),
                 Some(Err(_)) | None => {
                     // Dropped (or ended without a final event): reconnect.
                     self.body = None;
@@ -150,43 +154,107 @@ impl<E: Event> EventStream<E> {
             }
         }
     }
+}
 
-    /// Takes one complete frame with data off the buffer (comments and keep-alives are
-    /// skipped; `retry:` sets the reconnect delay).
-    fn take_frame(&mut self) -> Option<String> {
+/// One frame of an event stream: its `id:`, its `data:` lines joined with newlines (`None`
+/// for a frame without data, such as a bare `retry:`), and its `retry:`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Frame {
+    /// The `id:` field, if any.
+    pub id: Option<String>,
+    /// The `data:` lines, joined with `\n`.
+    pub data: Option<String>,
+    /// The `retry:` field: the reconnection delay the server asks for.
+    pub retry: Option<Duration>,
+}
+
+/// The Server-Sent Events framing (the WHATWG rules pathd's streams use): feed it bytes as
+/// they arrive with [`Frames::push`], take complete frames with [`Frames::next_frame`].
+/// Comment lines (keep-alives) are skipped, a frame ends at a blank line, and lines may end
+/// with LF or CRLF, split anywhere across chunks (multi-byte characters included).
+#[derive(Debug, Default)]
+pub struct Frames {
+    buf: Vec<u8>,
+}
+
+impl Frames {
+    /// Appends received bytes.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.buf.extend(chunk.iter().filter(|&&b| b != b'\r'));
+    }
+
+    /// The next complete frame that carries a field (comment-only frames are skipped), or
+    /// `None` until more bytes arrive.
+    pub fn next_frame(&mut self) -> Option<Frame> {
         loop {
-            let normalized = self.buf.replace("\r\n", "\n");
-            if normalized.len() != self.buf.len() {
-                self.buf = normalized;
-            }
-            let end = self.buf.find("\n\n")?;
-            let frame: String = self.buf.drain(..end + 2).collect();
-            let mut data: Option<String> = None;
-            for line in frame.lines() {
-                if line.starts_with(':') {
-                    continue;
-                }
+            let end = self.buf.windows(2).position(|w| w == b"\n\n")?;
+            let raw: Vec<u8> = self.buf.drain(..end + 2).collect();
+            let text = String::from_utf8_lossy(&raw);
+            let mut frame = Frame::default();
+            let mut any = false;
+            for line in text
+                .lines()
+                .filter(|l| !l.is_empty() && !l.starts_with(':'))
+            {
                 let (field, value) = line.split_once(':').unwrap_or((line, ""));
                 let value = value.strip_prefix(' ').unwrap_or(value);
+                any = true;
                 match field {
-                    "data" => match &mut data {
+                    "data" => match &mut frame.data {
                         Some(d) => {
                             d.push('\n');
                             d.push_str(value);
                         }
-                        None => data = Some(value.to_owned()),
+                        None => frame.data = Some(value.to_owned()),
                     },
-                    "retry" => {
-                        if let Ok(ms) = value.parse() {
-                            self.delay = Duration::from_millis(ms);
-                        }
-                    }
+                    "id" => frame.id = Some(value.to_owned()),
+                    "retry" => frame.retry = value.parse().ok().map(Duration::from_millis),
                     _ => {}
                 }
             }
-            if data.is_some() {
-                return data;
+            if any {
+                return Some(frame);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_split_anywhere_give_the_same_events() {
+        let text =
+            ": keep-alive\n\nid: 7\r\ndata: {\"seq\":7,\r\ndata: \"é\":1}\r\n\r\nretry: 250\n\n";
+        let bytes = text.as_bytes();
+        for cut in 0..bytes.len() {
+            let mut f = Frames::default();
+            f.push(&bytes[..cut]);
+            let mut got = Vec::new();
+            while let Some(fr) = f.next_frame() {
+                got.push(fr);
+            }
+            f.push(&bytes[cut..]);
+            while let Some(fr) = f.next_frame() {
+                got.push(fr);
+            }
+            assert_eq!(
+                got,
+                vec![
+                    Frame {
+                        id: Some("7".into()),
+                        data: Some("{\"seq\":7,\n\"é\":1}".into()),
+                        retry: None
+                    },
+                    Frame {
+                        id: None,
+                        data: None,
+                        retry: Some(Duration::from_millis(250))
+                    },
+                ],
+                "cut at {cut}"
+            );
         }
     }
 }

@@ -156,6 +156,12 @@ impl TestServer {
         format!("{}{path}", self.url)
     }
 
+    /// The Rust client (`clients/rust`) for this server: the tests call it wherever they
+    /// only need an operation's answer, not its HTTP details.
+    pub fn pathd(&self) -> pathd_client::Client {
+        pathd_client::Client::new(&self.url)
+    }
+
     /// `PUT /v1/maps/{name}` with a Moving AI text body.
     pub async fn put_text(&self, name: &str, text: &str) -> reqwest::Response {
         put_map_text(&self.client, self.at(&format!("/v1/maps/{name}")), text).await

@@ -1,5 +1,6 @@
-//! A minimal Server-Sent Events reader over a reqwest response (enough for pathd's streams:
-//! `id:` and `data:` lines, comments ignored).
+//! An event stream as the tests read it: the Rust client's SSE framing
+//! ([`pathd_client::Frames`]) over one reqwest response, without the client's reconnection,
+//! so a test sees exactly where a stream ends.
 
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use serde_json::Value;
 /// One open event stream.
 pub struct Sse {
     body: futures_util::stream::BoxStream<'static, reqwest::Result<axum::body::Bytes>>,
-    buf: String,
+    frames: pathd_client::Frames,
 }
 
 /// One event: its `id:` and parsed `data:`.
@@ -46,35 +47,23 @@ impl Sse {
         assert!(ct.starts_with("text/event-stream"), "{ct}");
         Sse {
             body: resp.bytes_stream().boxed(),
-            buf: String::new(),
+            frames: pathd_client::Frames::default(),
         }
     }
 
     /// The next event, or `None` when the stream ended; panics after 60 s of silence.
     pub async fn next(&mut self) -> Option<Ev> {
         loop {
-            if let Some(end) = self.buf.find("\n\n") {
-                let frame: String = self.buf.drain(..end + 2).collect();
-                let mut id = None;
-                let mut data = String::new();
-                for line in frame.lines() {
-                    if let Some(v) = line.strip_prefix("id:") {
-                        id = Some(v.trim().to_owned());
-                    } else if let Some(v) = line.strip_prefix("data:") {
-                        data.push_str(v.trim_start());
-                    }
-                }
-                if data.is_empty() {
-                    continue; // a keep-alive comment
-                }
+            if let Some(frame) = self.frames.next_frame() {
+                let Some(data) = frame.data else { continue };
                 let data = serde_json::from_str(&data).unwrap();
-                return Some(Ev { id, data });
+                return Some(Ev { id: frame.id, data });
             }
             let chunk = tokio::time::timeout(Duration::from_secs(60), self.body.next())
                 .await
                 .expect("an event within 60 s");
             match chunk {
-                Some(Ok(b)) => self.buf.push_str(std::str::from_utf8(&b).unwrap()),
+                Some(Ok(b)) => self.frames.push(&b),
                 Some(Err(_)) | None => return None,
             }
         }
