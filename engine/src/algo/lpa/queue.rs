@@ -1,4 +1,5 @@
-//! D* Lite's priority queue `U`: a binary heap of `(k1, k2, cell)` with lazy deletion.
+//! The LPA* queue `U`: a binary heap of `(k1, k2, cell)` with lazy deletion, shared by D* Lite
+//! (keys with a heuristic and the key modifier `km`) and the goal trees (keys `[min, min]`).
 //!
 //! The paper's queue supports update and remove; a heap with re-push is simpler and faster,
 //! and stays exact because of two facts the search loop relies on:
@@ -8,6 +9,13 @@
 //!   pushed, and keys only grow afterwards (the key modifier `km` makes keys pushed before the
 //!   start moved lower bounds), so the newest entry of a vertex never surfaces after its true
 //!   key; an older, lower entry surfaces first and is re-pushed at the true key.
+//!
+//! So decrease-key is a fresh push (the older entry surfaces later and is dropped or
+//! re-pushed) and remove is implicit (a vertex made consistent has its entries dropped as
+//! they surface). Why not the indexed heap of `search/heap.rs`: it keeps a slot per
+//! vertex in a map-sized array, which the thousands of per-subscription searches on one map
+//! cannot each afford (their vertex store is sparse for that reason), and a hash map in its
+//! place would be updated at every sift step.
 //!
 //! Stale entries are garbage; [`Queue::should_compact`] says when rebuilding pays.
 
