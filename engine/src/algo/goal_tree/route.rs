@@ -67,14 +67,14 @@
 //! exactness walks included, where completing the ties took 23,868 without them;
 //! `benches/repair.rs`).
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 
 use super::GoalTree;
 use super::exact::tight;
 use crate::algo::lpa::graph::View;
 use crate::algo::lpa::nodes::CellHasher;
+use crate::algo::lpa::queue::{Key, Queue};
 use crate::algo::lpa::{CHECK_EVERY, STOP_SLACK};
 use crate::grid::{Grid, Point};
 use crate::query::{Limits, Stats, Status};
@@ -82,34 +82,6 @@ use crate::search::{IMPROVES_BY, limit_hit};
 
 pub(super) type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
 type CellSet = HashSet<u32, BuildHasherDefault<CellHasher>>;
-
-/// An open-list entry: `f`, `g` and the padded cell id.
-#[derive(Clone, Copy, PartialEq)]
-struct Open {
-    f: f64,
-    g: f64,
-    node: u32,
-}
-
-impl Eq for Open {}
-
-impl Ord for Open {
-    /// "Greater" pops first: smaller `f`, then larger `g` (deeper first: with near-exact
-    /// estimates every cell of an optimal path ties on `f`), then smaller cell id.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .f
-            .total_cmp(&self.f)
-            .then(self.g.total_cmp(&other.g))
-            .then(other.node.cmp(&self.node))
-    }
-}
-
-impl PartialOrd for Open {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
 
 /// What one forward repair found.
 #[derive(Debug)]
@@ -133,12 +105,14 @@ pub(crate) struct Route {
 }
 
 /// The forward A*'s state: best cost from the agent per reached vertex (final once popped),
-/// the popped (expanded or terminal) vertices, and the open list.
+/// the popped (expanded or terminal) vertices, and the open list: keys `[f, g]`, smaller `f`
+/// first, then larger `g` (deeper first: with near-exact estimates every cell of an optimal
+/// path ties on `f`), then smaller cell id.
 #[derive(Default)]
 struct Forward {
     from_start: CellMap<f64>,
     popped: CellSet,
-    open: BinaryHeap<Open>,
+    open: Queue<true>,
 }
 
 impl Forward {
@@ -160,11 +134,7 @@ impl Forward {
                 continue;
             }
             self.from_start.insert(s, gs);
-            self.open.push(Open {
-                f: gs + h,
-                g: gs,
-                node: s,
-            });
+            self.open.push(Key { k1: gs + h, k2: gs }, s);
             stats.generated += 1;
         }
     }
@@ -222,11 +192,7 @@ impl GoalTree {
             return out;
         }
         fw.from_start.insert(start, 0.0);
-        fw.open.push(Open {
-            f: h0,
-            g: 0.0,
-            node: start,
-        });
+        fw.open.push(Key { k1: h0, k2: 0.0 }, start);
         // The limit counts the vertices the exactness walks decide too.
         let max_expansions = limits.max_expansions.unwrap_or(u64::MAX);
         // The work so far: expansions, and the decisions not made by an expansion's look.
@@ -238,7 +204,7 @@ impl GoalTree {
         let room = |work: u64, len: usize| memo_room(len, max_expansions.saturating_sub(work));
         let mut pops = 0u64;
         let mut nb = [(0u32, 0.0f64); 8];
-        while let Some(Open { f, g, node }) = fw.open.pop() {
+        while let Some((Key { k1: f, k2: g }, node)) = fw.open.pop() {
             if fw.popped.contains(&node) || fw.from_start.get(&node).is_some_and(|&b| b < g) {
                 continue; // superseded entry
             }

@@ -271,12 +271,12 @@ impl Lpa {
 
     /// The smallest key of a live queue entry (stale entries dropped on the way).
     pub fn top_key(&mut self) -> Option<Key> {
-        while let Some(top) = self.open.peek() {
-            if self.nodes.get(top.node).consistent() {
+        while let Some((key, node)) = self.open.peek() {
+            if self.nodes.get(node).consistent() {
                 self.open.pop();
                 continue;
             }
-            return Some(top.key());
+            return Some(key);
         }
         None
     }
@@ -312,7 +312,7 @@ impl Lpa {
             if iterations % CHECK_EVERY == 0 && limit_hit(limits).is_some() {
                 return Run::Limit;
             }
-            let u = self.open.pop().expect("top_key saw an entry").node;
+            let (_, u) = self.open.pop().expect("top_key saw an entry");
             let nu = self.nodes.get(u);
             // Step 4: an entry below the vertex's key (pushed before a D* Lite start moved,
             // or before its min rose) is re-queued at its key: expanding out of key order
