@@ -25,11 +25,16 @@
 //! relative slack: see "Exactness" there), moving the start, and the path and its change
 //! class.
 //!
-//! The path is then the greedy descent from the start (directions in the documented order N,
-//! E, S, W, NE, SE, SW, NW, first minimum wins), except that the previous path is kept when
-//! it is still legal and still optimal, so an unrelated patch never flips a path between
-//! equal-cost alternatives. The reported cost is the path's step costs summed from the
-//! start, as A* sums them.
+//! # The path
+//!
+//! When the loop stops, every vertex on any optimal path from the start has been settled
+//! (its `k1` is at most the start's), and any vertex left in the queue has
+//! `min(g, rhs) + h > g(start)`, so following the cheapest `c + g` neighbour from the start
+//! never steps onto a stale value. The path is that greedy descent from the start
+//! (directions in the documented order N, E, S, W, NE, SE, SW, NW, first minimum wins),
+//! except that the previous path is kept when it is still legal and still optimal, so an
+//! unrelated patch never flips a path between equal-cost alternatives. The reported cost is
+//! the path's step costs summed from the start, as A* sums them.
 //!
 //! Unreachable goals are answered from the grid's connected components without searching
 //! (which would flood the goal's whole component): the search simply pauses with its state
