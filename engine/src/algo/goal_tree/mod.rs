@@ -54,9 +54,9 @@
 //! first path and paths after lowering patches and moves off the path come from
 //! [`GoalTree::descend`] on exact values, which takes D* Lite's steps (both break ties by
 //! true cost, not by rounding: `descent_step`); the old path is kept while it stays
-//! optimal, and the change is classified with the same rules ([`Change`]). After a
-//! raise-only patch, the forward repair (module `route`) returns the path D* Lite's descent
-//! would take on the new map without settling the tree first.
+//! optimal, and the change is classified with the same rules ([`Change`](crate::Change)).
+//! After a raise-only patch, the forward repair (module `route`) returns the path D* Lite's
+//! descent would take on the new map without settling the tree first.
 //!
 //! # Memory
 //!
