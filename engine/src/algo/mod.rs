@@ -10,6 +10,7 @@ pub mod hpa;
 pub(crate) mod jps;
 pub(crate) mod jps_plus;
 pub(crate) mod los;
+pub(crate) mod lpa;
 pub(crate) mod matrix;
 pub(crate) mod reach;
 pub(crate) mod sized;

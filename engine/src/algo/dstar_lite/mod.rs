@@ -16,27 +16,25 @@
 //! key a lower bound of its true key (triangle inequality), so the queue need not be
 //! re-sorted: an entry found too low when it surfaces is re-pushed at its true key.
 //!
-//! # Which vertices a changed cell touches
+//! # The core
 //!
-//! A step costs `step * (c(a) + c(b)) / 2`, so a new cost at cell `c` changes every edge
-//! incident to `c`; under the octile rule it also changes the *diagonals between two
-//! cardinal neighbours of `c`* that pass `c`'s corner (a wall at `c` forbids them, opening
-//! `c` allows them). Both kinds of edge have both ends in `c` plus its 8 neighbours, so
-//! recomputing rhs on that set, with the new grid, is exact, for walls, openings and cost
-//! changes in either direction alike.
+//! The vertex store, the queue, `UpdateVertex`, the edge-change step after a patch and the
+//! loop are the shared LPA* core ([`crate::algo::lpa`], also the goal trees'); this module is
+//! D* Lite's policy over it: the keys (heuristic from the start plus `km`), the stop
+//! condition (the start consistent and no queued key below the start's, with the core's
+//! relative slack: see "Exactness" there), moving the start, and the path and its change
+//! class.
 //!
-//! # Exactness with floating-point costs
+//! # The path
 //!
-//! Costs are sums of `f64` steps, so mathematically tied keys can differ in the last bits.
-//! The loop therefore stops only when the smallest queued `k1` exceeds the start's by a
-//! relative `1e-10`: every vertex on any optimal path then has been settled (its `k1` is at
-//! most the start's), and any vertex left in the queue has `min(g, rhs) + h > g(start)`, so
-//! following the cheapest `c + g` neighbour from the start never steps onto a stale value.
-//! The path is then the greedy descent from the start (directions in the documented order N,
-//! E, S, W, NE, SE, SW, NW, first minimum wins), except that the previous path is kept when
-//! it is still legal and still optimal, so an unrelated patch never flips a path between
-//! equal-cost alternatives. The reported cost is the path's step costs summed from the
-//! start, as A* sums them.
+//! When the loop stops, every vertex on any optimal path from the start has been settled
+//! (its `k1` is at most the start's), and any vertex left in the queue has
+//! `min(g, rhs) + h > g(start)`, so following the cheapest `c + g` neighbour from the start
+//! never steps onto a stale value. The path is that greedy descent from the start
+//! (directions in the documented order N, E, S, W, NE, SE, SW, NW, first minimum wins),
+//! except that the previous path is kept when it is still legal and still optimal, so an
+//! unrelated patch never flips a path between equal-cost alternatives. The reported cost is
+//! the path's step costs summed from the start, as A* sums them.
 //!
 //! Unreachable goals are answered from the grid's connected components without searching
 //! (which would flood the goal's whole component): the search simply pauses with its state
@@ -61,29 +59,17 @@
 //! see the patches in order, and every call takes the grid of the newest patch it has seen
 //! (`update` with several patches' changed cells at once is fine: pass their union).
 
-pub(crate) mod nodes;
-pub(crate) mod outcome;
-pub(crate) mod queue;
-pub(crate) mod search_loop;
+mod search_loop;
 
 use crate::clock::Instant;
 
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Limits, QueryError, Stats, Status};
 
-use nodes::{Node, Nodes};
-use outcome::Baseline;
-pub use outcome::{Change, Interest, RepairOutcome};
-use queue::Queue;
-
-pub(crate) const INF: f64 = f64::INFINITY;
-
-/// Check the clock and the cancellation flag every this many loop iterations.
-pub(crate) const CHECK_EVERY: u64 = 256;
-
-/// Relative slack of the stopping test (see "Exactness" above). Rounding in a sum of `n`
-/// steps is about `n * 1e-16` relative; real cost differences are far above `1e-10`.
-pub(crate) const STOP_SLACK: f64 = 1e-10;
+use super::lpa::Lpa;
+use super::lpa::graph::{agent_path_cost, changed_anchors, check_same_map};
+use super::lpa::outcome::Baseline;
+pub use super::lpa::outcome::{Change, Interest, RepairOutcome};
 
 /// An incremental shortest-path search (D* Lite) from a moving start to a fixed goal.
 ///
@@ -114,22 +100,20 @@ pub struct DStarLite {
     width: u32,
     height: u32,
     movement: Movement,
-    /// Padded width and neighbour offsets of the grids this search runs on.
+    /// Padded width of the grids this search runs on.
     pw: usize,
-    offsets: [isize; 8],
     start: Point,
     goal: Point,
-    /// Padded ids of start and goal.
+    /// Padded id of the start.
     s_start: u32,
-    s_goal: u32,
     /// The key modifier: sum of `h(old start, new start)` over the moves since the last
     /// queue rebuild.
     km: f64,
     /// Heuristic scale (smallest cell cost the keys were computed with); must never exceed
     /// the grid's smallest cost, or `h` would overestimate.
     scale: f64,
-    nodes: Nodes,
-    open: Queue,
+    /// The LPA* state rooted at the goal (vertex store, queue, written vertices).
+    core: Lpa,
     limits: Limits,
     status: Status,
     path: Vec<Point>,
@@ -142,46 +126,6 @@ pub struct DStarLite {
     /// Agent side in cells: anchors whose clearance is below it count as walls (see
     /// [`crate::clearance`]).
     size: u32,
-    /// Padded ids of the vertices whose `g` or `rhs` the last call changed: appended by
-    /// every write (repeats included; [`Self::repaired_cells`] sorts and deduplicates a
-    /// copy, so a repair nobody asks about pays one push per write). Its size is
-    /// proportional to the call's work; the constructor's is dropped.
-    repaired: Vec<u32>,
-}
-
-/// What the search reads of a grid version: its padded costs, and for an agent wider than
-/// one cell its clearance (an anchor the footprint does not fit reads as a wall).
-pub(crate) struct View<'a> {
-    cells: &'a [u8],
-    clearance: Option<&'a crate::Clearance>,
-    size: u32,
-    pw: usize,
-}
-
-impl<'a> View<'a> {
-    /// The view of `grid` (whose padded cost array is `cells`) for a `size x size` agent.
-    pub(crate) fn new(grid: &'a Grid, cells: &'a [u8], size: u32) -> Self {
-        View {
-            cells,
-            clearance: (size > 1).then(|| grid.clearance()),
-            size,
-            pw: grid.padded_width(),
-        }
-    }
-
-    /// The cost of padded cell `m` for the agent (0 where it cannot stand).
-    #[inline]
-    pub(crate) fn cost(&self, m: usize) -> u8 {
-        let c = self.cells[m];
-        match self.clearance {
-            Some(clr) if c != 0 => {
-                // Passable cells are interior, so their padded coordinates are >= 1.
-                let p = Point::new((m % self.pw) as u32 - 1, (m / self.pw) as u32 - 1);
-                if clr.at(p) >= self.size { c } else { 0 }
-            }
-            _ => c,
-        }
-    }
 }
 
 impl std::fmt::Debug for DStarLite {
@@ -191,8 +135,8 @@ impl std::fmt::Debug for DStarLite {
             .field("goal", &self.goal)
             .field("status", &self.status)
             .field("cost", &self.cost)
-            .field("records", &self.nodes.len())
-            .field("queued", &self.open.len())
+            .field("records", &self.core.touched())
+            .field("queued", &self.core.queued())
             .finish_non_exhaustive()
     }
 }
@@ -220,20 +164,18 @@ impl DStarLite {
         limits: Limits,
     ) -> Result<Self, QueryError> {
         crate::query::check_ends(grid, start, goal, size)?;
+        let keys = search_loop::StartKeys::new(grid, start, grid.min_cost() as f64, 0.0);
         let mut d = DStarLite {
             width: grid.width(),
             height: grid.height(),
             movement: grid.movement(),
             pw: grid.padded_width(),
-            offsets: grid.offsets(),
             start,
             goal,
             s_start: grid.pidx(start) as u32,
-            s_goal: grid.pidx(goal) as u32,
             km: 0.0,
             scale: grid.min_cost() as f64,
-            nodes: Nodes::new(grid.padded_width()),
-            open: Queue::default(),
+            core: Lpa::new(grid, goal, size, &keys),
             limits,
             status: Status::NoPath,
             path: Vec::new(),
@@ -241,21 +183,13 @@ impl DStarLite {
             pending: true,
             initial: Stats::default(),
             size,
-            repaired: Vec::new(),
         };
         let started = Instant::now();
-        let mut setup = Stats::default();
-        d.write(
-            d.s_goal,
-            Node::UNSEEN,
-            Node { g: INF, rhs: 0.0 },
-            &mut setup,
-        );
         let before = d.baseline();
         let out = d.run_and_finish(grid, before, started);
         d.initial = out.stats;
         // The first search wrote everything it reached: not a repair.
-        d.repaired = Vec::new();
+        d.core.forget_repaired();
         Ok(d)
     }
 
@@ -293,15 +227,13 @@ impl DStarLite {
     /// Bytes this search holds (vertex map, queue, path), for per-subscription accounting.
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.nodes.heap_bytes()
-            + self.open.heap_bytes()
+            + self.core.heap_bytes()
             + self.path.capacity() * std::mem::size_of::<Point>()
-            + self.repaired.capacity() * std::mem::size_of::<u32>()
     }
 
     /// Number of cells with a finite `g` or `rhs` (what the memory is proportional to).
     pub fn touched_cells(&self) -> usize {
-        self.nodes.len()
+        self.core.touched()
     }
 
     /// The cells whose search state (`g` or `rhs`) the last [`Self::update`],
@@ -327,7 +259,7 @@ impl DStarLite {
             let i = i as usize;
             Point::new((i % self.pw) as u32 - 1, (i / self.pw) as u32 - 1)
         };
-        let mut ids = self.repaired.clone();
+        let mut ids = self.core.repaired().to_vec();
         ids.sort_unstable();
         ids.dedup();
         let cells = ids.iter().take(cap).map(|&i| point(i)).collect();
@@ -336,7 +268,7 @@ impl DStarLite {
 
     /// Which patches can affect this search (see [`Interest`] for the exact rule).
     pub fn interest(&self) -> Interest {
-        match self.nodes.bounds() {
+        match self.core.bounds() {
             // A written cell changes anchors up to `size - 1` up and left of it.
             Some((lo, hi)) if !self.pending => Interest::Region {
                 min: Point::new(lo.x.saturating_sub(1), lo.y.saturating_sub(1)),
@@ -362,11 +294,12 @@ impl DStarLite {
                 return false;
             }
             let i = new_grid.pidx(c);
-            self.nodes.g(i as u32).is_finite()
+            self.core.g(i as u32).is_finite()
                 || self
-                    .offsets
+                    .core
+                    .offsets()
                     .iter()
-                    .any(|&o| self.nodes.g(i.wrapping_add_signed(o) as u32).is_finite())
+                    .any(|&o| self.core.g(i.wrapping_add_signed(o) as u32).is_finite())
         })
     }
 
@@ -385,7 +318,7 @@ impl DStarLite {
         let anchors = changed_anchors(changed, self.size);
         let changed = &anchors[..];
         let started = Instant::now();
-        self.repaired.clear();
+        self.core.clear_repaired();
         let before = self.baseline();
         if !self.affected_by(grid, changed) {
             return self.unchanged(started);
@@ -396,24 +329,10 @@ impl DStarLite {
             // The heuristic changes: g and rhs do not depend on it, only the keys do.
             self.scale = scale;
             self.km = 0.0;
-            self.rebuild_queue();
+            self.core.rebuild_queue(&self.keys());
         }
-        // Every changed edge has both ends in a changed cell or one of its 8 neighbours
-        // (module docs), so recomputing rhs there is the whole of the edge-update step.
-        let touched = edge_ends(grid, &self.offsets, changed);
-        let flat = grid.cells();
-        let cells = &self.view(grid, &flat);
-        for v in touched {
-            let old = self.nodes.get(v);
-            let rhs = if v == self.s_goal {
-                0.0
-            } else {
-                self.best_rhs(cells, v)
-            };
-            if rhs != old.rhs {
-                self.write(v, old, Node { g: old.g, rhs }, &mut stats);
-            }
-        }
+        let keys = self.keys();
+        self.core.patch(grid, changed, &keys, &mut stats);
         let mut out = self.run_and_finish(grid, before, started);
         out.stats.generated += stats.generated;
         out
@@ -433,7 +352,7 @@ impl DStarLite {
         crate::query::check_in_bounds(grid, "start", p)?;
         crate::query::check_fits(grid, "start", p, self.size)?;
         let started = Instant::now();
-        self.repaired.clear();
+        self.core.clear_repaired();
         if p == self.start {
             return Ok(self.unchanged(started));
         }
@@ -457,7 +376,7 @@ impl DStarLite {
     pub fn resume(&mut self, grid: &Grid) -> RepairOutcome {
         self.check_grid(grid);
         let started = Instant::now();
-        self.repaired.clear();
+        self.core.clear_repaired();
         if !self.pending {
             return self.unchanged(started);
         }
@@ -476,11 +395,6 @@ impl DStarLite {
     /// footprint too (an anchor it does not fit at, or a diagonal past one).
     pub(super) fn path_cost(&self, grid: &Grid, path: &[Point]) -> Option<f64> {
         agent_path_cost(grid, path, self.size)
-    }
-
-    /// What the search reads of `grid` (`cells` is its padded cost array).
-    fn view<'a>(&self, grid: &'a Grid, cells: &'a [u8]) -> View<'a> {
-        View::new(grid, cells, self.size)
     }
 
     fn check_grid(&self, grid: &Grid) {
@@ -507,68 +421,4 @@ impl DStarLite {
             },
         }
     }
-}
-
-/// [`Grid::path_cost`] for a `size x size` agent: `None` when a step is illegal for its
-/// footprint too (an anchor it does not fit at, or a diagonal past one).
-pub(crate) fn agent_path_cost(grid: &Grid, path: &[Point], size: u32) -> Option<f64> {
-    let cost = grid.path_cost(path)?;
-    if size > 1 {
-        let clr = grid.clearance();
-        let fits = |p: Point| clr.fits(p, size);
-        let legal = path.iter().all(|&p| fits(p))
-            && path.windows(2).all(|s| {
-                let (a, b) = (s[0], s[1]);
-                a.x == b.x || a.y == b.y || fits(Point::new(b.x, a.y)) && fits(Point::new(a.x, b.y))
-            });
-        if !legal {
-            return None;
-        }
-    }
-    Some(cost)
-}
-
-/// Panics unless `grid` has the dimensions and movement rule `map` of the map a search
-/// (`who`) was made for: its vertex ids and edges mean nothing on another.
-pub(crate) fn check_same_map(who: &str, grid: &Grid, map: (u32, u32, Movement)) {
-    let (w, h, movement) = map;
-    assert!(
-        grid.width() == w && grid.height() == h && grid.movement() == movement,
-        "{who}: grid {}x{} {:?} is not the search's {w}x{h} {movement:?} map",
-        grid.width(),
-        grid.height(),
-        grid.movement(),
-    );
-}
-
-/// Every vertex a changed edge can end at when the anchors `changed` get new costs: each
-/// of them and its 8 neighbours (module docs), as sorted, distinct padded ids.
-pub(crate) fn edge_ends(grid: &Grid, offsets: &[isize; 8], changed: &[Point]) -> Vec<u32> {
-    let mut ends: Vec<u32> = Vec::with_capacity(changed.len() * 9);
-    for &c in changed.iter().filter(|c| grid.in_bounds(**c)) {
-        let i = grid.pidx(c);
-        ends.push(i as u32);
-        ends.extend(offsets.iter().map(|&o| i.wrapping_add_signed(o) as u32));
-    }
-    ends.sort_unstable();
-    ends.dedup();
-    ends
-}
-
-/// The cells whose cost changes for a `size x size` agent when `changed` are written: the
-/// anchors whose footprint holds a written cell (`changed` itself for size 1).
-pub(crate) fn changed_anchors(changed: &[Point], size: u32) -> std::borrow::Cow<'_, [Point]> {
-    if size <= 1 {
-        return std::borrow::Cow::Borrowed(changed);
-    }
-    let k = size - 1;
-    std::borrow::Cow::Owned(
-        changed
-            .iter()
-            .flat_map(|c| {
-                (c.y.saturating_sub(k)..=c.y)
-                    .flat_map(move |y| (c.x.saturating_sub(k)..=c.x).map(move |x| Point::new(x, y)))
-            })
-            .collect(),
-    )
 }

@@ -1,15 +1,61 @@
-//! The search loop of [`DStarLite`]: keys, vertex updates, ComputeShortestPath and path
-//! extraction. The reasoning behind each step is in the parent module's docs.
+//! D* Lite's policy over the LPA* core: its keys, its stop condition, and path extraction
+//! and classification after each run. The reasoning behind each step is in the parent
+//! module's docs and the core's ([`crate::algo::lpa`]).
 
 use crate::clock::Instant;
 
-use super::nodes::Node;
-use super::outcome::{Baseline, classify, same_cost};
-use super::queue::Key;
-use super::{CHECK_EVERY, DStarLite, INF, RepairOutcome, STOP_SLACK, View};
-use crate::grid::{Grid, Movement, Point, distance, moves};
-use crate::query::{LimitKind, Stats, Status};
-use crate::search::limit_hit;
+use super::{DStarLite, RepairOutcome};
+use crate::algo::lpa::outcome::{Baseline, classify, same_cost};
+use crate::algo::lpa::{Key, Keys, Node, Run, above};
+use crate::grid::{Grid, Movement, Point, distance};
+use crate::query::{Stats, Status};
+
+/// D* Lite's keys: `[min(g, rhs) + h(start, s) + km, min(g, rhs)]`, with the octile (or
+/// Manhattan) distance from the start scaled by the smallest cell cost as `h`.
+#[derive(Clone, Copy)]
+pub(super) struct StartKeys {
+    /// The start's padded coordinates.
+    sx: usize,
+    sy: usize,
+    pw: usize,
+    movement: Movement,
+    scale: f64,
+    km: f64,
+}
+
+impl StartKeys {
+    /// The keys for a search from `start` on `grid`'s map.
+    pub(super) fn new(grid: &Grid, start: Point, scale: f64, km: f64) -> Self {
+        StartKeys {
+            sx: start.x as usize + 1,
+            sy: start.y as usize + 1,
+            pw: grid.padded_width(),
+            movement: grid.movement(),
+            scale,
+            km,
+        }
+    }
+
+    /// `h(start, n)` for a padded id.
+    #[inline]
+    fn h(&self, n: u32) -> f64 {
+        let n = n as usize;
+        let dx = (n % self.pw).abs_diff(self.sx) as f64;
+        let dy = (n / self.pw).abs_diff(self.sy) as f64;
+        distance(self.movement, dx, dy) * self.scale
+    }
+}
+
+impl Keys for StartKeys {
+    #[inline]
+    fn key(&self, n: u32, node: Node) -> Key {
+        let m = node.min();
+        Key {
+            k1: m + self.h(n) + self.km,
+            k2: m,
+        }
+    }
+}
 
 impl DStarLite {
     /// Heuristic between two points at the current scale.
@@ -19,65 +65,16 @@ impl DStarLite {
         distance(self.movement, dx, dy) * self.scale
     }
 
-    /// `h(start, n)` for a padded id.
-    #[inline]
-    pub(super) fn h(&self, n: u32) -> f64 {
-        let n = n as usize;
-        let sx = self.start.x as usize + 1;
-        let sy = self.start.y as usize + 1;
-        let dx = (n % self.pw).abs_diff(sx) as f64;
-        let dy = (n / self.pw).abs_diff(sy) as f64;
-        distance(self.movement, dx, dy) * self.scale
-    }
-
-    #[inline]
-    pub(super) fn key(&self, n: u32, node: Node) -> Key {
-        let m = node.min();
-        Key {
-            k1: m + self.h(n) + self.km,
-            k2: m,
+    /// The keys as of the current start, scale and `km`.
+    pub(super) fn keys(&self) -> StartKeys {
+        StartKeys {
+            sx: self.start.x as usize + 1,
+            sy: self.start.y as usize + 1,
+            pw: self.pw,
+            movement: self.movement,
+            scale: self.scale,
+            km: self.km,
         }
-    }
-
-    /// Stores `new` for `n` (previously `old`) and keeps the queue invariant: an
-    /// inconsistent vertex whose `min(g, rhs)` changed (or that just became inconsistent)
-    /// gets a fresh entry.
-    #[inline]
-    pub(super) fn write(&mut self, n: u32, old: Node, new: Node, stats: &mut Stats) {
-        self.nodes.put(n, new);
-        self.repaired.push(n);
-        if !new.consistent() && (old.consistent() || old.min() != new.min()) {
-            self.open.push(self.key(n, new), n);
-            stats.generated += 1;
-        }
-    }
-
-    /// `min over neighbours s' of c(n, s') + g(s')` on the current grid.
-    #[inline]
-    pub(super) fn best_rhs(&self, cells: &View<'_>, n: u32) -> f64 {
-        let mut nb = [(0u32, 0.0f64); 8];
-        let k = self.neighbours(cells, n, &mut nb);
-        nb[..k]
-            .iter()
-            .map(|&(s, c)| c + self.nodes.g(s))
-            .fold(INF, f64::min)
-    }
-
-    /// Legal moves from `n` with their costs, in direction order; none from a wall.
-    #[inline]
-    pub(super) fn neighbours(&self, cells: &View<'_>, n: u32, out: &mut [(u32, f64); 8]) -> usize {
-        neighbours(cells, &self.offsets, self.movement, n, out)
-    }
-
-    /// Rebuilds the queue with one fresh key per inconsistent vertex.
-    pub(super) fn rebuild_queue(&mut self) {
-        for n in self.open.drain_cells() {
-            let node = self.nodes.get(n);
-            if !node.consistent() {
-                self.open.push(self.key(n, node), n);
-            }
-        }
-        self.open.mark_rebuilt();
     }
 
     /// ComputeShortestPath, then path extraction and classification against `before`.
@@ -96,7 +93,7 @@ impl DStarLite {
         }
         match status {
             Status::Found => {
-                let best = self.nodes.g(self.s_start);
+                let best = self.core.g(self.s_start);
                 match (&before.path, old_cost_now) {
                     // Keep the old path while it is still optimal: no flip between ties.
                     (Some(old), Some(c)) if c <= best || same_cost(c, best) => {
@@ -104,7 +101,7 @@ impl DStarLite {
                         self.cost = c;
                     }
                     _ => {
-                        self.path = self.extract(grid);
+                        self.path = self.core.descend(grid, self.s_start, "D* Lite");
                         self.cost = self
                             .path_cost(grid, &self.path)
                             .expect("the greedy descent only takes legal steps");
@@ -117,14 +114,8 @@ impl DStarLite {
             }
         }
         self.status = status;
-        if self.open.should_compact() {
-            self.rebuild_queue();
-        }
-        // A big repair must not pin its peak memory for the calls after it.
-        if self.repaired.capacity() > 1 << 16 && self.repaired.len() < self.repaired.capacity() / 4
-        {
-            self.repaired.shrink_to(self.repaired.len());
-        }
+        self.core.compact(&self.keys());
+        self.core.trim_repaired();
         let (change, path_changed, cost_changed) =
             classify(&before, old_cost_now, status, &self.path, self.cost);
         stats.elapsed = started.elapsed();
@@ -137,7 +128,8 @@ impl DStarLite {
         }
     }
 
-    /// The main loop (the paper's ComputeShortestPath, optimised version, lazy queue).
+    /// The core's loop with D* Lite's stop condition: the start is consistent and every
+    /// queued key is above its key `g(start) + km` (`h(start, start) = 0`), with slack.
     pub(super) fn compute(&mut self, grid: &Grid, stats: &mut Stats) -> Status {
         // Disconnected (or a walled start/goal): answer from the components instead of
         // flooding the goal's component; the state stays valid and resumes later.
@@ -151,160 +143,16 @@ impl DStarLite {
                 return Status::NoPath;
             }
         }
-        let flat = grid.cells();
-        let cells = &self.view(grid, &flat);
-        let max_expansions = self.limits.max_expansions.unwrap_or(u64::MAX);
-        let mut nb = [(0u32, 0.0f64); 8];
-        let mut iterations = 0u64;
-        // Step 1: the best live entry; consistent vertices are not in U (lazy delete).
-        while let Some(top) = self.open.peek() {
-            let u = top.node;
-            let nu = self.nodes.get(u);
-            if nu.consistent() {
-                self.open.pop();
-                continue;
-            }
-            // Step 2: stop when the start is settled and every queued key is above its key
-            // (with slack, see module docs). h(start, start) = 0.
-            let st = self.nodes.get(self.s_start);
-            if st.consistent() {
-                let ks = st.g + self.km;
-                if top.key().k1 > ks + STOP_SLACK * (1.0 + ks) {
-                    break;
-                }
-            }
-            // Step 3: limits, before the work they bound. The state is valid at any point,
-            // so an interrupted search resumes later.
-            if stats.expanded >= max_expansions {
-                return Status::LimitReached;
-            }
-            iterations += 1;
-            if iterations % CHECK_EVERY == 0 {
-                if let Some(kind) = limit_hit(&self.limits) {
-                    debug_assert!(matches!(kind, LimitKind::Cancelled | LimitKind::Deadline));
-                    return Status::LimitReached;
-                }
-            }
-            self.open.pop();
-            // Step 4: a key computed before the start moved is a lower bound: re-queue.
-            let k_new = self.key(u, nu);
-            if top.key().less(k_new) {
-                self.open.push(k_new, u);
-                stats.generated += 1;
-                continue;
-            }
-            stats.expanded += 1;
-            let k = self.neighbours(cells, u, &mut nb);
-            if nu.g > nu.rhs {
-                // Step 5a: overconsistent: g drops to rhs (now final), and every neighbour
-                // may reach the goal more cheaply through u.
-                let gu = nu.rhs;
-                self.nodes.put(u, Node { g: gu, rhs: gu });
-                self.repaired.push(u);
-                for &(s, c) in &nb[..k] {
-                    if s == self.s_goal {
-                        continue;
-                    }
-                    let old = self.nodes.get(s);
-                    let via = c + gu;
-                    if via < old.rhs {
-                        self.write(s, old, Node { g: old.g, rhs: via }, stats);
-                    }
-                }
-            } else {
-                // Step 5b: underconsistent: g was too low (a cost rose). Raise it to
-                // infinity; neighbours whose rhs came through u recompute theirs; u is
-                // re-queued at its rhs if that is finite.
-                stats.reopened += 1;
-                let g_old = nu.g;
-                self.write(
-                    u,
-                    nu,
-                    Node {
-                        g: INF,
-                        rhs: nu.rhs,
-                    },
-                    stats,
-                );
-                for &(s, c) in &nb[..k] {
-                    if s == self.s_goal {
-                        continue;
-                    }
-                    let old = self.nodes.get(s);
-                    if old.rhs == c + g_old {
-                        let rhs = self.best_rhs(cells, s);
-                        self.write(s, old, Node { g: old.g, rhs }, stats);
-                    }
-                }
-            }
-        }
-        if self.nodes.g(self.s_start).is_finite() {
-            Status::Found
-        } else {
-            Status::NoPath
+        let (s_start, km) = (self.s_start, self.km);
+        let stop = |core: &crate::algo::lpa::Lpa, top: Key| {
+            let st = core.node(s_start);
+            st.consistent() && above(top.k1, st.g + km)
+        };
+        let keys = self.keys();
+        match self.core.compute(grid, &keys, &self.limits, stop, stats) {
+            Run::Limit => Status::LimitReached,
+            Run::Done if self.core.g(self.s_start).is_finite() => Status::Found,
+            Run::Done => Status::NoPath,
         }
     }
-
-    /// Greedy descent from the start: always the neighbour with the smallest `c + g`
-    /// (first in direction order on ties, see [`descent_step`]). `g` strictly drops along it (every step costs at
-    /// least 1), so it ends at the goal.
-    pub(super) fn extract(&self, grid: &Grid) -> Vec<Point> {
-        let flat = grid.cells();
-        let cells = &self.view(grid, &flat);
-        let mut nb = [(0u32, 0.0f64); 8];
-        let mut path = vec![self.start];
-        let mut cur = self.s_start;
-        while cur != self.s_goal {
-            let k = self.neighbours(cells, cur, &mut nb);
-            let next = descent_step(&nb[..k], |s| self.nodes.g(s));
-            assert!(
-                next.is_some() && path.len() <= self.nodes.len(),
-                "D* Lite invariant broken: no descent from {}",
-                grid.ppoint(cur as usize)
-            );
-            cur = next.expect("checked").0;
-            path.push(grid.ppoint(cur as usize));
-        }
-        path
-    }
-}
-
-/// Legal moves from `n` with their costs, in direction order; none from a wall.
-#[inline]
-pub(crate) fn neighbours(
-    cells: &View<'_>,
-    offsets: &[isize; 8],
-    movement: Movement,
-    n: u32,
-    out: &mut [(u32, f64); 8],
-) -> usize {
-    let u = n as usize;
-    let cu = cells.cost(u);
-    if cu == 0 {
-        return 0;
-    }
-    let octile = movement == Movement::Octile;
-    moves(offsets, octile, u, cu, 0.0, |m| cells.cost(m), out)
-}
-
-/// The step a greedy descent takes from a vertex whose neighbours and step costs are `nb`
-/// (direction order), given every neighbour's cost to the goal `g`: the first neighbour whose
-/// `c + g` is the smallest up to a relative 2^-36 ([`crate::search::IMPROVES_BY`]), with
-/// that sum; `None` when no neighbour reaches the goal.
-///
-/// Why a margin: two sums of equal true cost can round one ulp apart, depending on the order
-/// a search happened to add their steps in, and a strict `<` would then follow the rounding.
-/// With the margin the choice depends on the true costs only (the argument of
-/// `IMPROVES_BY`'s docs: rounding stays far below it, true differences far above it), so any
-/// two searches that hold the same exact costs descend along the same path: D* Lite, and
-/// the goal trees shared by several agents, which grow in another order.
-pub(crate) fn descent_step(nb: &[(u32, f64)], g: impl Fn(u32) -> f64) -> Option<(u32, f64)> {
-    let min = nb.iter().map(|&(s, c)| c + g(s)).fold(INF, f64::min);
-    if !min.is_finite() {
-        return None;
-    }
-    let tie = min + min * crate::search::IMPROVES_BY;
-    nb.iter()
-        .map(|&(s, c)| (s, c + g(s)))
-        .find(|&(_, v)| v <= tie)
 }

@@ -8,8 +8,10 @@
 //! Dijkstra order from the goal and its values serve every start at once, where D* Lite's
 //! heuristic and key modifier tie a search to one start. It is bounded and lazy: it only
 //! settles vertices up to what its agents need ([`GoalTree::reach`] continues the loop until
-//! a new start is settled), and it shares D* Lite's sparse vertex store, queue and patch
-//! rule (a changed cell recomputes `rhs` on itself and its 8 neighbours).
+//! a new start is settled). The vertex store, queue, patch rule and loop are the LPA* core
+//! shared with D* Lite ([`crate::algo::lpa`]); the tree brings its keys (no heuristic), its
+//! stop condition (a cost floor and optionally one start settled), the bound and staleness,
+//! and the agents.
 //!
 //! The *bound* `B` is the smallest key left in the queue after the last run of the loop.
 //! The LPA* invariant gives: every vertex whose true cost to the goal is below `B` holds it
@@ -52,9 +54,9 @@
 //! first path and paths after lowering patches and moves off the path come from
 //! [`GoalTree::descend`] on exact values, which takes D* Lite's steps (both break ties by
 //! true cost, not by rounding: `descent_step`); the old path is kept while it stays
-//! optimal, and the change is classified with the same rules ([`Change`]). After a
-//! raise-only patch, the forward repair (module `route`) returns the path D* Lite's descent
-//! would take on the new map without settling the tree first.
+//! optimal, and the change is classified with the same rules ([`Change`](crate::Change)).
+//! After a raise-only patch, the forward repair (module `route`) returns the path D* Lite's
+//! descent would take on the new map without settling the tree first.
 //!
 //! # Memory
 //!
@@ -62,20 +64,16 @@
 //! costs its path. [`GoalTree::memory_bytes`], [`Agent::memory_bytes`].
 
 mod agent;
+mod exact;
 mod route;
 
 use crate::clock::Instant;
 
-use super::dstar_lite::nodes::{Node, Nodes};
-use super::dstar_lite::outcome::Interest;
-use super::dstar_lite::queue::{Key, Queue};
-use super::dstar_lite::search_loop::{descent_step, neighbours};
-use super::dstar_lite::{
-    CHECK_EVERY, INF, STOP_SLACK, View, changed_anchors, check_same_map, edge_ends,
-};
+use super::lpa::graph::{changed_anchors, check_same_map};
+use super::lpa::outcome::Interest;
+use super::lpa::{INF, Key, Keys, Lpa, Node, Run, above};
 use crate::grid::{Grid, Movement, Point};
 use crate::query::{Limits, QueryError, Stats, Status};
-use crate::search::limit_hit;
 
 pub use agent::{Agent, REPAIRED_KEEP};
 
@@ -104,26 +102,22 @@ pub struct GoalTree {
     width: u32,
     height: u32,
     movement: Movement,
-    /// Neighbour offsets (padded ids) of the grids this tree runs on.
-    offsets: [isize; 8],
     goal: Point,
     s_goal: u32,
     /// Agent side in cells (anchors whose clearance is below it count as walls).
     size: u32,
-    nodes: Nodes,
-    open: Queue,
+    /// The LPA* state rooted at the goal (vertex store, queue, written vertices).
+    core: Lpa,
     /// Every vertex whose true cost is below it holds that cost in `g` (see module docs);
     /// as of the last run of the loop when `stale`.
     bound: f64,
     /// Raise-only patches were queued since the last run of the loop: `g` holds the costs
     /// of the map as of that run, lower bounds of today's.
     stale: bool,
-    /// Vertices the last [`Self::apply`], [`Self::settle`] or [`Self::reach`] that had to
-    /// search wrote: while it runs every write (repeats included); afterwards the first
-    /// [`REPAIRED_KEEP`] distinct ones, sorted, with how many there were
-    /// ([`Self::seal_repaired`]; a large extension would otherwise keep a list longer than
-    /// the tree's own store).
-    repaired: Vec<u32>,
+    /// How many distinct vertices the last [`Self::apply`], [`Self::settle`] or
+    /// [`Self::reach`] that had to search wrote; the core keeps the first [`REPAIRED_KEEP`]
+    /// of them, sorted ([`Self::seal_repaired`]; a large extension would otherwise keep a
+    /// list longer than the tree's own store).
     repaired_count: usize,
     /// While stale: vertices on the paths forward repairs found since the last patch, with
     /// their exact cost on the new map and their next step (see [`Self::learn`]).
@@ -140,7 +134,7 @@ impl std::fmt::Debug for GoalTree {
             .field("size", &self.size)
             .field("bound", &self.bound)
             .field("stale", &self.stale)
-            .field("records", &self.nodes.len())
+            .field("records", &self.core.touched())
             .finish_non_exhaustive()
     }
 }
@@ -158,26 +152,20 @@ impl GoalTree {
             });
         }
         crate::query::check_fits(grid, "goal", goal, size)?;
-        let s_goal = grid.pidx(goal) as u32;
-        let mut t = GoalTree {
+        Ok(GoalTree {
             width: grid.width(),
             height: grid.height(),
             movement: grid.movement(),
-            offsets: grid.offsets(),
             goal,
-            s_goal,
+            s_goal: grid.pidx(goal) as u32,
             size,
-            nodes: Nodes::new(grid.padded_width()),
-            open: Queue::default(),
+            core: Lpa::new(grid, goal, size, &NoHeuristic),
             bound: 0.0,
             stale: false,
-            repaired: Vec::new(),
             repaired_count: 0,
             learnt: route::CellMap::default(),
             exact_memo: route::CellMap::default(),
-        };
-        t.write(s_goal, Node::UNSEEN, Node { g: INF, rhs: 0.0 });
-        Ok(t)
+        })
     }
 
     /// The goal.
@@ -204,9 +192,7 @@ impl GoalTree {
     /// Bytes the tree holds (vertex store and queue).
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.nodes.heap_bytes()
-            + self.open.heap_bytes()
-            + self.repaired.capacity() * std::mem::size_of::<u32>()
+            + self.core.heap_bytes()
             + self.learnt.capacity() * std::mem::size_of::<(u32, (f64, u32))>()
             + self.exact_memo.capacity() * std::mem::size_of::<(u32, bool)>()
     }
@@ -231,28 +217,22 @@ impl GoalTree {
     /// [`Self::settle`] changed, as padded cell ids: the first [`REPAIRED_KEEP`] (sorted)
     /// and how many there were.
     pub(crate) fn repaired_ids(&self) -> (&[u32], usize) {
-        (&self.repaired, self.repaired_count)
+        (self.core.repaired(), self.repaired_count)
     }
 
     /// Ends a call's record of written vertices (see the field).
     fn seal_repaired(&mut self) {
-        self.repaired.sort_unstable();
-        self.repaired.dedup();
-        self.repaired_count = self.repaired.len();
-        self.repaired.truncate(REPAIRED_KEEP);
-        if self.repaired.capacity() > 2 * REPAIRED_KEEP {
-            self.repaired.shrink_to_fit();
-        }
+        self.repaired_count = self.core.seal_repaired(REPAIRED_KEEP);
     }
 
     /// Cells with a finite `g` or `rhs`.
     pub fn touched_cells(&self) -> usize {
-        self.nodes.len()
+        self.core.touched()
     }
 
     /// The settled cost from `p` to the goal, when `p` is settled and the tree not stale.
     pub fn cost_from(&self, grid: &Grid, p: Point) -> Option<f64> {
-        let g = self.nodes.g(grid.pidx(p) as u32);
+        let g = self.core.g(grid.pidx(p) as u32);
         (!self.stale && g < self.bound).then_some(g)
     }
 
@@ -260,7 +240,7 @@ impl GoalTree {
     /// of a cell it has touched. An agent whose cost is at most [`Self::bound`] has its path
     /// inside, and a changed cell outside can only change costs above the bound.
     pub fn interest(&self) -> Interest {
-        match self.nodes.bounds() {
+        match self.core.bounds() {
             Some((lo, hi)) => Interest::Region {
                 min: Point::new(lo.x.saturating_sub(1), lo.y.saturating_sub(1)),
                 max: Point::new(
@@ -283,27 +263,12 @@ impl GoalTree {
     pub fn apply(&mut self, grid: &Grid, changed: &[Point], lowered: bool) -> Stats {
         self.check_grid(grid);
         let started = Instant::now();
-        let touched = edge_ends(grid, &self.offsets, &changed_anchors(changed, self.size));
-        self.repaired.clear();
+        self.core.clear_repaired();
         self.learnt = route::CellMap::default();
         self.exact_memo = route::CellMap::default();
-        let flat = grid.cells();
-        let cells = &View::new(grid, &flat, self.size);
-        let mut wrote = false;
         let mut stats = Stats::default();
-        for &v in &touched {
-            let old = self.nodes.get(v);
-            let rhs = if v == self.s_goal {
-                0.0
-            } else {
-                self.best_rhs(cells, v)
-            };
-            if rhs != old.rhs {
-                self.write(v, old, Node { g: old.g, rhs });
-                stats.generated += 1;
-                wrote = true;
-            }
-        }
+        let anchors = changed_anchors(changed, self.size);
+        let wrote = self.core.patch(grid, &anchors, &NoHeuristic, &mut stats);
         if lowered && (wrote || self.stale) {
             let (_, run) = self.run(grid, None, 0.0, &Limits::default());
             stats.expanded += run.expanded;
@@ -323,7 +288,7 @@ impl GoalTree {
         self.check_grid(grid);
         let started = Instant::now();
         let mut stats = Stats::default();
-        self.repaired.clear();
+        self.core.clear_repaired();
         if self.stale || target >= self.bound {
             stats = self.run(grid, None, target, &Limits::default()).1;
         }
@@ -345,7 +310,7 @@ impl GoalTree {
         let (status, mut stats) = if self.cost_from(grid, p).is_some() {
             (Status::Found, Stats::default())
         } else {
-            self.repaired.clear();
+            self.core.clear_repaired();
             let run = self.run(grid, Some(grid.pidx(p) as u32), 0.0, limits);
             self.seal_repaired();
             run
@@ -357,23 +322,7 @@ impl GoalTree {
     /// Greedy descent from `from` (settled: [`Self::reach`] said found) to the goal: always
     /// the neighbour with the smallest `c + g`, first in direction order on ties.
     pub fn descend(&self, grid: &Grid, from: Point) -> Vec<Point> {
-        let flat = grid.cells();
-        let cells = &View::new(grid, &flat, self.size);
-        let mut nb = [(0u32, 0.0f64); 8];
-        let mut path = vec![from];
-        let mut cur = grid.pidx(from) as u32;
-        while cur != self.s_goal {
-            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
-            let next = descent_step(&nb[..k], |s| self.nodes.g(s));
-            assert!(
-                next.is_some() && path.len() <= self.nodes.len(),
-                "goal tree invariant broken: no descent from {}",
-                grid.ppoint(cur as usize)
-            );
-            cur = next.expect("checked").0;
-            path.push(grid.ppoint(cur as usize));
-        }
-        path
+        self.core.descend(grid, grid.pidx(from) as u32, "goal tree")
     }
 
     // ---- internals ----
@@ -393,48 +342,15 @@ impl GoalTree {
         check_same_map("GoalTree", grid, (self.width, self.height, self.movement));
     }
 
-    #[inline]
-    fn key(node: Node) -> Key {
-        let m = node.min();
-        Key { k1: m, k2: m }
-    }
-
-    /// Stores `new` for `n` (previously `old`); an inconsistent vertex whose key changed
-    /// gets a fresh queue entry (the queue's lazy-deletion rule, see D* Lite's queue).
-    #[inline]
-    fn write(&mut self, n: u32, old: Node, new: Node) {
-        self.nodes.put(n, new);
-        self.repaired.push(n);
-        if !new.consistent() && (old.consistent() || old.min() != new.min()) {
-            self.open.push(Self::key(new), n);
-        }
-    }
-
-    #[inline]
-    fn best_rhs(&self, cells: &View<'_>, n: u32) -> f64 {
-        let mut nb = [(0u32, 0.0f64); 8];
-        let k = neighbours(cells, &self.offsets, self.movement, n, &mut nb);
-        nb[..k]
-            .iter()
-            .map(|&(s, c)| c + self.nodes.g(s))
-            .fold(INF, f64::min)
-    }
-
-    /// The smallest live key in the queue (stale entries dropped on the way), or infinity.
+    /// The smallest live key in the queue, or infinity.
     fn top_key(&mut self) -> f64 {
-        while let Some(top) = self.open.peek() {
-            if self.nodes.get(top.node).consistent() {
-                self.open.pop();
-                continue;
-            }
-            return top.key().k1;
-        }
-        INF
+        self.core.top_key().map_or(INF, |k| k.k1)
     }
 
-    /// The LPA* loop (no heuristic): runs until the smallest queued key exceeds the old
-    /// bound, `target` and, when given, the settled cost of vertex `need`. Afterwards the
-    /// bound is the smallest queued key and the tree is not stale, also after a limit.
+    /// The core's loop with the tree's stop condition: runs until the smallest queued key
+    /// exceeds the old bound, `target` and, when given, the settled cost of vertex `need`.
+    /// Afterwards the bound is the smallest queued key and the tree is not stale, also
+    /// after a limit.
     fn run(
         &mut self,
         grid: &Grid,
@@ -442,21 +358,15 @@ impl GoalTree {
         target: f64,
         limits: &Limits,
     ) -> (Status, Stats) {
-        let flat = grid.cells();
-        let cells = &View::new(grid, &flat, self.size);
         // Whatever was settled stays settled: the old bound is part of the floor.
         let floor = self.bound.max(target);
-        let max_expansions = limits.max_expansions.unwrap_or(u64::MAX);
         let mut stats = Stats::default();
-        let mut nb = [(0u32, 0.0f64); 8];
-        let mut status = Status::Found;
-        loop {
-            let top = self.top_key();
-            // Stop when everything up to the floor and the needed vertex is settled (with
-            // D* Lite's relative slack against rounding).
+        // Stop when everything up to the floor and the needed vertex is settled (with the
+        // core's relative slack against rounding).
+        let stop = |core: &Lpa, top: Key| {
             let goal_of_run = match need {
                 Some(n) => {
-                    let node = self.nodes.get(n);
+                    let node = core.node(n);
                     if node.consistent() {
                         floor.max(node.g)
                     } else {
@@ -465,96 +375,35 @@ impl GoalTree {
                 }
                 None => floor,
             };
-            if top == INF || top > goal_of_run + STOP_SLACK * (1.0 + goal_of_run) {
-                break;
-            }
-            if stats.expanded >= max_expansions {
-                status = Status::LimitReached;
-                break;
-            }
-            if (stats.expanded + 1) % CHECK_EVERY == 0 && limit_hit(limits).is_some() {
-                status = Status::LimitReached;
-                break;
-            }
-            let entry = self.open.pop().expect("top_key saw an entry");
-            let u = entry.node;
-            let nu = self.nodes.get(u);
-            // An older entry below the vertex's key (its min rose since): re-queue it at its
-            // key; expanding out of key order would break LPA*'s termination guarantee.
-            let k_now = Self::key(nu);
-            if entry.key().less(k_now) {
-                self.open.push(k_now, u);
-                continue;
-            }
-            stats.expanded += 1;
-            let k = neighbours(cells, &self.offsets, self.movement, u, &mut nb);
-            if nu.g > nu.rhs {
-                // Overconsistent: g drops to rhs, final; neighbours may improve through u.
-                let gu = nu.rhs;
-                self.nodes.put(u, Node { g: gu, rhs: gu });
-                self.repaired.push(u);
-                for &(s, c) in &nb[..k] {
-                    if s == self.s_goal {
-                        continue;
-                    }
-                    let old = self.nodes.get(s);
-                    let via = c + gu;
-                    if via < old.rhs {
-                        self.write(s, old, Node { g: old.g, rhs: via });
-                        stats.generated += 1;
-                    }
-                }
-            } else {
-                // Underconsistent: a cost rose under u; raise g to infinity, recompute the
-                // rhs of the neighbours that went through u, requeue u at its rhs.
-                stats.reopened += 1;
-                let g_old = nu.g;
-                self.write(
-                    u,
-                    nu,
-                    Node {
-                        g: INF,
-                        rhs: nu.rhs,
-                    },
-                );
-                for &(s, c) in &nb[..k] {
-                    if s == self.s_goal {
-                        continue;
-                    }
-                    let old = self.nodes.get(s);
-                    if old.rhs == c + g_old {
-                        let rhs = self.best_rhs(cells, s);
-                        self.write(s, old, Node { g: old.g, rhs });
-                        stats.generated += 1;
-                    }
-                }
-            }
-        }
-        if status == Status::Found {
-            if let Some(n) = need {
-                if !self.nodes.g(n).is_finite() {
-                    status = Status::NoPath;
-                }
-            }
+            above(top.k1, goal_of_run)
+        };
+        let mut status = match self
+            .core
+            .compute(grid, &NoHeuristic, limits, stop, &mut stats)
+        {
+            Run::Done => Status::Found,
+            Run::Limit => Status::LimitReached,
+        };
+        if status == Status::Found && need.is_some_and(|n| !self.core.g(n).is_finite()) {
+            status = Status::NoPath;
         }
         self.bound = self.top_key();
         self.stale = false;
         self.learnt = route::CellMap::default();
         self.exact_memo = route::CellMap::default();
-        if self.open.should_compact() {
-            self.rebuild_queue();
-        }
+        self.core.compact(&NoHeuristic);
         (status, stats)
     }
+}
 
-    /// Rebuilds the queue with one entry per inconsistent vertex.
-    fn rebuild_queue(&mut self) {
-        for n in self.open.drain_cells() {
-            let node = self.nodes.get(n);
-            if !node.consistent() {
-                self.open.push(Self::key(node), n);
-            }
-        }
-        self.open.mark_rebuilt();
+/// The tree's keys: `[min(g, rhs), min(g, rhs)]`, no heuristic (Dijkstra order from the
+/// goal, good for every start).
+struct NoHeuristic;
+
+impl Keys for NoHeuristic {
+    #[inline]
+    fn key(&self, _: u32, node: Node) -> Key {
+        let m = node.min();
+        Key { k1: m, k2: m }
     }
 }

@@ -67,48 +67,21 @@
 //! exactness walks included, where completing the ties took 23,868 without them;
 //! `benches/repair.rs`).
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 
 use super::GoalTree;
-use crate::algo::dstar_lite::nodes::CellHasher;
-use crate::algo::dstar_lite::search_loop::neighbours;
-use crate::algo::dstar_lite::{CHECK_EVERY, STOP_SLACK, View};
+use super::exact::tight;
+use crate::algo::lpa::graph::View;
+use crate::algo::lpa::nodes::CellHasher;
+use crate::algo::lpa::queue::{Key, Queue};
+use crate::algo::lpa::{CHECK_EVERY, STOP_SLACK};
 use crate::grid::{Grid, Point};
 use crate::query::{Limits, Stats, Status};
 use crate::search::{IMPROVES_BY, limit_hit};
 
 pub(super) type CellMap<V> = HashMap<u32, V, BuildHasherDefault<CellHasher>>;
 type CellSet = HashSet<u32, BuildHasherDefault<CellHasher>>;
-
-/// An open-list entry: `f`, `g` and the padded cell id.
-#[derive(Clone, Copy, PartialEq)]
-struct Open {
-    f: f64,
-    g: f64,
-    node: u32,
-}
-
-impl Eq for Open {}
-
-impl Ord for Open {
-    /// "Greater" pops first: smaller `f`, then larger `g` (deeper first: with near-exact
-    /// estimates every cell of an optimal path ties on `f`), then smaller cell id.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .f
-            .total_cmp(&self.f)
-            .then(self.g.total_cmp(&other.g))
-            .then(other.node.cmp(&self.node))
-    }
-}
-
-impl PartialOrd for Open {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
 
 /// What one forward repair found.
 #[derive(Debug)]
@@ -132,12 +105,14 @@ pub(crate) struct Route {
 }
 
 /// The forward A*'s state: best cost from the agent per reached vertex (final once popped),
-/// the popped (expanded or terminal) vertices, and the open list.
+/// the popped (expanded or terminal) vertices, and the open list: keys `[f, g]`, smaller `f`
+/// first, then larger `g` (deeper first: with near-exact estimates every cell of an optimal
+/// path ties on `f`), then smaller cell id.
 #[derive(Default)]
 struct Forward {
     from_start: CellMap<f64>,
     popped: CellSet,
-    open: BinaryHeap<Open>,
+    open: Queue<true>,
 }
 
 impl Forward {
@@ -159,11 +134,7 @@ impl Forward {
                 continue;
             }
             self.from_start.insert(s, gs);
-            self.open.push(Open {
-                f: gs + h,
-                g: gs,
-                node: s,
-            });
+            self.open.push(Key { k1: gs + h, k2: gs }, s);
             stats.generated += 1;
         }
     }
@@ -174,202 +145,7 @@ fn memo_room(len: usize, left: u64) -> usize {
     len.saturating_add(usize::try_from(left).unwrap_or(usize::MAX))
 }
 
-/// One vertex on the path of [`GoalTree::terminal_with`]'s walk.
-struct Frame {
-    v: u32,
-    /// Its cost from where the walk began, plus the walk's `d0`.
-    d: f64,
-    /// Its neighbours (the first `k`) and the next one to try.
-    nb: [(u32, f64); 8],
-    k: usize,
-    next: usize,
-}
-
-/// `a + c` equals `b` up to rounding (the relative margin of [`IMPROVES_BY`]).
-#[inline]
-fn tight(a: f64, c: f64, b: f64) -> bool {
-    ((a + c) - b).abs() <= b * IMPROVES_BY
-}
-
 impl GoalTree {
-    /// True when `n`'s old value is exact on the new map: a path of tight steps leads from
-    /// it to the goal (module docs). Depth first over tight steps, every vertex it decides
-    /// memoised in `memo` (a step is tight from a settled vertex only to a cheaper one, so
-    /// the walk cannot loop). Stops undecided (false, the vertices on its path left out of
-    /// `memo`) rather than let `memo` grow past `limit` entries.
-    fn terminal(&self, cells: &View<'_>, n: u32, memo: &mut CellMap<bool>, limit: usize) -> bool {
-        self.terminal_with(cells, n, memo, limit, 0.0, &mut |_, _, _| {})
-            .unwrap_or(false)
-    }
-
-    /// [`Self::terminal`], handing every vertex the walk looks at the neighbours of (`n`
-    /// first) to `scanned`, once, with its neighbours and its cost from `n` along the walk
-    /// plus `d0`: the forward repair expands them with that one look ([`Self::route`]).
-    /// `None` when the walk stopped undecided at `limit`.
-    fn terminal_with(
-        &self,
-        cells: &View<'_>,
-        n: u32,
-        memo: &mut CellMap<bool>,
-        limit: usize,
-        d0: f64,
-        scanned: &mut impl FnMut(u32, f64, &[(u32, f64)]),
-    ) -> Option<bool> {
-        if n == self.s_goal {
-            return Some(true);
-        }
-        if let Some(&known) = memo.get(&n) {
-            return Some(known);
-        }
-        if memo.len() >= limit {
-            return None;
-        }
-        if self.nodes.g(n) >= self.bound {
-            memo.insert(n, false);
-            return Some(false);
-        }
-        // The tight path so far: one frame per vertex, its neighbours read once.
-        let mut stack = vec![self.frame(cells, n, d0, scanned)];
-        while let Some(top) = stack.last_mut() {
-            let g = self.nodes.g(top.v);
-            let mut child = None;
-            let mut reached = false;
-            while top.next < top.k {
-                let (w, c) = top.nb[top.next];
-                top.next += 1;
-                if !tight(self.nodes.g(w), c, g) {
-                    continue;
-                }
-                match (w == self.s_goal, memo.get(&w)) {
-                    (true, _) | (_, Some(true)) => {
-                        reached = true;
-                        break;
-                    }
-                    (_, Some(false)) => {}
-                    (_, None) => {
-                        child = Some((w, top.d + c));
-                        break;
-                    }
-                }
-            }
-            let v = top.v;
-            if reached {
-                // Every vertex on the stack reaches the goal tightly.
-                for f in stack.drain(..) {
-                    memo.insert(f.v, true);
-                }
-                return Some(true);
-            }
-            match child {
-                Some(_) if memo.len() + stack.len() >= limit => return None,
-                Some((w, dw)) => {
-                    let frame = self.frame(cells, w, dw, scanned);
-                    stack.push(frame);
-                }
-                None => {
-                    memo.insert(v, false);
-                    stack.pop();
-                }
-            }
-        }
-        Some(false)
-    }
-
-    /// A frame of [`Self::terminal_with`]'s walk: `v`'s neighbours, handed to `scanned`.
-    fn frame(
-        &self,
-        cells: &View<'_>,
-        v: u32,
-        d: f64,
-        scanned: &mut impl FnMut(u32, f64, &[(u32, f64)]),
-    ) -> Frame {
-        let mut nb = [(0u32, 0.0f64); 8];
-        let k = neighbours(cells, &self.offsets, self.movement, v, &mut nb);
-        scanned(v, d, &nb[..k]);
-        Frame {
-            v,
-            d,
-            nb,
-            k,
-            next: 0,
-        }
-    }
-
-    /// D* Lite's path from `from`, whose old value is exact: at every vertex the first
-    /// neighbour (direction order) reached by a tight step whose old value is exact too.
-    fn exact_descent(
-        &self,
-        grid: &Grid,
-        cells: &View<'_>,
-        from: u32,
-        memo: &mut CellMap<bool>,
-    ) -> Vec<Point> {
-        let mut nb = [(0u32, 0.0f64); 8];
-        let mut path = vec![grid.ppoint(from as usize)];
-        let mut cur = from;
-        while cur != self.s_goal {
-            let g = self.nodes.g(cur);
-            let k = neighbours(cells, &self.offsets, self.movement, cur, &mut nb);
-            let next = nb[..k]
-                .iter()
-                .find(|&&(w, c)| {
-                    tight(self.nodes.g(w), c, g) && self.terminal(cells, w, memo, usize::MAX)
-                })
-                .map(|&(w, _)| w);
-            cur = next.expect("an exact vertex has a tight step to an exact one");
-            path.push(grid.ppoint(cur as usize));
-        }
-        path
-    }
-
-    /// The exact cost of `n` on the new map when the search need not expand it: the goal, a
-    /// vertex a forward repair since the last patch learnt, or one whose old value is exact
-    /// ([`Self::terminal`]).
-    fn exact(
-        &self,
-        cells: &View<'_>,
-        n: u32,
-        memo: &mut CellMap<bool>,
-        limit: usize,
-    ) -> Option<f64> {
-        self.exact_with(cells, n, memo, limit, 0.0, &mut |_, _, _| {})
-            .flatten()
-    }
-
-    /// [`Self::exact`], handing what the walk looks at to `scanned` as
-    /// [`Self::terminal_with`] does (`d0`: `n`'s cost from the agent); `None` when the walk
-    /// stopped undecided at `limit`.
-    fn exact_with(
-        &self,
-        cells: &View<'_>,
-        n: u32,
-        memo: &mut CellMap<bool>,
-        limit: usize,
-        d0: f64,
-        scanned: &mut impl FnMut(u32, f64, &[(u32, f64)]),
-    ) -> Option<Option<f64>> {
-        if n == self.s_goal {
-            Some(Some(0.0))
-        } else if let Some(&(g, _)) = self.learnt.get(&n) {
-            Some(Some(g))
-        } else {
-            self.terminal_with(cells, n, memo, limit, d0, scanned)
-                .map(|exact| exact.then(|| self.nodes.g(n)))
-        }
-    }
-
-    /// The forward repair's heuristic: a learnt vertex's new cost, else `min(g, bound)`
-    /// (for a vertex whose old value is exact, that value).
-    fn estimate(&self, n: u32) -> f64 {
-        if n == self.s_goal {
-            0.0
-        } else if let Some(&(g, _)) = self.learnt.get(&n) {
-            g
-        } else {
-            self.nodes.g(n).min(self.bound)
-        }
-    }
-
     /// The forward repair of the module docs, from `from` on `grid`. Valid while no patch
     /// since the tree's last run lowered a cost (the server's order: a lowering patch settles
     /// the tree first).
@@ -416,11 +192,7 @@ impl GoalTree {
             return out;
         }
         fw.from_start.insert(start, 0.0);
-        fw.open.push(Open {
-            f: h0,
-            g: 0.0,
-            node: start,
-        });
+        fw.open.push(Key { k1: h0, k2: 0.0 }, start);
         // The limit counts the vertices the exactness walks decide too.
         let max_expansions = limits.max_expansions.unwrap_or(u64::MAX);
         // The work so far: expansions, and the decisions not made by an expansion's look.
@@ -432,7 +204,7 @@ impl GoalTree {
         let room = |work: u64, len: usize| memo_room(len, max_expansions.saturating_sub(work));
         let mut pops = 0u64;
         let mut nb = [(0u32, 0.0f64); 8];
-        while let Some(Open { f, g, node }) = fw.open.pop() {
+        while let Some((Key { k1: f, k2: g }, node)) = fw.open.pop() {
             if fw.popped.contains(&node) || fw.from_start.get(&node).is_some_and(|&b| b < g) {
                 continue; // superseded entry
             }
@@ -490,7 +262,7 @@ impl GoalTree {
             }
             if !node_expanded {
                 out.stats.expanded += 1;
-                let k = neighbours(cells, &self.offsets, self.movement, node, &mut nb);
+                let k = self.core.neighbours(cells, node, &mut nb);
                 fw.relax(self, g, &nb[..k], &mut out.stats);
             }
         }
@@ -512,7 +284,7 @@ impl GoalTree {
                 let Some(&mut (v, dist, ref mut next)) = stack.last_mut() else {
                     unreachable!("forward repair: no optimal path from {from} at cost {best}");
                 };
-                let k = neighbours(cells, &self.offsets, self.movement, v, &mut nb);
+                let k = self.core.neighbours(cells, v, &mut nb);
                 let mut step = None;
                 while *next < k {
                     let (w, c) = nb[*next];

@@ -6,7 +6,7 @@ use crate::grid::Point;
 use crate::query::{Stats, Status};
 
 /// How the best path changed in one call, relative to the path before it (after
-/// [`DStarLite::move_start`](super::DStarLite::move_start) along the path: relative to the
+/// [`DStarLite::move_start`](crate::DStarLite::move_start) along the path: relative to the
 /// old path's remainder from the new position).
 ///
 /// A server pushes an event for everything but [`Change::Unchanged`]; the names map onto the
@@ -30,7 +30,7 @@ pub enum Change {
     /// The agent moved off its path; this is the best path from its new position.
     Moved,
     /// A limit (expansion cap, deadline, cancellation) stopped the search; the path is
-    /// unknown until [`DStarLite::resume`](super::DStarLite::resume) or the next update.
+    /// unknown until [`DStarLite::resume`](crate::DStarLite::resume) or the next update.
     Interrupted,
 }
 
@@ -56,8 +56,8 @@ impl fmt::Display for Change {
     }
 }
 
-/// The result of [`DStarLite::update`](super::DStarLite::update),
-/// [`move_start`](super::DStarLite::move_start) or [`resume`](super::DStarLite::resume).
+/// The result of [`DStarLite::update`](crate::DStarLite::update),
+/// [`move_start`](crate::DStarLite::move_start) or [`resume`](crate::DStarLite::resume).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RepairOutcome {
     /// Status after the call: [`Status::Found`], [`Status::NoPath`] or
