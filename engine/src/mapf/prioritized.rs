@@ -19,8 +19,14 @@ use super::instance::MapfOptions;
 use super::lacam::Problem;
 use super::spacetime::{SpaceTime, Table, pos};
 
-/// Expansions one agent's search may make.
-const MAX_EXPANSIONS: usize = 500_000;
+/// Expansions one agent's search may make: this many per vertex of the graph, at least
+/// [`MIN_EXPANSIONS`]. The greedy search (see [`SpaceTime::plan`]) finds its paths within a
+/// few vertices' worth (warehouse-10-20-10-2-1, 500 agents: at most about 4 |V|); an agent
+/// it cannot plan (its goal walled in by those before it) costs the whole budget, and then
+/// a new order.
+const EXPANSIONS_PER_VERTEX: usize = 10;
+/// See [`EXPANSIONS_PER_VERTEX`].
+const MIN_EXPANSIONS: usize = 20_000;
 /// Orders tried at most (a tiny unsolvable instance fails every order quickly).
 const MAX_ATTEMPTS: usize = 64;
 
@@ -60,7 +66,9 @@ pub(crate) fn prioritized(
         }
     }
     order.sort_by_key(|&a| (passed[a as usize], std::cmp::Reverse(d[a as usize])));
+    let cap = (EXPANSIONS_PER_VERTEX * p.graph.len()).max(MIN_EXPANSIONS);
     let mut astar = SpaceTime::default();
+    astar.greedy = true;
     'attempt: for _ in 0..MAX_ATTEMPTS {
         let mut table = Table::new(p.graph);
         let mut paths: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -69,16 +77,7 @@ pub(crate) fn prioritized(
                 return None;
             }
             let a = order[k];
-            match astar.plan(
-                p,
-                dist,
-                &table,
-                &paths,
-                a,
-                u64::MAX / 2,
-                MAX_EXPANSIONS,
-                opts,
-            ) {
+            match astar.plan(p, dist, &table, &paths, a, u64::MAX / 2, cap, opts) {
                 Some(path) => {
                     table.add(a, &path);
                     paths[a as usize] = path;
