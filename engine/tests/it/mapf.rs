@@ -496,8 +496,8 @@ fn shelves() -> Grid {
 ///
 /// The budget is work, not time: [`CROWDED_NODES`] search nodes (the solver stops with a
 /// partial plan when they are spent, the same on an idle machine and a loaded one). The
-/// time limit is only an outer safety net, far above what the work takes (six seeds take
-/// a few seconds in a release build, 26 s were seen on a loaded CI machine in a test build).
+/// time limit is only an outer safety net, far above what the work takes (the six seeds
+/// took 26 s together in a test build on a loaded CI machine).
 #[test]
 fn crowded_aisles_are_solved() {
     // 60 agents on the shelf map (about a third of its cells): agents meet in the one-cell
@@ -531,8 +531,9 @@ fn crowded_aisles_are_solved() {
     }
 }
 
-/// The node budget of [`crowded_aisles_are_solved`]: several times what its seeds need.
-const CROWDED_NODES: usize = 200_000;
+/// The node budget of [`crowded_aisles_are_solved`]: its seeds need 10k to 147k nodes
+/// (36k to 525k configurations generated); about 2.7 times the hardest.
+const CROWDED_NODES: usize = 400_000;
 
 const CORRIDOR: &str = "type octile\nheight 5\nwidth 12\nmap\n............\n.@@@@.@@@@@.\n............\n.@@@@.@@@@@.\n............\n";
 
