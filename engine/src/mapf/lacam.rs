@@ -327,11 +327,12 @@ pub(crate) fn lacam(
         }
         if s.goal == NONE && !tried_pp && end.generated >= since_nearer + PATIENCE {
             tried_pp = true;
+            // Without a deadline prioritised planning is bounded by its work alone (orders
+            // tried, expansions per agent), so that the outcome never depends on the clock.
             let now = Instant::now();
-            let until = match opts.deadline {
-                Some(d) => now + d.saturating_duration_since(now) * 3 / 4,
-                None => now + Duration::from_secs(2),
-            };
+            let until = opts
+                .deadline
+                .map(|d| now + d.saturating_duration_since(now) * 3 / 4);
             if let Some(plan) = super::prioritized::prioritized(p, s.dist, opts, until) {
                 end.first_solution = Some(started.elapsed());
                 end.first_cost = Some(plan_cost(opts.objective, p.goals, &plan));

@@ -8,9 +8,10 @@
 //! LaCAM then leaves the loop only by enumerating constraints, which takes long with
 //! hundreds of agents. Planning agents in sequence has no such loop: the later agent simply
 //! waits outside the aisle. It is not complete (an order can fail), so it runs only when
-//! LaCAM has stopped coming nearer the goals, for three quarters of the time left; when an agent
-//! finds no path it moves to the front of the order and planning starts again. LaCAM goes
-//! on (and stays complete) when it fails.
+//! LaCAM has stopped coming nearer the goals, for three quarters of the time left (without
+//! a deadline: up to [`MAX_ATTEMPTS`] orders, so that no outcome depends on the clock); when
+//! an agent finds no path it moves to the front of the order and planning starts again.
+//! LaCAM goes on (and stays complete) when it fails.
 
 use std::time::Instant;
 
@@ -19,20 +20,26 @@ use super::instance::MapfOptions;
 use super::lacam::Problem;
 use super::spacetime::{SpaceTime, Table, pos};
 
-/// Expansions one agent's search may make.
-const MAX_EXPANSIONS: usize = 500_000;
+/// Expansions one agent's search may make: this many per vertex of the graph, at least
+/// [`MIN_EXPANSIONS`]. The greedy search (see [`SpaceTime::plan`]) finds its paths within a
+/// few vertices' worth (warehouse-10-20-10-2-1, 500 agents: at most about 4 |V|); an agent
+/// it cannot plan (its goal walled in by those before it) costs the whole budget, and then
+/// a new order.
+const EXPANSIONS_PER_VERTEX: usize = 10;
+/// See [`EXPANSIONS_PER_VERTEX`].
+const MIN_EXPANSIONS: usize = 20_000;
 /// Orders tried at most (a tiny unsolvable instance fails every order quickly).
 const MAX_ATTEMPTS: usize = 64;
 
 /// A plan (configurations from the starts to the goals) by prioritised planning, trying
-/// orders until `until`. The first order puts last the agents whose goals lie on many other
-/// agents' shortest paths (planned early, they would rest in everybody's way), and among
-/// the others the farthest from their goals first.
+/// orders until `until` (`None`: [`MAX_ATTEMPTS`] orders). The first order puts last the
+/// agents whose goals lie on many other agents' shortest paths (planned early, they would
+/// rest in everybody's way), and among the others the farthest from their goals first.
 pub(crate) fn prioritized(
     p: &Problem<'_>,
     dist: &mut DistTables,
     opts: &MapfOptions,
-    until: Instant,
+    until: Option<Instant>,
 ) -> Option<Vec<Vec<u32>>> {
     let n = p.starts.len();
     let mut order: Vec<u32> = (0..n as u32).collect();
@@ -60,25 +67,18 @@ pub(crate) fn prioritized(
         }
     }
     order.sort_by_key(|&a| (passed[a as usize], std::cmp::Reverse(d[a as usize])));
+    let cap = (EXPANSIONS_PER_VERTEX * p.graph.len()).max(MIN_EXPANSIONS);
     let mut astar = SpaceTime::default();
+    astar.greedy = true;
     'attempt: for _ in 0..MAX_ATTEMPTS {
         let mut table = Table::new(p.graph);
         let mut paths: Vec<Vec<u32>> = vec![Vec::new(); n];
         for k in 0..n {
-            if opts.stopped() || Instant::now() >= until {
+            if opts.stopped() || until.is_some_and(|u| Instant::now() >= u) {
                 return None;
             }
             let a = order[k];
-            match astar.plan(
-                p,
-                dist,
-                &table,
-                &paths,
-                a,
-                u64::MAX / 2,
-                MAX_EXPANSIONS,
-                opts,
-            ) {
+            match astar.plan(p, dist, &table, &paths, a, u64::MAX / 2, cap, opts) {
                 Some(path) => {
                     table.add(a, &path);
                     paths[a as usize] = path;
@@ -136,8 +136,7 @@ mod tests {
             goals: &g,
         };
         let opts = MapfOptions::new();
-        let until = Instant::now() + std::time::Duration::from_secs(60);
-        let plan = prioritized(&p, &mut dist, &opts, until).expect("a plan");
+        let plan = prioritized(&p, &mut dist, &opts, None).expect("a plan");
         let paths: Vec<Vec<Point>> = (0..6)
             .map(|i| plan.iter().map(|c| graph.cell(c[i])).collect())
             .collect();
