@@ -9,7 +9,8 @@ fn main() {
     let (map, scen) = (args.next().expect("MAP"), args.next().expect("SCEN"));
     let repeat: usize = args.next().map_or(1, |r| r.parse().expect("REPEAT"));
     let grid = pathd_engine::movingai::parse_map(&std::fs::read_to_string(&map).unwrap()).unwrap();
-    let rows = pathd_engine::movingai::parse_scen(&std::fs::read_to_string(&scen).unwrap()).unwrap();
+    let rows =
+        pathd_engine::movingai::parse_scen(&std::fs::read_to_string(&scen).unwrap()).unwrap();
     let t = Instant::now();
     let graph = SubgoalGraph::build(&grid).expect("an octile map");
     let build = t.elapsed().as_secs_f64() * 1e3;
@@ -32,7 +33,8 @@ fn main() {
             let ok = if row.unreachable() {
                 r.status == Status::NoPath
             } else {
-                r.status == Status::Found && (r.cost - row.optimal).abs() < 1e-4 * row.optimal.max(1.0)
+                r.status == Status::Found
+                    && (r.cost - row.optimal).abs() < 1e-4 * row.optimal.max(1.0)
             };
             bad += usize::from(!ok);
         }

@@ -116,7 +116,7 @@ impl std::fmt::Debug for SubgoalGraph {
             .field("width", &self.width)
             .field("height", &self.height)
             .field("subgoals", &self.cells.len())
-            .field("edges", &self.ch.head.len())
+            .field("edges", &self.ch.arcs.len())
             .field("core", &self.ch.core)
             .field("memory_bytes", &self.memory_bytes())
             .finish()
@@ -188,7 +188,17 @@ impl SubgoalGraph {
             i += if mutual { 2 } else { 1 };
         }
         edges.truncate(kept);
-        let ch = contract::contract(cells.len(), &edges, budget);
+        let (ch, order) = contract::contract(cells.len(), &edges, budget);
+        // Renumber the nodes as the hierarchy does.
+        let cells: Vec<u32> = order.iter().map(|&v| cells[v as usize]).collect();
+        let mut scans: Vec<_> = scans.into_iter().map(Some).collect();
+        let scans = order
+            .iter()
+            .map(|&v| scans[v as usize].take().expect("a permutation"))
+            .collect();
+        for (v, &c) in cells.iter().enumerate() {
+            node_of[c as usize] = v as u32;
+        }
         SubgoalGraph {
             width: grid.width(),
             height: grid.height(),
@@ -235,11 +245,11 @@ impl SubgoalGraph {
 
     /// Edges of the hierarchy (subgoal-graph edges and shortcuts, each once).
     pub fn edges(&self) -> usize {
-        self.ch.head.len()
+        self.ch.arcs.len()
     }
 
     /// Heap bytes held: the placement planes (3/8 byte a cell), the node index (4 bytes a
-    /// cell), the scans kept for updates, and the hierarchy (20 bytes an edge).
+    /// cell), the scans kept for updates, and the hierarchy (16 bytes an edge).
     pub fn memory_bytes(&self) -> usize {
         self.place.memory_bytes()
             + self.cells.len() * 4

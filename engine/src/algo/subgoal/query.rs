@@ -17,52 +17,67 @@ use super::{SubgoalGraph, octile};
 use crate::grid::{Grid, Point, SQRT2};
 use crate::query::{Algorithm, LimitKind, Query, SearchResult, Stats, Status};
 
+/// One node's label in one direction's search: 16 bytes, one cache line's quarter.
+#[derive(Clone, Copy, Default)]
+struct Label {
+    dist: f64,
+    /// The node it was reached from ([`NONE`] for a seed).
+    parent: u32,
+    /// The search that wrote it.
+    stamp: u32,
+}
+
 /// One direction's search memory, stamped so a search touches only what it reaches.
 #[derive(Default)]
 struct Side {
-    dist: Vec<f64>,
-    parent: Vec<u32>,
-    stamp: Vec<u32>,
+    labels: Vec<Label>,
     now: u32,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
 impl Side {
     fn begin(&mut self, n: usize) {
-        if self.dist.len() < n {
-            self.dist.resize(n, 0.0);
-            self.parent.resize(n, NONE);
-            self.stamp.resize(n, 0);
+        if self.labels.len() < n {
+            self.labels.resize(n, Label::default());
         }
         if self.now == u32::MAX {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.labels.iter_mut().for_each(|l| l.stamp = 0);
             self.now = 0;
         }
         self.now += 1;
         self.heap.clear();
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, v: u32) -> f64 {
-        if self.stamp[v as usize] == self.now {
-            self.dist[v as usize]
+        let l = &self.labels[v as usize];
+        if l.stamp == self.now {
+            l.dist
         } else {
             f64::INFINITY
         }
     }
 
-    /// Records a cheaper way to `v` (by hierarchy edge `parent`, [`NONE`] for a seed); false
-    /// if it is not cheaper.
-    #[inline]
+    /// Records a cheaper way to `v` (from node `parent`, [`NONE`] for a seed); false if it
+    /// is not cheaper.
+    #[inline(always)]
     fn relax(&mut self, v: u32, d: f64, parent: u32) -> bool {
-        if d >= self.get(v) {
+        let now = self.now;
+        let l = &mut self.labels[v as usize];
+        if l.stamp == now && d >= l.dist {
             return false;
         }
-        self.dist[v as usize] = d;
-        self.parent[v as usize] = parent;
-        self.stamp[v as usize] = self.now;
+        *l = Label {
+            dist: d,
+            parent,
+            stamp: now,
+        };
         self.heap.push(Reverse((d.to_bits(), v)));
         true
+    }
+
+    fn parent(&self, v: u32) -> u32 {
+        self.labels[v as usize].parent
     }
 
     fn top(&self) -> f64 {
@@ -156,14 +171,15 @@ pub(crate) fn search(
         // down to it), so its edges need not be relaxed. Only a truly cheaper way counts:
         // two sums of the same 1s and sqrt 2s in another order may differ in their last
         // bits, and stalling on an equal cost could lose the one up-down path.
-        if ch
-            .up(u)
-            .any(|e| (sd.get(ch.head[e]) + ch.cost[e]) * (1.0 + 1e-12) < d)
+        let up = ch.up(u);
+        if up
+            .iter()
+            .any(|a| (sd.get(a.head) + a.cost) * (1.0 + 1e-12) < d)
         {
             continue;
         }
-        for e in ch.up(u) {
-            stats.generated += u64::from(sd.relax(ch.head[e], d + ch.cost[e], e as u32));
+        for a in up {
+            stats.generated += u64::from(sd.relax(a.head, d + a.cost, u));
         }
     }
     // A limit stops the search before the best meeting is known to be the shortest.
@@ -185,20 +201,23 @@ pub(crate) fn search(
     } = scratch;
     nodes.clear();
     nodes.push(meet);
-    let mut v = meet;
-    while sides[0].parent[v as usize] != NONE {
-        let e = sides[0].parent[v as usize] as usize;
-        let tail = ch.tail(e);
-        ch.unpack(e, v, tail, nodes);
-        v = tail;
-    }
-    nodes.reverse();
-    let mut v = meet;
-    while sides[1].parent[v as usize] != NONE {
-        let e = sides[1].parent[v as usize] as usize;
-        let tail = ch.tail(e);
-        ch.unpack(e, v, tail, nodes);
-        v = tail;
+    // Each chain walks down from the meeting node: the edge to a node's parent is in the
+    // parent's (lower) list.
+    for (side, sd) in sides.iter().enumerate() {
+        let mut v = meet;
+        while sd.parent(v) != NONE {
+            let p = sd.parent(v);
+            let arc = ch
+                .up(p)
+                .iter()
+                .find(|a| a.head == v)
+                .expect("a parent edge");
+            ch.unpack(arc, v, p, nodes);
+            v = p;
+        }
+        if side == 0 {
+            nodes.reverse();
+        }
     }
     let full = &*nodes;
     // Refine each leg: start, the subgoals, goal.
