@@ -75,7 +75,7 @@ pub(crate) struct Arc {
     pub mid: u32,
 }
 
-/// The hierarchy: every node's upward edges in one array (CSR). Node ids are in
+/// The hierarchy: every node's upward edges in one array (CSR), each node's sorted by head. Node ids are in
 /// descending contraction order (the core first, then the last contracted node, ...), so
 /// the upper levels every query climbs into sit together in memory.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -95,12 +95,17 @@ impl Hierarchy {
         &self.arcs[self.first[v as usize] as usize..self.first[v as usize + 1] as usize]
     }
 
-    /// The edge between `lower` and `upper` in `lower`'s list (it must be there).
-    fn arc(&self, lower: u32, upper: u32) -> &Arc {
-        self.up(lower)
-            .iter()
-            .find(|a| a.head == upper)
-            .expect("a shortcut's halves are edges of its middle")
+    /// The edge between `lower` and `upper` in `lower`'s list (it must be there; each list
+    /// is sorted by head).
+    #[inline]
+    pub(crate) fn arc(&self, lower: u32, upper: u32) -> &Arc {
+        let up = self.up(lower);
+        let i = up.partition_point(|a| a.head < upper);
+        debug_assert!(
+            up[i].head == upper,
+            "a shortcut's halves are edges of its middle"
+        );
+        &up[i]
     }
 
     /// Appends the subgoal-graph nodes of the edge `arc` between `from` and `to` (either
@@ -359,6 +364,10 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)], budget: u64) -> (Hie
                 mid: relabel(m),
             });
         }
+        let from = *h.first.last().expect("pushed above") as usize;
+        // By head: the highest nodes (the likeliest to stall this one) first, and a binary
+        // search finds an edge when unpacking.
+        h.arcs[from..].sort_unstable_by_key(|a| a.head);
         h.first.push(h.arcs.len() as u32);
     }
     (h, order)
