@@ -173,8 +173,12 @@ pub(crate) fn search(
         {
             continue;
         }
+        // A node reached at `best` or more cannot lie on a cheaper meeting path: not queued.
         for a in up {
-            stats.generated += u64::from(sd.relax(a.head, d + a.cost, u));
+            let nd = d + a.cost;
+            if nd < best {
+                stats.generated += u64::from(sd.relax(a.head, nd, u));
+            }
         }
     }
     // A limit stops the search before the best meeting is known to be the shortest.
