@@ -343,23 +343,3 @@ mod tests {
         }
     }
 }
-impl SubgoalGraph {
-    #[doc(hidden)]
-    pub fn debug_counters(&self) -> String {
-        use std::sync::atomic::Ordering::Relaxed;
-        let deg: Vec<usize> = (0..self.cells.len() as u32)
-            .map(|v| self.ch.up(v).len())
-            .collect();
-        let orig = self.ch.arcs.iter().filter(|a| a.mid == NONE).count();
-        format!(
-            "scanned {} seeds {} unpacked {} orig {} maxdeg {} top100 {} top1000 {}",
-            query::SCANNED.load(Relaxed),
-            query::SEEDS.load(Relaxed),
-            query::UNPACKED.load(Relaxed),
-            orig,
-            deg.iter().max().unwrap(),
-            deg[..100].iter().sum::<usize>() / 100,
-            deg[..1000].iter().sum::<usize>() / 1000
-        )
-    }
-}

@@ -74,9 +74,6 @@ impl Side {
     }
 }
 
-pub static SCANNED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-pub static SEEDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-pub static UNPACKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// Reusable query memory for [`SubgoalGraph`] searches (one per [`crate::Searcher`]).
 #[derive(Default)]
 pub(crate) struct QueryScratch {
@@ -118,10 +115,6 @@ pub(crate) fn search(
         if own != NONE {
             sd.relax(own, 0.0, NONE);
         }
-        SEEDS.fetch_add(
-            scratch.found.len() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
         for &c in &scratch.found {
             sd.relax(graph.node_of[c as usize], octile(pw, end as u32, c), NONE);
             stats.generated += 1;
@@ -166,7 +159,6 @@ pub(crate) fn search(
         // two sums of the same 1s and sqrt 2s in another order may differ in their last
         // bits, and stalling on an equal cost could lose the one up-down path.
         let up = ch.up(u);
-        SCANNED.fetch_add(up.len() as u64, std::sync::atomic::Ordering::Relaxed);
         if up
             .iter()
             .any(|a| (sd.get(a.head) + a.cost) * (1.0 + 1e-12) < d)
@@ -218,7 +210,6 @@ pub(crate) fn search(
             nodes.reverse();
         }
     }
-    UNPACKED.fetch_add(nodes.len() as u64, std::sync::atomic::Ordering::Relaxed);
     let full = &*nodes;
     // Refine each leg: start, the subgoals, goal.
     let mut cur = xy(s);
