@@ -69,6 +69,15 @@
 //! patch costs about a build, as the contraction dominates it: 0.12 s on random512-40-0,
 //! 1.0 s on Berlin_1_1024.
 //!
+//! The table predates the query layout of [`contract::Hierarchy`] (one CSR array of 16-byte
+//! edges, nodes numbered by contraction order, edge lists sorted by head) and the query's
+//! 8-byte distance slots. Measured back to back with the previous layout on a heavily loaded
+//! machine (`cargo run --release -p pathd-engine --example subgoal_bench -- MAP SCEN 3`, every
+//! row of the scenario file, fastest of three rounds, both builds in the same minutes):
+//! random512-20-0 726 -> 475 µs, random512-30-0 379 -> 208, random512-40-0 67 -> 48, with
+//! 12% less memory (65.5 -> 57.3 bytes a cell on random512-20-0) and the same build time;
+//! absolute figures there are about 3x the table's.
+//!
 //! # Patches
 //!
 //! [`SubgoalGraph::update`] moves the subgoals within one step of the changed cells and
