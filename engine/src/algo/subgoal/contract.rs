@@ -66,60 +66,64 @@ pub(crate) fn work_budget(n: usize) -> u64 {
     (n as u64 * 12_000).clamp(200_000_000, 1_500_000_000)
 }
 
-/// The hierarchy: every node's upward edges, as one array per field.
+/// One upward edge: its upper end, its cost and, for a shortcut, the node it bypasses
+/// ([`NONE`] for an edge of the subgoal graph). 16 bytes, read together by the query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Arc {
+    pub cost: f64,
+    pub head: u32,
+    pub mid: u32,
+}
+
+/// The hierarchy: every node's upward edges in one array (CSR), each node's sorted by head. Node ids are in
+/// descending contraction order (the core first, then the last contracted node, ...), so
+/// the upper levels every query climbs into sit together in memory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Hierarchy {
     /// Edges of node `v` are `first[v]..first[v + 1]`.
     pub first: Vec<u32>,
-    /// The upper end of each edge.
-    pub head: Vec<u32>,
-    /// Its cost.
-    pub cost: Vec<f64>,
-    /// For a shortcut `t -> h` (in `t`'s list) bypassing `m`: the edges `m -> t` and
-    /// `m -> h` it stands for (both in `m`'s list, as `m` was contracted first); [`NONE`]
-    /// twice for an edge of the subgoal graph.
-    pub kids: Vec<[u32; 2]>,
+    pub arcs: Vec<Arc>,
     /// Nodes left uncontracted when the work budget ran out (the core): they share the top
     /// rank, and each lists all its core neighbours.
     pub core: usize,
 }
 
 impl Hierarchy {
-    /// The upward edges of `v` as `(head, cost)`, and their middles.
+    /// The upward edges of `v`.
     #[inline(always)]
-    pub(crate) fn up(&self, v: u32) -> std::ops::Range<usize> {
-        self.first[v as usize] as usize..self.first[v as usize + 1] as usize
+    pub(crate) fn up(&self, v: u32) -> &[Arc] {
+        &self.arcs[self.first[v as usize] as usize..self.first[v as usize + 1] as usize]
     }
 
-    /// The node whose list holds edge `e` (`O(log nodes)`; only paths being unpacked ask).
-    pub(crate) fn tail(&self, e: usize) -> u32 {
-        (self.first.partition_point(|&f| f as usize <= e) - 1) as u32
+    /// The edge between `lower` and `upper` in `lower`'s list (it must be there; each list
+    /// is sorted by head).
+    #[inline]
+    pub(crate) fn arc(&self, lower: u32, upper: u32) -> &Arc {
+        let up = self.up(lower);
+        let i = up.partition_point(|a| a.head < upper);
+        debug_assert!(
+            up[i].head == upper,
+            "a shortcut's halves are edges of its middle"
+        );
+        &up[i]
     }
 
-    /// Appends the subgoal-graph nodes of edge `e` (between `from` and `to`, either way
-    /// round) after `from`, `to` included: `O(nodes appended)`.
-    #[allow(clippy::only_used_in_recursion)] // `from` says which way round `e` is walked
-    pub(crate) fn unpack(&self, e: usize, from: u32, to: u32, out: &mut Vec<u32>) {
-        let [to_tail, to_head] = self.kids[e];
-        if to_tail == NONE {
+    /// Appends the subgoal-graph nodes of the edge `arc` between `from` and `to` (either
+    /// way round) after `from`, `to` included: `O(nodes appended)`.
+    pub(crate) fn unpack(&self, arc: &Arc, from: u32, to: u32, out: &mut Vec<u32>) {
+        let m = arc.mid;
+        if m == NONE {
             out.push(to);
             return;
         }
-        // The middle node is the tail of both kids; which kid comes first depends on the
-        // direction `e` is walked in.
-        let m = self.tail(to_tail as usize);
-        let (first, second) = if self.head[e] == to {
-            (to_tail, to_head)
-        } else {
-            (to_head, to_tail)
-        };
-        self.unpack(first as usize, from, m, out);
-        self.unpack(second as usize, m, to, out);
+        // The middle was contracted first: both halves are in its list.
+        self.unpack(self.arc(m, from), from, m, out);
+        self.unpack(self.arc(m, to), m, to, out);
     }
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.first.len() * 4 + self.head.len() * 20
+        self.first.len() * 4 + self.arcs.len() * size_of::<Arc>()
     }
 }
 
@@ -254,7 +258,9 @@ fn shortcuts(
 /// Contracts the undirected graph of `n` nodes and `edges` (`(a, b, cost)`, each pair once,
 /// `a != b`) into its [`Hierarchy`].
 /// `budget` edge relaxations (normally [`work_budget`]) may be spent on witness searches.
-pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)], budget: u64) -> Hierarchy {
+/// Returns the hierarchy in its own node ids and, for each of those, the node's id in
+/// `edges`.
+pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)], budget: u64) -> (Hierarchy, Vec<u32>) {
     let mut adj: Vec<Vec<Adj>> = vec![Vec::new(); n];
     for &(a, b, c) in edges {
         adj[a as usize].push((b, c, NONE));
@@ -333,35 +339,38 @@ pub(crate) fn contract(n: usize, edges: &[(u32, u32, f64)], budget: u64) -> Hier
             up[v] = std::mem::take(&mut adj[v]);
         }
     }
+    // New ids: descending rank, the core (by old id) first.
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by_key(|&v| match rank[v as usize] {
+        NONE => (0, v),
+        r => (1, NONE - r),
+    });
+    let mut new_id = vec![0u32; n];
+    for (i, &v) in order.iter().enumerate() {
+        new_id[v as usize] = i as u32;
+    }
+    let relabel = |v: u32| if v == NONE { NONE } else { new_id[v as usize] };
     let mut h = Hierarchy {
         first: Vec::with_capacity(n + 1),
+        arcs: Vec::with_capacity(up.iter().map(Vec::len).sum()),
         core,
-        ..Hierarchy::default()
     };
     h.first.push(0);
-    for list in &up {
-        for &(w, c, _) in list {
-            h.head.push(w);
-            h.cost.push(c);
+    for &v in &order {
+        for &(w, cost, m) in &up[v as usize] {
+            h.arcs.push(Arc {
+                cost,
+                head: relabel(w),
+                mid: relabel(m),
+            });
         }
-        h.first.push(h.head.len() as u32);
+        let from = *h.first.last().expect("pushed above") as usize;
+        // By head: the highest nodes (the likeliest to stall this one) first, and a binary
+        // search finds an edge when unpacking.
+        h.arcs[from..].sort_unstable_by_key(|a| a.head);
+        h.first.push(h.arcs.len() as u32);
     }
-    let find = |h: &Hierarchy, m: u32, x: u32| {
-        h.up(m)
-            .find(|&e| h.head[e] == x)
-            .expect("a shortcut's kids are edges of its middle") as u32
-    };
-    for (v, list) in up.iter().enumerate() {
-        for &(w, _, m) in list {
-            let kids = if m == NONE {
-                [NONE; 2]
-            } else {
-                [find(&h, m, v as u32), find(&h, m, w)]
-            };
-            h.kids.push(kids);
-        }
-    }
-    h
+    (h, order)
 }
 
 /// Adds (or shortens) the edge `a -> b` in `a`'s list.

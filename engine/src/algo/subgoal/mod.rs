@@ -69,6 +69,15 @@
 //! patch costs about a build, as the contraction dominates it: 0.12 s on random512-40-0,
 //! 1.0 s on Berlin_1_1024.
 //!
+//! The table predates the query layout of [`contract::Hierarchy`] (one CSR array of 16-byte
+//! edges, nodes numbered by contraction order, edge lists sorted by head) and the query's
+//! 8-byte distance slots. Measured back to back with the previous layout on a heavily loaded
+//! machine (`cargo run --release -p pathd-engine --example subgoal_bench -- MAP SCEN 3`, every
+//! row of the scenario file, fastest of three rounds, both builds in the same minutes):
+//! random512-20-0 726 -> 475 µs, random512-30-0 379 -> 208, random512-40-0 67 -> 48, with
+//! 12% less memory (65.5 -> 57.3 bytes a cell on random512-20-0) and the same build time;
+//! absolute figures there are about 3x the table's.
+//!
 //! # Patches
 //!
 //! [`SubgoalGraph::update`] moves the subgoals within one step of the changed cells and
@@ -116,7 +125,7 @@ impl std::fmt::Debug for SubgoalGraph {
             .field("width", &self.width)
             .field("height", &self.height)
             .field("subgoals", &self.cells.len())
-            .field("edges", &self.ch.head.len())
+            .field("edges", &self.ch.arcs.len())
             .field("core", &self.ch.core)
             .field("memory_bytes", &self.memory_bytes())
             .finish()
@@ -188,7 +197,17 @@ impl SubgoalGraph {
             i += if mutual { 2 } else { 1 };
         }
         edges.truncate(kept);
-        let ch = contract::contract(cells.len(), &edges, budget);
+        let (ch, order) = contract::contract(cells.len(), &edges, budget);
+        // Renumber the nodes as the hierarchy does.
+        let cells: Vec<u32> = order.iter().map(|&v| cells[v as usize]).collect();
+        let mut scans: Vec<_> = scans.into_iter().map(Some).collect();
+        let scans = order
+            .iter()
+            .map(|&v| scans[v as usize].take().expect("a permutation"))
+            .collect();
+        for (v, &c) in cells.iter().enumerate() {
+            node_of[c as usize] = v as u32;
+        }
         SubgoalGraph {
             width: grid.width(),
             height: grid.height(),
@@ -235,11 +254,11 @@ impl SubgoalGraph {
 
     /// Edges of the hierarchy (subgoal-graph edges and shortcuts, each once).
     pub fn edges(&self) -> usize {
-        self.ch.head.len()
+        self.ch.arcs.len()
     }
 
     /// Heap bytes held: the placement planes (3/8 byte a cell), the node index (4 bytes a
-    /// cell), the scans kept for updates, and the hierarchy (20 bytes an edge).
+    /// cell), the scans kept for updates, and the hierarchy (16 bytes an edge).
     pub fn memory_bytes(&self) -> usize {
         self.place.memory_bytes()
             + self.cells.len() * 4

@@ -17,52 +17,54 @@ use super::{SubgoalGraph, octile};
 use crate::grid::{Grid, Point, SQRT2};
 use crate::query::{Algorithm, LimitKind, Query, SearchResult, Stats, Status};
 
-/// One direction's search memory, stamped so a search touches only what it reaches.
+/// One direction's search memory: distances (infinite where this search has not been,
+/// reset through `touched` after each search, so the reads that dominate a search touch 8
+/// bytes a node) and parents (the node each was reached from, [`NONE`] for a seed).
 #[derive(Default)]
 struct Side {
     dist: Vec<f64>,
     parent: Vec<u32>,
-    stamp: Vec<u32>,
-    now: u32,
+    touched: Vec<u32>,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
 impl Side {
     fn begin(&mut self, n: usize) {
+        for &v in &self.touched {
+            self.dist[v as usize] = f64::INFINITY;
+        }
+        self.touched.clear();
         if self.dist.len() < n {
-            self.dist.resize(n, 0.0);
+            self.dist.resize(n, f64::INFINITY);
             self.parent.resize(n, NONE);
-            self.stamp.resize(n, 0);
         }
-        if self.now == u32::MAX {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
-            self.now = 0;
-        }
-        self.now += 1;
         self.heap.clear();
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, v: u32) -> f64 {
-        if self.stamp[v as usize] == self.now {
-            self.dist[v as usize]
-        } else {
-            f64::INFINITY
-        }
+        self.dist[v as usize]
     }
 
-    /// Records a cheaper way to `v` (by hierarchy edge `parent`, [`NONE`] for a seed); false
-    /// if it is not cheaper.
-    #[inline]
+    /// Records a cheaper way to `v` (from node `parent`, [`NONE`] for a seed); false if it
+    /// is not cheaper.
+    #[inline(always)]
     fn relax(&mut self, v: u32, d: f64, parent: u32) -> bool {
-        if d >= self.get(v) {
+        let old = self.dist[v as usize];
+        if d >= old {
             return false;
+        }
+        if old == f64::INFINITY {
+            self.touched.push(v);
         }
         self.dist[v as usize] = d;
         self.parent[v as usize] = parent;
-        self.stamp[v as usize] = self.now;
         self.heap.push(Reverse((d.to_bits(), v)));
         true
+    }
+
+    fn parent(&self, v: u32) -> u32 {
+        self.parent[v as usize]
     }
 
     fn top(&self) -> f64 {
@@ -156,14 +158,19 @@ pub(crate) fn search(
         // down to it), so its edges need not be relaxed. Only a truly cheaper way counts:
         // two sums of the same 1s and sqrt 2s in another order may differ in their last
         // bits, and stalling on an equal cost could lose the one up-down path.
-        if ch
-            .up(u)
-            .any(|e| (sd.get(ch.head[e]) + ch.cost[e]) * (1.0 + 1e-12) < d)
+        let up = ch.up(u);
+        if up
+            .iter()
+            .any(|a| (sd.get(a.head) + a.cost) * (1.0 + 1e-12) < d)
         {
             continue;
         }
-        for e in ch.up(u) {
-            stats.generated += u64::from(sd.relax(ch.head[e], d + ch.cost[e], e as u32));
+        // A node reached at `best` or more cannot lie on a cheaper meeting path: not queued.
+        for a in up {
+            let nd = d + a.cost;
+            if nd < best {
+                stats.generated += u64::from(sd.relax(a.head, nd, u));
+            }
         }
     }
     // A limit stops the search before the best meeting is known to be the shortest.
@@ -185,20 +192,23 @@ pub(crate) fn search(
     } = scratch;
     nodes.clear();
     nodes.push(meet);
-    let mut v = meet;
-    while sides[0].parent[v as usize] != NONE {
-        let e = sides[0].parent[v as usize] as usize;
-        let tail = ch.tail(e);
-        ch.unpack(e, v, tail, nodes);
-        v = tail;
-    }
-    nodes.reverse();
-    let mut v = meet;
-    while sides[1].parent[v as usize] != NONE {
-        let e = sides[1].parent[v as usize] as usize;
-        let tail = ch.tail(e);
-        ch.unpack(e, v, tail, nodes);
-        v = tail;
+    // Each chain walks down from the meeting node: the edge to a node's parent is in the
+    // parent's (lower) list.
+    for (side, sd) in sides.iter().enumerate() {
+        let mut v = meet;
+        while sd.parent(v) != NONE {
+            let p = sd.parent(v);
+            let arc = ch
+                .up(p)
+                .iter()
+                .find(|a| a.head == v)
+                .expect("a parent edge");
+            ch.unpack(arc, v, p, nodes);
+            v = p;
+        }
+        if side == 0 {
+            nodes.reverse();
+        }
     }
     let full = &*nodes;
     // Refine each leg: start, the subgoals, goal.

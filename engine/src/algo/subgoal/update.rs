@@ -5,8 +5,9 @@
 //! each ray's end all lie in it. A patch changes the state only of the changed cells and of
 //! the subgoals within one step of them ([`Placement::update`]), so every subgoal whose box
 //! holds none of those cells keeps its scan, and only the others are scanned again (and the
-//! new subgoals for the first time). Node ids follow the cells' row-major order, so they
-//! shift; the edges are rebuilt from the scans, and the hierarchy is contracted anew.
+//! new subgoals for the first time). The subgoals are taken in row-major order, the edges
+//! rebuilt from the scans and the hierarchy contracted anew, which numbers the nodes by
+//! its contraction order (as [`SubgoalGraph::build`] does, so both give the same graph).
 
 #[cfg(doc)]
 use super::place::Placement;
