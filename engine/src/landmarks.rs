@@ -231,9 +231,30 @@ impl Landmarks {
     /// assert!(updated.distance(0, Point::new(7, 7)) < l.distance(0, Point::new(7, 7)));
     /// ```
     pub fn update(&self, grid: &Grid, changed: &[Point]) -> Option<Landmarks> {
+        self.update_within(grid, changed, usize::MAX)
+    }
+
+    /// [`Landmarks::update`], giving up (`None`) once it has settled more than `work` cells
+    /// over all landmarks: a patch's write path can afford the update of a small change
+    /// (most lower a few hundred values) and leave a big one (a door that shortens the way
+    /// to half the map) to a background lane.
+    ///
+    /// ```
+    /// use pathd_engine::{Grid, Landmarks, Movement, Patch, Point};
+    /// let mut costs = vec![1; 64];
+    /// (0..8).filter(|&x| x != 1).for_each(|x| costs[4 * 8 + x] = 0);
+    /// let grid = Grid::from_costs(8, 8, costs, Movement::Octile).unwrap();
+    /// let l = Landmarks::at(&grid, &[Point::new(7, 0)]).unwrap();
+    /// let gap = Patch { cells: vec![(Point::new(6, 4), 1)], rects: vec![] };
+    /// let (next, changed) = grid.apply_patch(&gap).unwrap().unwrap();
+    /// assert!(l.update_within(&next, &changed, 3).is_none());
+    /// assert!(l.update_within(&next, &changed, 1000).is_some());
+    /// ```
+    pub fn update_within(&self, grid: &Grid, changed: &[Point], work: usize) -> Option<Landmarks> {
         if !self.fits(grid) {
             return None;
         }
+        let mut work = work;
         let mut next = self.clone();
         let pw = grid.padded_width();
         let cells = grid.cells();
@@ -261,6 +282,7 @@ impl Landmarks {
                 if g > u32::from(next.get(n, i)) {
                     continue;
                 }
+                work = work.checked_sub(1)?;
                 steps.each(&cells[..], n, |m, c| {
                     let v = g + c;
                     if v < u32::from(next.get(m, i)) {
@@ -585,5 +607,190 @@ impl Estimate for LandmarkHeuristic<'_> {
             best = best.max(diff);
         }
         self.base.h(node).max(f64::from(best) * self.scale)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Patch, Rect};
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    fn random_grid(rng: &mut StdRng, w: u32, h: u32, density: f64) -> Grid {
+        let costs = (0..w * h)
+            .map(|_| u8::from(!rng.random_bool(density)))
+            .collect();
+        Grid::from_costs(w, h, costs, Movement::Octile).unwrap()
+    }
+
+    /// A few cells and a rectangle, all set to `cost`.
+    fn random_patch(rng: &mut StdRng, w: u32, h: u32, cost: u8) -> Patch {
+        let cells = (0..rng.random_range(0..4))
+            .map(|_| {
+                let p = Point::new(rng.random_range(0..w), rng.random_range(0..h));
+                (p, cost)
+            })
+            .collect();
+        let (x, y) = (rng.random_range(0..w), rng.random_range(0..h));
+        let rects = vec![Rect {
+            x,
+            y,
+            width: rng.random_range(1..=(w - x).min(4)),
+            height: rng.random_range(1..=(h - y).min(4)),
+            cost,
+        }];
+        Patch { cells, rects }
+    }
+
+    /// Real (f64) distances from padded `from` to every padded cell: the reference.
+    fn reference(grid: &Grid, from: usize) -> Vec<f64> {
+        let cells = grid.cells();
+        let steps = Steps::new(grid.padded_width(), 1, 2);
+        let mut dist = vec![f64::INFINITY; cells.len()];
+        let mut heap = BinaryHeap::new();
+        dist[from] = 0.0;
+        heap.push(Reverse((0u64, from)));
+        while let Some(Reverse((bits, n))) = heap.pop() {
+            let g = f64::from_bits(bits);
+            if g > dist[n] {
+                continue;
+            }
+            steps.each(&cells[..], n, |m, c| {
+                let v = g + if c == 1 { 1.0 } else { std::f64::consts::SQRT_2 };
+                if v < dist[m] {
+                    dist[m] = v;
+                    heap.push(Reverse((v.to_bits(), m)));
+                }
+            });
+        }
+        dist
+    }
+
+    /// Every value of `l` is a potential on `grid` (module docs): across every move, both
+    /// values unreached or both reached and within the move's integer cost.
+    fn assert_potential(l: &Landmarks, grid: &Grid, what: &str) {
+        let cells = grid.cells();
+        let steps = Steps::new(grid.padded_width(), l.unit, l.diag);
+        for n in (0..cells.len()).filter(|&n| cells[n] != 0) {
+            steps.each(&cells[..], n, |m, c| {
+                for i in 0..l.k {
+                    let (a, b) = (l.get(n, i), l.get(m, i));
+                    assert!(
+                        (a == FAR) == (b == FAR) && (a == FAR || u32::from(a.abs_diff(b)) <= c),
+                        "{what}: landmark {i}, move {n} -> {m}: {a} and {b}"
+                    );
+                }
+            });
+        }
+    }
+
+    /// Chunks whose values an update did not change are still the old version's.
+    fn assert_shares_unchanged(next: &Landmarks, prev: &Landmarks, what: &str) {
+        for (c, (a, b)) in next.chunks.iter().zip(&prev.chunks).enumerate() {
+            let same = a.iter().zip(b.iter()).all(|(x, y)| x.0 == y.0);
+            assert!(!same || Arc::ptr_eq(a, b), "{what}: chunk {c} copied unchanged");
+        }
+    }
+
+    /// After patches that only open cells, updated landmarks are exactly a fresh measurement
+    /// from the same cells, and share every chunk they did not change.
+    #[test]
+    fn updates_after_openings_equal_fresh_measurements() {
+        for seed in 0..40u64 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let (w, h) = (rng.random_range(3..=70), rng.random_range(3..=50));
+            let density = rng.random_range(0.1..0.5);
+            let mut grid = random_grid(&mut rng, w, h, density);
+            let Some(mut l) = Landmarks::build(&grid, rng.random_range(1..=16)) else {
+                continue;
+            };
+            for step in 0..8 {
+                let patch = random_patch(&mut rng, w, h, 1);
+                let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+                    continue;
+                };
+                let what = format!("seed {seed} step {step}");
+                let updated = l.update(&next, &changed).unwrap();
+                let fresh = l.remeasured(&next).unwrap();
+                for n in 0..next.padded_len() {
+                    if next.cells()[n] != 0 {
+                        assert_eq!(updated.row(n), fresh.row(n), "{what}: cell {n}");
+                    }
+                }
+                assert_potential(&updated, &next, &what);
+                assert_shares_unchanged(&updated, &l, &what);
+                (grid, l) = (next, updated);
+            }
+        }
+    }
+
+    /// Under random walls and openings (walls carried over, openings updated), the values
+    /// stay a potential and the heuristic stays below the reference distance to every goal.
+    #[test]
+    fn heuristic_stays_admissible_under_patches() {
+        for seed in 0..30u64 {
+            let mut rng = StdRng::seed_from_u64(100 + seed);
+            let (w, h) = (rng.random_range(3..=50), rng.random_range(3..=40));
+            let density = rng.random_range(0.1..0.4);
+            let mut grid = random_grid(&mut rng, w, h, density);
+            let Some(mut l) = Landmarks::build(&grid, rng.random_range(1..=8)) else {
+                continue;
+            };
+            for step in 0..10 {
+                let cost = u8::from(rng.random_bool(0.5));
+                let patch = random_patch(&mut rng, w, h, cost);
+                let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
+                    continue;
+                };
+                if !l.carry_over(&next, &changed) {
+                    l = l.update(&next, &changed).unwrap();
+                }
+                grid = next;
+                let what = format!("seed {seed} step {step}");
+                assert_potential(&l, &grid, &what);
+                let cells = grid.cells();
+                for _ in 0..3 {
+                    let goal = rng.random_range(0..cells.len());
+                    if cells[goal] == 0 {
+                        continue;
+                    }
+                    let truth = reference(&grid, goal);
+                    let h = l.towards(Heuristic::new(&grid, grid.ppoint(goal)), goal);
+                    for n in (0..cells.len()).filter(|&n| cells[n] != 0) {
+                        assert!(
+                            h.h(n as u32) <= truth[n] + 1e-9,
+                            "{what}: h({n}) = {} above {}",
+                            h.h(n as u32),
+                            truth[n]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A map with long winding paths gets a coarser unit, and its values stay exact.
+    #[test]
+    fn long_paths_get_a_coarser_unit() {
+        // A serpentine corridor: every other row open, joined at alternate ends.
+        let (w, h) = (100u32, 99u32);
+        let costs = (0..h)
+            .flat_map(|y| {
+                (0..w).map(move |x| {
+                    let joint = if y % 4 == 1 { x == w - 1 } else { x == 0 };
+                    u8::from(y % 2 == 0 || joint)
+                })
+            })
+            .collect();
+        let grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
+        let l = Landmarks::at(&grid, &[Point::new(0, 0)]).unwrap();
+        assert!(l.unit < 29, "unit {}", l.unit);
+        // The far end of the corridor: 50 rows of 99 steps and 49 joints of 2, no diagonal.
+        let truth = reference(&grid, grid.pidx(Point::new(0, 0)));
+        let end = grid.pidx(Point::new(0, h - 1));
+        assert_eq!(truth[end], 50.0 * 99.0 + 49.0 * 2.0);
+        assert_eq!(l.distance(0, Point::new(0, h - 1)) as f64, truth[end]);
+        assert!(Landmarks::build(&grid, 4).is_some());
     }
 }
