@@ -1,19 +1,20 @@
-//! What a 1-cell patch costs JPS+ on a big map, the way pathd handles it:
+//! What a small patch costs JPS+ on a big map, the way pathd handles it:
 //! `cargo run --release -p pathd-engine --example patch_cost -- MAP.map [QUERIES] [--subgoal]`
 //! (`ROUNDS=7` by default).
 //!
 //! It derives what pathd derives for the map with its default settings (JPS+'s jump table
-//! and as many landmarks as `--landmark-memory-mb`'s default affords), picks `QUERIES`
-//! (default 20) seeded queries in the largest component, and walls one cell on the first
-//! one's optimal path, opens it again, then opens and walls a 3x3 square there. After each
-//! patch it updates the derived structures as the server does (`src/derived/jump.rs`): the
-//! jump table with `JumpTable::update` on the patch's write path, before the new version is
-//! served; the landmarks carried over a patch that only blocks cells, and otherwise updated
-//! with `Landmarks::update` on the landmark lane after the version is served (JPS+ runs
-//! without landmarks until then, timed as `no-lm`). It prints the times of the updates and
-//! of the first and second pass of the queries on the new version (each answer checked
-//! against A*), and the derived memory in bytes per map cell (`--subgoal` adds the subgoal
-//! graph's, built once).
+//! and as many landmarks as `--landmark-memory-mb`'s default affords) and picks `QUERIES`
+//! (default 20) seeded queries in the largest component. Each round walls one cell in the
+//! middle of one query's optimal path, opens it again, then walls and opens the 3x3 square
+//! around it. After each patch it updates the derived structures as the server does
+//! (`src/derived/jump.rs`), on the patch's write path, before the new version is served:
+//! the jump table with `JumpTable::update`; the landmarks carried over a patch that only
+//! blocks cells, otherwise updated with `Landmarks::update_within` (an update too big for
+//! the write path goes to the landmark lane, `Landmarks::update`, and JPS+ runs without
+//! landmarks until then: the `no-lm` column). It prints the medians over the rounds of the
+//! update times and of the first and second pass of the queries on the new version (every
+//! answer checked against A*, after the timing), and the derived memory in bytes per map
+//! cell (`--subgoal` adds the subgoal graph's, built once).
 use std::time::Instant;
 
 use pathd_engine::{
@@ -53,7 +54,10 @@ fn pass(
 
 /// Checks `costs` against A*'s on `grid`.
 fn check(grid: &Grid, queries: &[(Point, Point)], costs: &[f64]) {
-    for (c, (r, q)) in reference(grid, queries).iter().zip(costs.iter().zip(queries)) {
+    for (c, (r, q)) in reference(grid, queries)
+        .iter()
+        .zip(costs.iter().zip(queries))
+    {
         assert!((c - r).abs() < 1e-6, "{q:?}: JPS+ {r}, A* {c}");
     }
 }
@@ -200,16 +204,37 @@ fn main() {
                     Some(l.clone())
                 }
                 Some(l) => {
-                    how[kind] = "updated";
                     let t = Instant::now();
-                    let u = l.update(&next, &changed);
+                    // The server's `WRITE_PATH_WORK`.
+                    let u = match l.update_within(&next, &changed, 1 << 15) {
+                        Some(u) => {
+                            how[kind] = "write";
+                            Some(u)
+                        }
+                        None => {
+                            how[kind] = "lane";
+                            l.update(&next, &changed)
+                        }
+                    };
                     times[kind][1].push(ms(t));
                     u
                 }
                 None => None,
             };
-            let (t1, costs) = pass(&mut searcher, &next, &next_table, next_landmarks.as_ref(), &queries);
-            let (t2, _) = pass(&mut searcher, &next, &next_table, next_landmarks.as_ref(), &queries);
+            let (t1, costs) = pass(
+                &mut searcher,
+                &next,
+                &next_table,
+                next_landmarks.as_ref(),
+                &queries,
+            );
+            let (t2, _) = pass(
+                &mut searcher,
+                &next,
+                &next_table,
+                next_landmarks.as_ref(),
+                &queries,
+            );
             // What the server answers with while the landmark lane updates them (openings).
             let (t3, _) = pass(&mut searcher, &next, &next_table, None, &queries);
             times[kind][2].push(t1);
@@ -233,7 +258,14 @@ fn main() {
         let m: Vec<f64> = t.iter_mut().map(|c| median(c)).collect();
         println!(
             "{:<15} {:>9.3} {:>9.3} {:>8} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
-            kinds[kind], m[0], m[1], how[kind], m[2], m[3], m[2] / m[3], m[4]
+            kinds[kind],
+            m[0],
+            m[1],
+            how[kind],
+            m[2],
+            m[3],
+            m[2] / m[3],
+            m[4]
         );
     }
     let lm_bytes = landmarks.as_ref().map_or(0, |l| l.memory_bytes());

@@ -326,7 +326,13 @@ impl Landmarks {
         let cells = grid.cells();
         let mut dial = Dial::default();
         for (i, &p) in points.iter().enumerate() {
-            dial.run(&cells[..], grid.padded_width(), &[(grid.pidx(p), 0)], unit, diag);
+            dial.run(
+                &cells[..],
+                grid.padded_width(),
+                &[(grid.pidx(p), 0)],
+                unit,
+                diag,
+            );
             if !l.store(i, &dial.dist) {
                 return None;
             }
@@ -657,7 +663,11 @@ mod tests {
                 continue;
             }
             steps.each(&cells[..], n, |m, c| {
-                let v = g + if c == 1 { 1.0 } else { std::f64::consts::SQRT_2 };
+                let v = g + if c == 1 {
+                    1.0
+                } else {
+                    std::f64::consts::SQRT_2
+                };
                 if v < dist[m] {
                     dist[m] = v;
                     heap.push(Reverse((v.to_bits(), m)));
@@ -689,7 +699,10 @@ mod tests {
     fn assert_shares_unchanged(next: &Landmarks, prev: &Landmarks, what: &str) {
         for (c, (a, b)) in next.chunks.iter().zip(&prev.chunks).enumerate() {
             let same = a.iter().zip(b.iter()).all(|(x, y)| x.0 == y.0);
-            assert!(!same || Arc::ptr_eq(a, b), "{what}: chunk {c} copied unchanged");
+            assert!(
+                !same || Arc::ptr_eq(a, b),
+                "{what}: chunk {c} copied unchanged"
+            );
         }
     }
 
