@@ -231,7 +231,7 @@ async fn landmarks_are_measured_carried_over_walls_and_updated_after_openings() 
         "{info}"
     );
     assert!(
-        info["memory_bytes"].as_u64().unwrap() >= 16 * 62 * 42 * 4,
+        info["memory_bytes"].as_u64().unwrap() >= 16 * 62 * 42 * 2,
         "{info}"
     );
 
