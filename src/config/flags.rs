@@ -358,10 +358,11 @@ pub static FLAGS: &[Flag] = &[
     Flag {
         long: "landmark-memory-mb",
         env: "PATHD_LANDMARK_MEMORY_MB",
-        default: Some("96"),
+        default: Some("24"),
         help: "Memory per map for the landmarks that sharpen JPS+'s heuristic, in MiB: \
-               distances from 16, 8 or 4 cells to every cell, 4 bytes a cell each, the most \
-               that fit (0 = never).",
+               distances from 16, 8 or 4 cells to every cell, 2 bytes a cell each, the most \
+               that fit (0 = never; 24: 8 on a 1024x1024 map, 32 bytes a cell with the \
+               jump table).",
         hidden: false,
         set: val!(landmark_memory_mb),
     },

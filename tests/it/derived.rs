@@ -171,8 +171,8 @@ async fn derived_memory_is_bounded_across_maps_and_comes_back_on_demand() {
     let mut config = dirs.config();
     config.hpa_min_cells = 0; // tables and landmarks only
     config.subgoal_max_cells = 0;
-    config.derived_memory_mb = 45; // a 512x512 map: 4 MiB of table, 16 MiB of landmarks
-    let budget = 45 << 20;
+    config.derived_memory_mb = 30; // a 512x512 map: 4 MiB of table, 8 MiB of landmarks
+    let budget = 30 << 20;
     let s = TestServer::start(dirs, config).await;
     let names: Vec<String> = (0..5).map(|i| format!("m{i}")).collect();
     for (i, name) in names.iter().enumerate() {

@@ -220,7 +220,7 @@ async fn landmarks_are_measured_carried_over_walls_and_updated_after_openings() 
     let entry = || s.state.registry().get("m").unwrap();
     wait_until("the landmarks", || entry().jump.landmarks().is_some()).await;
     let info = landmark_info(&s, "m").await;
-    // 62 x 42 padded cells, 4 bytes each a landmark: the default 96 MiB affords the most, 16.
+    // 62 x 42 padded cells, 2 bytes each a landmark: the default 24 MiB affords the most, 16.
     assert_eq!(
         (
             info["status"].as_str(),
@@ -231,7 +231,7 @@ async fn landmarks_are_measured_carried_over_walls_and_updated_after_openings() 
         "{info}"
     );
     assert!(
-        info["memory_bytes"].as_u64().unwrap() >= 16 * 62 * 42 * 4,
+        info["memory_bytes"].as_u64().unwrap() >= 16 * 62 * 42 * 2,
         "{info}"
     );
 
