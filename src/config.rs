@@ -165,7 +165,7 @@ pub struct Config {
     /// `test_apply_delay_ms` the server holds the rest back. Never set it in production.
     pub test_feed_window: u64,
 
-    /// Connection limits (timeouts and cap; see [`crate::serve`]). Boxed, so the flags of
+    /// Connection limits (timeouts and cap; see [`crate::http::serve`]). Boxed, so the flags of
     /// one concern stay together and `Config` stays small to move.
     pub connections: Box<ConnectionLimits>,
 
@@ -244,7 +244,7 @@ pub struct ReplicationOptions {
 }
 
 /// How long clients may take and how many connections are served at once (the flags of
-/// `pathd serve` that [`crate::serve`] applies).
+/// `pathd serve` that [`crate::http::serve`] applies).
 #[derive(Clone, Debug)]
 pub struct ConnectionLimits {
     /// How long a client may take to send a request's headers, from its first byte, in

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::error::{ApiError, ErrorCode};
+use crate::http::error::{ApiError, ErrorCode};
 use crate::live::lease::{self, Lease, Leased, Streamed};
 
 /// Most cells one event lists; a larger change is announced as `resync`.
@@ -170,7 +170,7 @@ impl Flow {
 
     /// Whether `given` is this field's secret, compared in constant time.
     pub fn secret_matches(&self, given: &str) -> bool {
-        crate::auth::same(given, &self.secret)
+        crate::secret::same(given, &self.secret)
     }
 
     /// Runs `f` on the field with the map version and `seq` it holds for (the lock the

@@ -18,8 +18,8 @@ use crate::compute::Compute;
 use crate::config::Config;
 use crate::derived::subgoal::{SubgoalBuilder, SubgoalSlot};
 use crate::derived::{Budget, Builders, Status};
-use crate::dto::MapSummary;
 use crate::hpa::{HpaBuilder, HpaSettings, HpaSlot, SizedViews};
+use crate::http::dto::MapSummary;
 use crate::jump::{JumpBuilder, JumpSettings, JumpSlot};
 use crate::live::Hub;
 use crate::maps::Maps;
@@ -216,12 +216,12 @@ impl MapEntry {
     }
 
     /// Each profile of the map with its costs (and passable cells, for views made).
-    fn profile_summaries(&self) -> Vec<crate::dto::ProfileSummary> {
+    fn profile_summaries(&self) -> Vec<crate::http::dto::ProfileSummary> {
         let views = self.views();
         let view = |p: &str| views.iter().find(|(q, _)| q == p).map(|(_, v)| v);
         let summary = |name: &str, default: bool, costs: Vec<u8>| {
             let v = view(name);
-            crate::dto::ProfileSummary {
+            crate::http::dto::ProfileSummary {
                 name: name.to_owned(),
                 default,
                 costs,

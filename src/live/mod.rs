@@ -82,8 +82,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::error::{ApiError, ErrorCode};
 use crate::flowfields::Flows;
+use crate::http::error::{ApiError, ErrorCode};
 use crate::plans::live::Plans;
 pub use feed::{Event, Feed, Next};
 
@@ -135,7 +135,7 @@ impl Sub {
 
     /// Whether `given` is this subscription's secret, compared in constant time.
     pub fn secret_matches(&self, given: &str) -> bool {
-        crate::auth::same(given, &self.secret)
+        crate::secret::same(given, &self.secret)
     }
 
     /// The feed (lock briefly; never across an `.await`).

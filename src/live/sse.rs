@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::feed::{FeedEvent, Next};
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 
 /// The `Last-Event-ID` a reconnecting stream sends (`None` without one), or `400
 /// invalid_request` when it is not a `seq`.

@@ -62,7 +62,7 @@ use tokio_util::sync::CancellationToken;
 use super::{NODE_MEMORY, PlanJob};
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::error::{ApiError, ErrorCode};
+use crate::http::error::{ApiError, ErrorCode};
 use crate::live::feed::{Feed, FeedEvent, Next};
 use crate::live::lease::{self, Lease, Leased, Streamed};
 
@@ -208,7 +208,7 @@ impl LivePlan {
 
     /// Whether `given` is this plan's secret, compared in constant time.
     pub fn secret_matches(&self, given: &str) -> bool {
-        crate::auth::same(given, &self.secret)
+        crate::secret::same(given, &self.secret)
     }
 
     /// The current state.

@@ -21,7 +21,7 @@ use pathd_engine::{Grid, Movement, Point};
 use serde::{Deserialize, Serialize};
 
 use crate::compute::Cancel;
-use crate::error::{ApiError, ErrorCode};
+use crate::http::error::{ApiError, ErrorCode};
 
 /// Most agents in one request.
 pub const MAX_AGENTS: usize = 2000;
@@ -50,7 +50,7 @@ pub struct AgentSpec {
 #[serde(deny_unknown_fields)]
 pub struct PlanRequest {
     /// Wait (bounded by `--max-wait-ms`) until this replica has applied this map version.
-    #[serde(default, deserialize_with = "crate::dto::saturating")]
+    #[serde(default, deserialize_with = "crate::http::dto::saturating")]
     pub min_version: Option<u64>,
     /// The agents, each with its start and goal (distinct starts, distinct goals).
     pub agents: Vec<AgentSpec>,

@@ -235,7 +235,7 @@ impl ApiError {
     }
 
     /// `408 body_timeout`: the request body did not arrive within `limit` (see
-    /// [`crate::serve`]).
+    /// [`crate::http::serve`]).
     pub fn body_timeout(limit: std::time::Duration) -> Self {
         Self::new(
             StatusCode::REQUEST_TIMEOUT,
@@ -248,7 +248,7 @@ impl ApiError {
     }
 
     /// `503 too_many_connections` with `Retry-After: 1` and `Connection: close`: the
-    /// server is at its connection cap (see [`crate::serve`]).
+    /// server is at its connection cap (see [`crate::http::serve`]).
     pub fn too_many_connections() -> Self {
         ApiError {
             retry_after: Some(1),
@@ -430,7 +430,7 @@ impl From<QueryRejection> for ApiError {
 }
 
 /// `axum::Json`, but a rejection answers with [`ApiError`]'s shape and the body is read
-/// as the contract says (see [`crate::body::strict`]).
+/// as the contract says (see [`crate::http::body::strict`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json<T>(pub T);
 
@@ -442,8 +442,8 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let crate::body::BlockingJson(v) =
-            crate::body::BlockingJson::<T>::from_request(req, state).await?;
+        let crate::http::body::BlockingJson(v) =
+            crate::http::body::BlockingJson::<T>::from_request(req, state).await?;
         Ok(Json(v))
     }
 }

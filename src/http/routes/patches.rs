@@ -14,9 +14,9 @@ use axum::routing::patch;
 use pathd_engine::{Patch, Point, Rect};
 use serde::{Deserialize, Serialize};
 
-use crate::auth::AdminAuth;
-use crate::body::BlockingJson;
-use crate::error::{ApiError, ErrorCode, Json, Path};
+use crate::http::auth::AdminAuth;
+use crate::http::body::BlockingJson;
+use crate::http::error::{ApiError, ErrorCode, Json, Path};
 use crate::state::AppState;
 
 /// The routes of this module.
@@ -63,13 +63,15 @@ pub struct PatchRequest {
     #[serde(default)]
     pub rects: Vec<RectPatch>,
     /// Apply only if the map is at this version (`409 version_conflict` otherwise).
-    #[serde(default, deserialize_with = "crate::dto::saturating")]
+    #[serde(default, deserialize_with = "crate::http::dto::saturating")]
     pub if_version: Option<u64>,
     /// Unit-type profiles added or replaced (a table) or removed (`null`); a plain map
     /// taking its first profile keeps its costs as classes under the profile `default`.
     #[serde(default)]
-    pub profiles:
-        std::collections::BTreeMap<String, crate::body::Removal<crate::profiles::ProfileSpec>>,
+    pub profiles: std::collections::BTreeMap<
+        String,
+        crate::http::body::Removal<crate::profiles::ProfileSpec>,
+    >,
     /// Another default profile (one the map has, or one this patch adds).
     pub default_profile: Option<String>,
 }

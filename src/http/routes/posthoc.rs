@@ -28,12 +28,12 @@ use pathd_engine::trace::{HpaTrace, TraceEvent, TraceKind};
 use pathd_engine::{Point, Status};
 use serde_json::{Value, json};
 
-use crate::auth::QueryAuth;
-use crate::body::BlockingJson;
-use crate::dto::PathRequest;
-use crate::error::{ApiError, Json};
+use crate::http::auth::QueryAuth;
+use crate::http::body::BlockingJson;
+use crate::http::dto::PathRequest;
+use crate::http::error::{ApiError, Json};
+use crate::http::routes::trace::HpaTraceWire;
 use crate::query::{self, Tracing};
-use crate::routes::trace::HpaTraceWire;
 use crate::state::AppState;
 
 /// Posthoc format version the document follows.

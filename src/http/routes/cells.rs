@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::{Deserialize, Serialize};
 
-use crate::auth::QueryAuth;
-use crate::error::{ApiError, Json};
-use crate::routes::maps::lookup;
+use crate::http::auth::QueryAuth;
+use crate::http::error::{ApiError, Json};
+use crate::http::routes::maps::lookup;
 use crate::state::AppState;
 
 /// The routes of this module.

@@ -11,11 +11,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use pathd_engine::movingai;
 
-use crate::auth::{AdminAuth, QueryAuth};
-use crate::dto::{MapList, UploadParams};
-use crate::error::{ApiError, ErrorCode, Json, Path};
+use crate::http::auth::{AdminAuth, QueryAuth};
+use crate::http::dto::{MapList, UploadParams};
+use crate::http::error::{ApiError, ErrorCode, Json, Path};
+use crate::http::upload;
 use crate::state::{AppState, MapEntry};
-use crate::upload;
 
 /// The routes of this module.
 pub fn router() -> Router<AppState> {
@@ -36,10 +36,13 @@ pub fn lookup(state: &AppState, name: &str) -> Result<Arc<MapEntry>, ApiError> {
 
 /// `summary` with the map's subscription count and memory, when it has subscriptions, and
 /// what recovery found cut in its log.
-fn with_usage(state: &AppState, mut summary: crate::dto::MapSummary) -> crate::dto::MapSummary {
+fn with_usage(
+    state: &AppState,
+    mut summary: crate::http::dto::MapSummary,
+) -> crate::http::dto::MapSummary {
     summary.recovery = state.maps().lost_tail(&summary.name).map(Into::into);
     let (count, memory_bytes) = state.live().usage(&summary.name);
-    summary.subscriptions = (count > 0).then_some(crate::dto::SubscriptionUsage {
+    summary.subscriptions = (count > 0).then_some(crate::http::dto::SubscriptionUsage {
         count,
         memory_bytes,
     });
@@ -48,7 +51,7 @@ fn with_usage(state: &AppState, mut summary: crate::dto::MapSummary) -> crate::d
 
 /// `GET /v1/maps` (operationId `listMaps`).
 async fn list_maps(_: QueryAuth, State(state): State<AppState>) -> Json<MapList> {
-    let mut maps: Vec<crate::dto::MapSummary> = state
+    let mut maps: Vec<crate::http::dto::MapSummary> = state
         .registry()
         .list()
         .iter()
@@ -70,7 +73,7 @@ async fn list_maps(_: QueryAuth, State(state): State<AppState>) -> Json<MapList>
 pub struct ReadParams {
     /// Wait until this replica has applied this version (read-your-writes across
     /// replicas); else `503 replica_behind`.
-    #[serde(default, deserialize_with = "crate::dto::saturating_param")]
+    #[serde(default, deserialize_with = "crate::http::dto::saturating_param")]
     pub min_version: Option<u64>,
 }
 
@@ -97,7 +100,7 @@ async fn get_map(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let Query(params) = params?;
-    crate::routes::paths::wait_version(&state, &name, params.min_version).await?;
+    crate::http::routes::paths::wait_version(&state, &name, params.min_version).await?;
     let entry = lookup(&state, &name)?;
     if !wants_text(&headers) {
         return Ok(Json(with_usage(&state, entry.summary())).into_response());

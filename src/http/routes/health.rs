@@ -6,12 +6,12 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 
-use crate::dto::Health;
-use crate::error::{ApiError, ErrorCode, Json};
+use crate::http::dto::Health;
+use crate::http::error::{ApiError, ErrorCode, Json};
 use crate::state::AppState;
 
 /// The OpenAPI document, compiled in so the binary serves the contract it was built with.
-pub const OPENAPI_YAML: &str = include_str!("../../openapi.yaml");
+pub const OPENAPI_YAML: &str = include_str!("../../../openapi.yaml");
 
 /// The routes of this module.
 pub fn router() -> Router<AppState> {

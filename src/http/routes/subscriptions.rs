@@ -29,12 +29,12 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{QueryAuth, carries_admin_token};
 use crate::cluster::View;
-use crate::dto::PathRequest;
-use crate::error::{ApiError, Json, Path};
+use crate::http::auth::{QueryAuth, carries_admin_token};
+use crate::http::dto::PathRequest;
+use crate::http::error::{ApiError, Json, Path};
+use crate::http::routes::maps::lookup;
 use crate::live::{Next, StreamGuard, Sub};
-use crate::routes::maps::lookup;
 use crate::state::AppState;
 
 /// The header that carries a subscription's secret on `PATCH` and `DELETE`.
@@ -179,7 +179,7 @@ async fn create(
             "`partial`, `debug`, `trace` and `path_format` are not available for subscriptions",
         ));
     }
-    crate::routes::paths::wait_version(&state, &name, req.min_version).await?;
+    crate::http::routes::paths::wait_version(&state, &name, req.min_version).await?;
     lookup(&state, &name)?;
     state.live().check_room(&name)?;
     let sub = join(&state, &name, req.profile.as_deref(), &query, timeout).await?;

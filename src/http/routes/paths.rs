@@ -5,13 +5,15 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::post;
 
-use crate::auth::QueryAuth;
-use crate::body::{BlockingJson, JsonBytes, decode_off_runtime};
-use crate::dto::{BatchItem, BatchRequest, BatchResponse, PathFormat, PathRequest, PathResponse};
-use crate::error::ApiError;
+use crate::http::auth::QueryAuth;
+use crate::http::body::{BlockingJson, JsonBytes, decode_off_runtime};
+use crate::http::dto::{
+    BatchItem, BatchRequest, BatchResponse, PathFormat, PathRequest, PathResponse,
+};
+use crate::http::error::ApiError;
+use crate::http::routes::maps::lookup;
+use crate::http::routes::trace::SearchTrace;
 use crate::query::{self, Tracing};
-use crate::routes::maps::lookup;
-use crate::routes::trace::SearchTrace;
 use crate::state::AppState;
 
 /// The routes of this module.

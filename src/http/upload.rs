@@ -9,8 +9,8 @@ use pathd_engine::{Grid, MAX_DIM, Movement, Profiles, movingai};
 
 use crate::profiles::ProfileSpec;
 
-use crate::dto::MapUpload;
-use crate::error::{ApiError, ErrorCode};
+use crate::http::dto::MapUpload;
+use crate::http::error::{ApiError, ErrorCode};
 
 /// The body formats `PUT /v1/maps/{name}` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,11 +98,11 @@ pub fn build_grid(
     }
 }
 
-/// The JSON body, read as the contract says (see [`crate::body::strict`]).
+/// The JSON body, read as the contract says (see [`crate::http::body::strict`]).
 fn read_upload(body: &[u8]) -> Result<MapUpload, serde_json::Error> {
     use serde::Deserialize;
     let mut de = serde_json::Deserializer::from_slice(body);
-    let up = MapUpload::deserialize(crate::body::Contract(&mut de))?;
+    let up = MapUpload::deserialize(crate::http::body::Contract(&mut de))?;
     de.end()?;
     Ok(up)
 }

@@ -74,7 +74,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::config::Config;
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 
 /// Most `503 too_many_connections` answers in progress at once (see module docs).
 pub const MAX_REJECTING: usize = 64;
@@ -467,7 +467,7 @@ struct ConnService {
     phase: Arc<watch::Sender<Phase>>,
     body_timeout: Duration,
     /// The client's address, handed to handlers as `ConnectInfo` (the write gate's
-    /// loopback rule, see `crate::auth`).
+    /// loopback rule, see `crate::http::auth`).
     peer: Option<std::net::SocketAddr>,
 }
 

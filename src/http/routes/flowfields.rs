@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{QueryAuth, carries_admin_token};
-use crate::error::{ApiError, ErrorCode, Json, Path};
 use crate::flowfields::{Flow, Next, StreamGuard};
-use crate::routes::cells::base64;
-use crate::routes::maps::lookup;
+use crate::http::auth::{QueryAuth, carries_admin_token};
+use crate::http::error::{ApiError, ErrorCode, Json, Path};
+use crate::http::routes::cells::base64;
+use crate::http::routes::maps::lookup;
 use crate::state::AppState;
 
 /// The header that carries a flow field's secret on `DELETE`.

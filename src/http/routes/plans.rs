@@ -15,14 +15,14 @@ use axum::routing::{get, post};
 use pathd_engine::Point;
 use serde::{Deserialize, Serialize};
 
-use crate::auth::{QueryAuth, carries_admin_token};
-use crate::body::BlockingJson;
-use crate::error::{ApiError, Json};
+use crate::http::auth::{QueryAuth, carries_admin_token};
+use crate::http::body::BlockingJson;
+use crate::http::error::{ApiError, Json};
+use crate::http::routes::maps::lookup;
+use crate::http::routes::paths::wait_version;
 use crate::live::sse;
 use crate::plans::live::{Created, LivePlan, PlanState};
 use crate::plans::{PlanRequest, PlanResponse, error};
-use crate::routes::maps::lookup;
-use crate::routes::paths::wait_version;
 use crate::state::AppState;
 
 /// The header that carries a live plan's secret on `PATCH` and `DELETE`.

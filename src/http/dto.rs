@@ -9,8 +9,8 @@ use pathd_engine::{
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::error::{ApiError, ErrorBody, ErrorCode};
-pub use crate::wire::{PathCells, PathFormat};
+use crate::http::error::{ApiError, ErrorBody, ErrorCode};
+pub use crate::http::wire::{PathCells, PathFormat};
 
 /// A map's summary (`MapSummary` in `openapi.yaml`).
 #[derive(Clone, Debug, Serialize)]
@@ -203,7 +203,7 @@ impl<'de> Deserialize<'de> for Saturating {
 
 /// `#[serde(default, deserialize_with = "saturating")]` on an `Option<u64>` of a JSON body.
 ///
-/// `null` is read as an `Option` reads it: refused in a request (`crate::body::Contract`),
+/// `null` is read as an `Option` reads it: refused in a request (`crate::http::body::Contract`),
 /// `None` elsewhere (e.g. a subscription's stored definition, read back by a takeover in
 /// `crate::cluster`).
 pub fn saturating<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -269,7 +269,7 @@ impl serde::de::Visitor<'_> for SaturatingVisitor {
     }
 
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Saturating, E> {
-        // Integral doubles below 2^64 arrive as integers (`crate::body::Contract`); an
+        // Integral doubles below 2^64 arrive as integers (`crate::http::body::Contract`); an
         // integral one here is past `u64::MAX`, and so are integer literals serde_json
         // could only read as doubles.
         if v.is_finite() && v.fract() == 0.0 && v >= 0.0 {
@@ -279,7 +279,7 @@ impl serde::de::Visitor<'_> for SaturatingVisitor {
     }
 
     fn visit_unit<E: serde::de::Error>(self) -> Result<Saturating, E> {
-        Err(E::custom(crate::body::strict::NULL))
+        Err(E::custom(crate::http::body::strict::NULL))
     }
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Saturating, E> {
@@ -581,7 +581,7 @@ pub struct PathResponse {
     pub waypoints_cost: Option<f64>,
     /// The search's events, when `trace` was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<crate::routes::trace::SearchTrace>,
+    pub trace: Option<crate::http::routes::trace::SearchTrace>,
     /// `false` when a lesson option (`heuristic`, `tie_break`) gave up the algorithm's
     /// guarantee (Manhattan on an octile map, the epsilon nudge); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -610,7 +610,7 @@ pub struct Ends {
 
 impl PathResponse {
     /// Converts an engine result on map version `map_version`, its path to be written as
-    /// `format` asks. The engine's cell vectors are kept as they are (see [`crate::wire`]).
+    /// `format` asks. The engine's cell vectors are kept as they are (see [`crate::http::wire`]).
     pub fn new(r: SearchResult, map_version: u64, debug: bool, format: PathFormat) -> Self {
         PathResponse {
             status: r.status.as_str(),
@@ -654,14 +654,14 @@ impl BatchRequest {
     /// more than a full one) and answers `413 too_many_queries`; other failures are
     /// `400 invalid_request` naming where the body went wrong.
     pub fn from_json(
-        de: &mut crate::body::SliceDeserializer<'_>,
+        de: &mut crate::http::body::SliceDeserializer<'_>,
         max: usize,
     ) -> Result<Self, ApiError> {
         use serde::de::DeserializeSeed;
         let over = std::cell::Cell::new(false);
         let mut track = serde_path_to_error::Track::new();
         let seed = batch_seed::Batch { max, over: &over };
-        let de = crate::body::Contract(de);
+        let de = crate::http::body::Contract(de);
         match seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track)) {
             Ok(batch) => Ok(batch),
             Err(_) if over.get() => Err(ApiError::new(
@@ -669,10 +669,9 @@ impl BatchRequest {
                 ErrorCode::TooManyQueries,
                 format!("a batch holds at most {max} queries; this one has more"),
             )),
-            Err(e) => Err(crate::body::parse_error(&serde_path_to_error::Error::new(
-                track.path(),
-                e,
-            ))),
+            Err(e) => Err(crate::http::body::parse_error(
+                &serde_path_to_error::Error::new(track.path(), e),
+            )),
         }
     }
 }
@@ -919,7 +918,8 @@ mod tests {
     fn request(body: serde_json::Value) -> Result<PathRequest, String> {
         let text = body.to_string();
         let mut de = serde_json::Deserializer::from_str(&text);
-        serde_path_to_error::deserialize(crate::body::Contract(&mut de)).map_err(|e| e.to_string())
+        serde_path_to_error::deserialize(crate::http::body::Contract(&mut de))
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -19,7 +19,7 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, header};
 use serde::de::DeserializeOwned;
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 
 pub mod strict;
 
@@ -44,7 +44,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBytes {
     }
 }
 
-/// Like [`crate::error::Json`] as an extractor, but the body is deserialized on the
+/// Like [`crate::http::error::Json`] as an extractor, but the body is deserialized on the
 /// blocking pool (see the module docs). Rejections use the API's error shape: `415`,
 /// `413`, or `400 invalid_request` naming where in the document the parse failed.
 #[derive(Debug, Clone, Copy, Default)]

@@ -21,7 +21,7 @@ use crate::state::AppState;
 
 /// Every route of the API. Error answers that are not JSON (extractor rejections such as
 /// axum's `Path` on `/v1/maps/%ff`) are rewritten into the error shape by
-/// [`crate::error::json_errors`].
+/// [`crate::http::error::json_errors`].
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(maps::router())
@@ -36,5 +36,5 @@ pub fn router() -> Router<AppState> {
         .merge(posthoc::router())
         .merge(tables::router())
         .merge(ui::router())
-        .layer(axum::middleware::from_fn(crate::error::json_errors))
+        .layer(axum::middleware::from_fn(crate::http::error::json_errors))
 }

@@ -12,7 +12,8 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
+use crate::secret::same;
 use crate::state::AppState;
 
 /// Proof that the request may change maps.
@@ -29,15 +30,6 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     scheme
         .eq_ignore_ascii_case("bearer")
         .then_some(token.trim())
-}
-
-/// Compares without an early exit, so the time taken does not reveal a matching prefix.
-pub(crate) fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
 }
 
 fn matches(parts: &Parts, tokens: &[Option<&String>]) -> bool {

@@ -10,9 +10,9 @@ use pathd_engine::Point;
 use pathd_engine::targets::{MAX_SNAP, nearest_usable};
 use serde::{Deserialize, Serialize};
 
-use crate::auth::QueryAuth;
-use crate::error::{ApiError, ErrorCode, Json, Path};
-use crate::routes::maps::lookup;
+use crate::http::auth::QueryAuth;
+use crate::http::error::{ApiError, ErrorCode, Json, Path};
+use crate::http::routes::maps::lookup;
 use crate::state::AppState;
 
 /// Default `radius` of `/nearest`.

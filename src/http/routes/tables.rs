@@ -26,14 +26,14 @@ use axum::routing::{get, post};
 use pathd_engine::{CostRow, Grid, LimitKind, Limits, Point, QueryError, Searcher};
 use serde::{Deserialize, Serialize};
 
-use crate::auth::QueryAuth;
-use crate::body::BlockingJson;
 use crate::compute::Cancel;
 use crate::config::Config;
 use crate::derived::hpa::SizedView;
-use crate::error::{ApiError, ErrorCode, Json, Path};
-use crate::routes::maps::lookup;
-use crate::routes::paths::wait_version;
+use crate::http::auth::QueryAuth;
+use crate::http::body::BlockingJson;
+use crate::http::error::{ApiError, ErrorCode, Json, Path};
+use crate::http::routes::maps::lookup;
+use crate::http::routes::paths::wait_version;
 use crate::state::{AppState, MapEntry};
 
 /// Most sources, and most targets, of one table (`400 matrix_too_large` above).
@@ -52,7 +52,7 @@ pub fn router() -> Router<AppState> {
 #[serde(deny_unknown_fields)]
 pub struct MatrixRequest {
     /// Wait (bounded) until this replica has applied this map version.
-    #[serde(default, deserialize_with = "crate::dto::saturating")]
+    #[serde(default, deserialize_with = "crate::http::dto::saturating")]
     pub min_version: Option<u64>,
     /// `[x, y]` of each row's source.
     pub sources: Vec<[u32; 2]>,
@@ -64,7 +64,7 @@ pub struct MatrixRequest {
     pub profile: Option<String>,
     /// Time budget of each row's search in ms (capped by, and defaulting to, the server's
     /// maximum).
-    #[serde(default, deserialize_with = "crate::dto::saturating")]
+    #[serde(default, deserialize_with = "crate::http::dto::saturating")]
     pub timeout_ms: Option<u64>,
 }
 
@@ -83,7 +83,7 @@ pub struct MatrixResponse {
 #[serde(deny_unknown_fields)]
 pub struct LosRequest {
     /// Wait (bounded) until this replica has applied this map version.
-    #[serde(default, deserialize_with = "crate::dto::saturating")]
+    #[serde(default, deserialize_with = "crate::http::dto::saturating")]
     pub min_version: Option<u64>,
     /// `[x, y]` of the eye.
     pub from: [u32; 2],
@@ -123,10 +123,10 @@ pub struct RandomParams {
     /// The unit-type profile (default the map's default profile).
     pub profile: Option<String>,
     /// Wait (bounded) until this replica has applied this map version.
-    #[serde(default, deserialize_with = "crate::dto::saturating_param")]
+    #[serde(default, deserialize_with = "crate::http::dto::saturating_param")]
     pub min_version: Option<u64>,
     /// Search time budget in ms (capped by, and defaulting to, the server's maximum).
-    #[serde(default, deserialize_with = "crate::dto::saturating_param")]
+    #[serde(default, deserialize_with = "crate::http::dto::saturating_param")]
     pub timeout_ms: Option<u64>,
 }
 

@@ -10,8 +10,8 @@ use axum::response::{IntoResponse, Response};
 use pathd_engine::Point;
 use serde::{Serialize, Serializer};
 
-use crate::dto::{BatchItem, BatchResponse, PathResponse};
-use crate::error::{ApiError, ErrorCode};
+use crate::http::dto::{BatchItem, BatchResponse, PathResponse};
+use crate::http::error::{ApiError, ErrorCode};
 
 /// How an answer writes its `path`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -422,7 +422,7 @@ mod tests {
             waypoints_cost: all.then_some(f64::NAN),
             trace: None,
             optimal: all.then_some(false),
-            ends: all.then_some(crate::dto::Ends {
+            ends: all.then_some(crate::http::dto::Ends {
                 start: [0, 5],
                 goal: Some([4, 2]),
                 goal_index: Some(1),

@@ -18,7 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use crate::state::AppState;
 
 /// One embedded file.
@@ -33,32 +33,32 @@ const ASSETS: &[Asset] = &[
     Asset {
         name: "index.html",
         content_type: "text/html; charset=utf-8",
-        body: include_bytes!("../../ui/index.html"),
+        body: include_bytes!("../../../ui/index.html"),
     },
     Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("../../ui/app.js"),
+        body: include_bytes!("../../../ui/app.js"),
     },
     Asset {
         name: "app.css",
         content_type: "text/css; charset=utf-8",
-        body: include_bytes!("../../ui/app.css"),
+        body: include_bytes!("../../../ui/app.css"),
     },
     Asset {
         name: "favicon.svg",
         content_type: "image/svg+xml",
-        body: include_bytes!("../../ui/favicon.svg"),
+        body: include_bytes!("../../../ui/favicon.svg"),
     },
-    js("api.js", include_bytes!("../../ui/api.js")),
-    js("trace.js", include_bytes!("../../ui/trace.js")),
-    js("draw.js", include_bytes!("../../ui/draw.js")),
-    js("live.js", include_bytes!("../../ui/live.js")),
-    js("lessons.js", include_bytes!("../../ui/lessons.js")),
-    js("games.js", include_bytes!("../../ui/games.js")),
-    js("mapf.js", include_bytes!("../../ui/mapf.js")),
-    js("pathd.js", include_bytes!("../../ui/pathd.js")),
-    js("pathd-wasm.js", include_bytes!("../../ui/pathd-wasm.js")),
+    js("api.js", include_bytes!("../../../ui/api.js")),
+    js("trace.js", include_bytes!("../../../ui/trace.js")),
+    js("draw.js", include_bytes!("../../../ui/draw.js")),
+    js("live.js", include_bytes!("../../../ui/live.js")),
+    js("lessons.js", include_bytes!("../../../ui/lessons.js")),
+    js("games.js", include_bytes!("../../../ui/games.js")),
+    js("mapf.js", include_bytes!("../../../ui/mapf.js")),
+    js("pathd.js", include_bytes!("../../../ui/pathd.js")),
+    js("pathd-wasm.js", include_bytes!("../../../ui/pathd-wasm.js")),
 ];
 
 /// A JavaScript asset.
