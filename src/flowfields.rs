@@ -37,7 +37,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::http::error::{ApiError, ErrorCode};
 use crate::live::lease::{self, Lease, Leased, Streamed};
 
 /// Most cells one event lists; a larger change is announced as `resync`.
@@ -384,7 +383,7 @@ impl Flows {
     }
 
     /// The field `id`, marked active, or `404 flowfield_not_found`.
-    pub fn get(&self, id: &str) -> Result<Arc<Flow>, ApiError> {
+    pub fn get(&self, id: &str) -> Result<Arc<Flow>, FlowError> {
         let flow = self
             .inner
             .flows
@@ -399,23 +398,19 @@ impl Flows {
 
     /// `429 too_many_flowfields` when the server is full; `400 invalid_request` when a
     /// region of `cells` cells is above the per-field limit.
-    pub fn check_room(&self, cells: u64) -> Result<(), ApiError> {
+    pub fn check_room(&self, cells: u64) -> Result<(), FlowError> {
         if cells > self.inner.max_cells {
-            return Err(ApiError::invalid_request(format!(
+            return Err(FlowError::RegionTooLarge(format!(
                 "the region has {cells} cells; a flow field covers at most {} \
                  (give a smaller `region`)",
                 self.inner.max_cells
             )));
         }
         if self.len() >= self.inner.max_total {
-            return Err(ApiError::new(
-                axum::http::StatusCode::TOO_MANY_REQUESTS,
-                ErrorCode::TooManyFlowfields,
-                format!(
-                    "this server holds at most {} flow fields",
-                    self.inner.max_total
-                ),
-            ));
+            return Err(FlowError::TooMany(format!(
+                "this server holds at most {} flow fields",
+                self.inner.max_total
+            )));
         }
         Ok(())
     }
@@ -437,7 +432,7 @@ impl Flows {
         field: FlowField,
         base: &Arc<Grid>,
         current: impl FnOnce() -> Option<(u64, Arc<Grid>)>,
-    ) -> Result<Option<Arc<Flow>>, ApiError> {
+    ) -> Result<Option<Arc<Flow>>, FlowError> {
         self.start_tasks();
         let r = field.region();
         self.check_room(r.cells() as u64)?;
@@ -693,13 +688,31 @@ async fn reap(flows: Flows) {
     .await
 }
 
-fn not_found(id: &str) -> ApiError {
-    ApiError::new(
-        axum::http::StatusCode::NOT_FOUND,
-        ErrorCode::FlowfieldNotFound,
-        format!("no flow field {id:?}"),
-    )
+fn not_found(id: &str) -> FlowError {
+    FlowError::NotFound(id.to_owned())
 }
+
+/// Why the flow fields refused. The edge maps each to HTTP (`crate::http::error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlowError {
+    /// No flow field with this id (`404 flowfield_not_found`).
+    NotFound(String),
+    /// The region is above the per-field limit (`400 invalid_request`): the message.
+    RegionTooLarge(String),
+    /// The server holds as many fields as it may (`429 too_many_flowfields`): the message.
+    TooMany(String),
+}
+
+impl std::fmt::Display for FlowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FlowError::NotFound(id) => write!(f, "no flow field {id:?}"),
+            FlowError::RegionTooLarge(m) | FlowError::TooMany(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for FlowError {}
 
 fn random_hex128() -> String {
     format!("{:032x}", rand::random::<u128>())

@@ -114,6 +114,64 @@ impl From<crate::compute::PoolError> for ApiError {
     }
 }
 
+impl From<crate::live::LiveError> for ApiError {
+    fn from(e: crate::live::LiveError) -> Self {
+        use crate::live::LiveError as E;
+        let message = e.to_string();
+        match e {
+            E::NotFound(_) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                ErrorCode::SubscriptionNotFound,
+                message,
+            ),
+            E::TooMany(m) => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::TooManySubscriptions,
+                m,
+            ),
+            E::Query(q) => ApiError::from(q),
+            E::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
+impl From<crate::flowfields::FlowError> for ApiError {
+    fn from(e: crate::flowfields::FlowError) -> Self {
+        use crate::flowfields::FlowError as E;
+        let message = e.to_string();
+        match e {
+            E::NotFound(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::FlowfieldNotFound, message)
+            }
+            E::RegionTooLarge(m) => ApiError::invalid_request(m),
+            E::TooMany(m) => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                ErrorCode::TooManyFlowfields,
+                m,
+            ),
+        }
+    }
+}
+
+impl From<crate::plans::PlanError> for ApiError {
+    fn from(e: crate::plans::PlanError) -> Self {
+        use crate::plans::PlanError as E;
+        let message = e.to_string();
+        let (status, code) = match e {
+            E::Invalid(_) => (StatusCode::BAD_REQUEST, ErrorCode::InvalidRequest),
+            E::NotApplicable(_) => (StatusCode::BAD_REQUEST, ErrorCode::NotApplicable),
+            E::TooManyAgents(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::TooManyAgents),
+            E::OutOfBounds(_) => (StatusCode::BAD_REQUEST, ErrorCode::OutOfBounds),
+            E::StartBlocked(_) => (StatusCode::BAD_REQUEST, ErrorCode::StartBlocked),
+            E::GoalBlocked(_) => (StatusCode::BAD_REQUEST, ErrorCode::GoalBlocked),
+            E::NotFound(_) => (StatusCode::NOT_FOUND, ErrorCode::PlanNotFound),
+            E::TooMany(_) => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::TooManyPlans),
+            E::Internal(m) => return ApiError::internal(m),
+        };
+        ApiError::new(status, code, message)
+    }
+}
+
 /// An error answer: HTTP status, stable code, human message.
 #[derive(Debug)]
 pub struct ApiError {

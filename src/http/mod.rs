@@ -15,5 +15,6 @@ pub mod dto;
 pub mod error;
 pub mod routes;
 pub mod serve;
+pub mod sse;
 pub mod upload;
 pub mod wire;

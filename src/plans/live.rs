@@ -52,17 +52,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::http::StatusCode;
 use pathd_engine::mapf::{self, MapfOptions, MapfPlan, MapfStatus};
 use pathd_engine::{Grid, Point};
 use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::PlanError;
 use super::{NODE_MEMORY, PlanJob};
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::http::error::{ApiError, ErrorCode};
 use crate::live::feed::{Feed, FeedEvent, Next};
 use crate::live::lease::{self, Lease, Leased, Streamed};
 
@@ -160,7 +159,7 @@ enum Item {
     Progress {
         time_step: Option<u64>,
         positions: Option<Vec<Point>>,
-        reply: oneshot::Sender<Result<(), ApiError>>,
+        reply: oneshot::Sender<Result<(), PlanError>>,
     },
 }
 
@@ -411,22 +410,18 @@ impl Plans {
     }
 
     /// `429 too_many_plans` when the server holds its most live plans.
-    pub fn check_room(&self) -> Result<(), ApiError> {
+    pub fn check_room(&self) -> Result<(), PlanError> {
         if self.len() >= self.inner.max_total {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                ErrorCode::TooManyPlans,
-                format!(
-                    "this server holds at most {} live plans",
-                    self.inner.max_total
-                ),
-            ));
+            return Err(PlanError::TooMany(format!(
+                "this server holds at most {} live plans",
+                self.inner.max_total
+            )));
         }
         Ok(())
     }
 
     /// The plan `id`, marked active, or `404 plan_not_found`.
-    pub fn get(&self, id: &str) -> Result<Arc<LivePlan>, ApiError> {
+    pub fn get(&self, id: &str) -> Result<Arc<LivePlan>, PlanError> {
         let plan = self
             .inner
             .plans
@@ -450,7 +445,7 @@ impl Plans {
         &self,
         made: Created,
         current: impl FnOnce() -> Option<(u64, Arc<Grid>)>,
-    ) -> Result<Option<Arc<LivePlan>>, ApiError> {
+    ) -> Result<Option<Arc<LivePlan>>, PlanError> {
         self.start_tasks();
         let Created {
             map,
@@ -463,7 +458,7 @@ impl Plans {
         if plans.by_id.len() >= self.inner.max_total {
             drop(plans);
             self.check_room()?;
-            return Err(ApiError::internal("the plans' room check disagreed"));
+            return Err(PlanError::Internal("the plans' room check disagreed"));
         }
         let catch_up = match current() {
             None => return Ok(None),
@@ -563,7 +558,7 @@ impl Plans {
         plan: &Arc<LivePlan>,
         time_step: Option<u64>,
         positions: Option<Vec<Point>>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), PlanError> {
         let (reply, rx) = oneshot::channel();
         self.enqueue(
             plan,
@@ -720,11 +715,11 @@ fn take_progress(
     plan: &LivePlan,
     time_step: Option<u64>,
     positions: Option<Vec<Point>>,
-) -> Result<(), ApiError> {
+) -> Result<(), PlanError> {
     let mut cur = plan.current.lock().expect("plan lock");
     let t = time_step.unwrap_or(cur.time_step);
     if t < cur.time_step {
-        return Err(ApiError::invalid_request(format!(
+        return Err(PlanError::Invalid(format!(
             "time_step {t} is before the last reported one, {}",
             cur.time_step
         )));
@@ -750,9 +745,9 @@ fn take_progress(
 
 /// Positions reported for every agent: one each, on the map, passable (or where the agent
 /// stood when a patch walled it), on distinct cells.
-fn check_positions(cur: &Current, p: &[Point]) -> Result<(), ApiError> {
+fn check_positions(cur: &Current, p: &[Point]) -> Result<(), PlanError> {
     if p.len() != cur.paths.len() {
-        return Err(ApiError::invalid_request(format!(
+        return Err(PlanError::Invalid(format!(
             "{} positions for {} agents",
             p.len(),
             cur.paths.len()
@@ -761,21 +756,17 @@ fn check_positions(cur: &Current, p: &[Point]) -> Result<(), ApiError> {
     let mut seen = HashMap::new();
     for (i, &c) in p.iter().enumerate() {
         if !cur.grid.in_bounds(c) {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::OutOfBounds,
-                format!("agent {i}'s position {c} is off the map"),
-            ));
+            return Err(PlanError::OutOfBounds(format!(
+                "agent {i}'s position {c} is off the map"
+            )));
         }
         if !cur.grid.is_passable(c) && c != cur.positions[i] {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::StartBlocked,
-                format!("agent {i}'s position {c} is blocked"),
-            ));
+            return Err(PlanError::StartBlocked(format!(
+                "agent {i}'s position {c} is blocked"
+            )));
         }
         if let Some(j) = seen.insert(c, i) {
-            return Err(ApiError::invalid_request(format!(
+            return Err(PlanError::Invalid(format!(
                 "agents {j} and {i} are both at {c}"
             )));
         }
@@ -889,12 +880,8 @@ async fn reap(plans: Plans) {
     .await
 }
 
-fn not_found(id: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        ErrorCode::PlanNotFound,
-        format!("no live plan {id:?}"),
-    )
+fn not_found(id: &str) -> PlanError {
+    PlanError::NotFound(id.to_owned())
 }
 
 fn random_hex128() -> String {

@@ -314,7 +314,7 @@ async fn remove(
             .flows()
             .get(&id)
             .err()
-            .unwrap_or_else(ApiError::not_found))
+            .map_or_else(ApiError::not_found, ApiError::from))
     }
 }
 

@@ -20,7 +20,7 @@ use crate::http::body::BlockingJson;
 use crate::http::error::{ApiError, Json};
 use crate::http::routes::maps::lookup;
 use crate::http::routes::paths::wait_version;
-use crate::live::sse;
+use crate::http::sse;
 use crate::plans::live::{Created, LivePlan, PlanState};
 use crate::plans::{PlanRequest, PlanResponse, error};
 use crate::state::AppState;
@@ -206,7 +206,7 @@ async fn remove(
             .plans()
             .get(&id)
             .err()
-            .unwrap_or_else(ApiError::not_found))
+            .map_or_else(ApiError::not_found, ApiError::from))
     }
 }
 

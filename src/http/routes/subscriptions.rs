@@ -116,7 +116,8 @@ fn here(
     match view {
         Some(Extension(v)) => match state.live().get(&v.local) {
             Ok(sub) => Ok((sub, v)),
-            Err(mut e) => {
+            Err(e) => {
+                let mut e = ApiError::from(e);
                 e.message = format!("no subscription {id:?}");
                 Err(e)
             }
@@ -322,7 +323,7 @@ async fn remove(
             .live()
             .get(&view.local)
             .err()
-            .unwrap_or_else(ApiError::not_found))
+            .map_or_else(ApiError::not_found, ApiError::from))
     }
 }
 

@@ -1,4 +1,4 @@
-//! The event-stream plumbing shared by feeds ([`super::Feed`]): `Last-Event-ID` parsing
+//! The event-stream plumbing shared by feeds ([`crate::live::feed::Feed`]): `Last-Event-ID` parsing
 //! and the stream that pulls a feed's next event each time it changes.
 
 use std::convert::Infallible;
@@ -12,8 +12,8 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::feed::{FeedEvent, Next};
 use crate::http::error::ApiError;
+use crate::live::feed::{FeedEvent, Next};
 
 /// The `Last-Event-ID` a reconnecting stream sends (`None` without one), or `400
 /// invalid_request` when it is not a `seq`.
