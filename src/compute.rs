@@ -278,7 +278,7 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Why the pool did not run a job. The edge maps it to HTTP (`crate::http::error`): `Overloaded`
+/// Why the pool did not run a job. The edge maps it to HTTP (`http/error.rs`): `Overloaded`
 /// is `503 overloaded` with `Retry-After`, the others `500 internal` (their detail logged).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PoolError {

@@ -692,7 +692,7 @@ fn not_found(id: &str) -> FlowError {
     FlowError::NotFound(id.to_owned())
 }
 
-/// Why the flow fields refused. The edge maps each to HTTP (`crate::http::error`).
+/// Why the flow fields refused. The edge maps each to HTTP (`http/error.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FlowError {
     /// No flow field with this id (`404 flowfield_not_found`).

@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod plans;
 pub mod profiles;
 pub mod query;
+pub mod saturating;
 pub mod scen;
 pub mod secret;
 pub mod state;

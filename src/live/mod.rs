@@ -821,7 +821,7 @@ fn too_many(message: String) -> LiveError {
     LiveError::TooMany(message)
 }
 
-/// Why the hub refused. The edge maps each to HTTP (`crate::http::error`).
+/// Why the hub refused. The edge maps each to HTTP (`http/error.rs`).
 #[derive(Debug)]
 pub enum LiveError {
     /// No subscription with this id (`404 subscription_not_found`).

@@ -48,7 +48,7 @@ pub struct AgentSpec {
 #[serde(deny_unknown_fields)]
 pub struct PlanRequest {
     /// Wait (bounded by `--max-wait-ms`) until this replica has applied this map version.
-    #[serde(default, deserialize_with = "crate::http::dto::saturating")]
+    #[serde(default, deserialize_with = "crate::saturating::saturating")]
     pub min_version: Option<u64>,
     /// The agents, each with its start and goal (distinct starts, distinct goals).
     pub agents: Vec<AgentSpec>,
@@ -170,7 +170,7 @@ pub fn error(e: MapfError, grid: &Grid) -> PlanError {
     }
 }
 
-/// Why a plan was refused. The edge maps each to HTTP (`crate::http::error`); each carries
+/// Why a plan was refused. The edge maps each to HTTP (`http/error.rs`); each carries
 /// the message the client reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanError {
