@@ -169,7 +169,7 @@ pub struct Config {
     /// one concern stay together and `Config` stays small to move.
     pub connections: Box<ConnectionLimits>,
 
-    /// Flow field limits (see [`crate::flowfields`]). Boxed for the same reason.
+    /// Flow field limits (see [`crate::live::flows`]). Boxed for the same reason.
     pub flowfields: Box<FlowLimits>,
 
     /// Replication through NATS JetStream (`--store`; see [`ReplicationOptions`]).
@@ -409,13 +409,6 @@ impl Config {
         crate::jump::JumpSettings {
             max_cells: self.jps_plus_max_cells,
             landmark_memory: self.landmark_memory_mb.saturating_mul(1 << 20),
-        }
-    }
-
-    /// Which maps get a subgoal graph.
-    pub fn subgoal_settings(&self) -> crate::derived::subgoal::SubgoalSettings {
-        crate::derived::subgoal::SubgoalSettings {
-            max_cells: self.subgoal_max_cells,
         }
     }
 

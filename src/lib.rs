@@ -16,7 +16,6 @@ pub mod cluster;
 pub mod compute;
 pub mod config;
 pub mod derived;
-pub mod flowfields;
 pub mod http;
 pub mod live;
 pub mod load;

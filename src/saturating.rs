@@ -4,6 +4,9 @@
 
 use serde::Deserialize;
 
+/// The message for a `null` where a request takes none (also the edge's strict reader's).
+pub const NULL: &str = "null is not a value here: leave the field out for its default";
+
 /// A non-negative integer of any size, read as a `u64` that saturates: `u64::MAX` for one
 /// past it. For the fields the server only compares or caps (`min_version`, `if_version`,
 /// `max_expansions`, `timeout_ms`): the contract sets them no maximum, and a version past
@@ -21,7 +24,7 @@ impl<'de> Deserialize<'de> for Saturating {
 
 /// `#[serde(default, deserialize_with = "saturating")]` on an `Option<u64>` of a JSON body.
 ///
-/// `null` is read as an `Option` reads it: refused in a request (`crate::http::body::Contract`),
+/// `null` is read as an `Option` reads it: refused in a request (the strict request reader at the edge),
 /// `None` elsewhere (e.g. a subscription's stored definition, read back by a takeover in
 /// `crate::cluster`).
 pub fn saturating<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -87,7 +90,7 @@ impl serde::de::Visitor<'_> for SaturatingVisitor {
     }
 
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Saturating, E> {
-        // Integral doubles below 2^64 arrive as integers (`crate::http::body::Contract`); an
+        // Integral doubles below 2^64 arrive as integers (the strict request reader at the edge); an
         // integral one here is past `u64::MAX`, and so are integer literals serde_json
         // could only read as doubles.
         if v.is_finite() && v.fract() == 0.0 && v >= 0.0 {
@@ -97,7 +100,7 @@ impl serde::de::Visitor<'_> for SaturatingVisitor {
     }
 
     fn visit_unit<E: serde::de::Error>(self) -> Result<Saturating, E> {
-        Err(E::custom(crate::http::body::strict::NULL))
+        Err(E::custom(NULL))
     }
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Saturating, E> {

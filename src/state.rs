@@ -639,7 +639,7 @@ impl AppState {
             Registry::new(
                 config.hpa_settings(),
                 config.jump_settings(),
-                config.subgoal_settings(),
+                crate::derived::subgoal::SubgoalSettings::from_config(&config),
                 &builders,
                 Arc::new(Budget::new(config.derived_memory())),
             ),

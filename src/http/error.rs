@@ -135,9 +135,9 @@ impl From<crate::live::LiveError> for ApiError {
     }
 }
 
-impl From<crate::flowfields::FlowError> for ApiError {
-    fn from(e: crate::flowfields::FlowError) -> Self {
-        use crate::flowfields::FlowError as E;
+impl From<crate::live::flows::FlowError> for ApiError {
+    fn from(e: crate::live::flows::FlowError) -> Self {
+        use crate::live::flows::FlowError as E;
         let message = e.to_string();
         match e {
             E::NotFound(_) => {

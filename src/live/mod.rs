@@ -61,8 +61,10 @@
 //! `pathd_patches_total`, `pathd_patch_deliveries_total` (subscriptions patches reached). Each drained group runs in a `repair` span (map, goal).
 
 pub mod feed;
+pub mod flows;
 mod group;
 pub mod lease;
+pub mod plans;
 mod reach;
 
 use std::collections::{HashMap, HashSet};
@@ -81,8 +83,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::flowfields::Flows;
-use crate::plans::live::Plans;
+use crate::live::flows::Flows;
+use crate::live::plans::Plans;
 pub use feed::{Event, Feed, Next};
 
 /// Side of an index bucket in cells.

@@ -10,8 +10,6 @@
 //!
 //! Live plans (`"subscribe": true`) are in [`live`].
 
-pub mod live;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -42,7 +42,7 @@ impl<V> Wrap<V> {
 }
 
 /// The message for a `null` where the contract has no `null`.
-pub const NULL: &str = "null is not a value here: leave the field out for its default";
+pub use crate::saturating::NULL;
 
 macro_rules! forward {
     ($($method:ident),* $(,)?) => {$(

@@ -1,5 +1,5 @@
 //! Flow fields: for every cell of a region, the cost to one goal and the next step towards
-//! it, kept current while the map changes (see [`crate::flowfields`]).
+//! it, kept current while the map changes (see [`crate::live::flows`]).
 //!
 //! Reading a field (and its stream) needs query access and its id; deleting it also needs
 //! its secret, handed out once in the create answer, in [`SECRET_HEADER`] (or the admin
@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::flowfields::{Flow, Next, StreamGuard};
 use crate::http::auth::{QueryAuth, carries_admin_token};
 use crate::http::error::{ApiError, ErrorCode, Json, Path};
 use crate::http::routes::cells::base64;
 use crate::http::routes::maps::lookup;
+use crate::live::flows::{Flow, Next, StreamGuard};
 use crate::state::AppState;
 
 /// The header that carries a flow field's secret on `DELETE`.
@@ -203,7 +203,7 @@ async fn compute_and_register(
     name: &str,
     profile: Option<&str>,
     spec: FlowSpec,
-) -> Result<Arc<crate::flowfields::Flow>, ApiError> {
+) -> Result<Arc<crate::live::flows::Flow>, ApiError> {
     for attempt in 0..=OPTIMISTIC_TRIES {
         let _order = state
             .maps()

@@ -1,5 +1,5 @@
 //! `/v1/maps/{name}/plans`: collision-free plans for many agents (MAPF) on the search pool,
-//! and live plans (`/v1/plans/{id}`, see [`crate::plans::live`]).
+//! and live plans (`/v1/plans/{id}`, see [`crate::live::plans`]).
 //!
 //! Reading a live plan (and its stream) needs query access and its id; progress reports
 //! and deletion also need its secret, handed out once in the create answer, in
@@ -21,7 +21,7 @@ use crate::http::error::{ApiError, Json};
 use crate::http::routes::maps::lookup;
 use crate::http::routes::paths::wait_version;
 use crate::http::sse;
-use crate::plans::live::{Created, LivePlan, PlanState};
+use crate::live::plans::{Created, LivePlan, PlanState};
 use crate::plans::{PlanRequest, PlanResponse, error};
 use crate::state::AppState;
 

@@ -58,12 +58,12 @@ use serde::Serialize;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::PlanError;
-use super::{NODE_MEMORY, PlanJob};
 use crate::compute::Compute;
 use crate::config::Config;
 use crate::live::feed::{Feed, FeedEvent, Next};
 use crate::live::lease::{self, Lease, Leased, Streamed};
+use crate::plans::PlanError;
+use crate::plans::{NODE_MEMORY, PlanJob};
 
 /// Most recent events kept per live plan (each holds the whole plan, so fewer than a
 /// subscription's `--subscription-event-buffer`, which caps it too).
