@@ -230,7 +230,7 @@ impl Cluster {
 
     /// Membership, health and `/readyz` figures (`None`: no cluster); `registry` gives
     /// the placement's figures of the maps held here.
-    pub fn health(&self, registry: &crate::state::Registry) -> Option<ClusterHealth> {
+    pub fn health(&self, registry: &crate::derived::Registry) -> Option<ClusterHealth> {
         #[cfg(feature = "nats")]
         {
             self.inner.as_ref().map(|i| {

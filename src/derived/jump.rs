@@ -36,7 +36,7 @@ use serde::Serialize;
 use super::budget::Budget;
 use super::pool::{Builders, Lane};
 use super::slot::{Slot, Status};
-use crate::state::MapEntry;
+use crate::derived::MapEntry;
 
 /// Which maps get a table.
 #[derive(Clone, Copy, Debug)]

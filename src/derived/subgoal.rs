@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::budget::Budget;
 use super::pool::{Builders, Lane};
 use super::slot::Slot;
-use crate::state::MapEntry;
+use crate::derived::MapEntry;
 
 /// The subgoal graph of one map version, once built.
 #[derive(Debug, Default)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pathd_engine::{Grid, Patch, PatchError, Point};
 
 use super::{MAX_ATTEMPTS, Maps, MapsError, PatchOutcome};
-use crate::state::{Found, MapEntry, MapSource};
+use crate::derived::{Found, MapEntry, MapSource};
 use crate::store::Mutation;
 
 /// A patched version of a map (see [`Maps::build_patched`]).

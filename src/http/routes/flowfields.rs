@@ -225,7 +225,7 @@ async fn compute_and_register(
         let current = || {
             let now = registry.get(name)?;
             match now.find_view(profile) {
-                Ok(crate::state::Found::Ready(v)) => Some((v.version, Arc::clone(&v.grid))),
+                Ok(crate::derived::Found::Ready(v)) => Some((v.version, Arc::clone(&v.grid))),
                 _ => None,
             }
         };

@@ -11,11 +11,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use pathd_engine::movingai;
 
+use crate::derived::MapEntry;
 use crate::http::auth::{AdminAuth, QueryAuth};
 use crate::http::dto::{MapList, UploadParams};
 use crate::http::error::{ApiError, ErrorCode, Json, Path};
 use crate::http::upload;
-use crate::state::{AppState, MapEntry};
+use crate::state::AppState;
 
 /// The routes of this module.
 pub fn router() -> Router<AppState> {

@@ -28,13 +28,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::compute::Cancel;
 use crate::config::Config;
+use crate::derived::MapEntry;
 use crate::derived::hpa::SizedView;
 use crate::http::auth::QueryAuth;
 use crate::http::body::BlockingJson;
 use crate::http::error::{ApiError, ErrorCode, Json, Path};
 use crate::http::routes::maps::lookup;
 use crate::http::routes::paths::wait_version;
-use crate::state::{AppState, MapEntry};
+use crate::state::AppState;
 
 /// Most sources, and most targets, of one table (`400 matrix_too_large` above).
 pub const MAX_TABLE_SIDE: usize = 256;
