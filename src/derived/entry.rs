@@ -12,10 +12,10 @@ use std::sync::{Arc, Mutex};
 
 use pathd_engine::{Derived, Grid};
 
+use super::summary::{MapSummary, ProfileSummary};
 use crate::derived::Status;
 use crate::derived::subgoal::SubgoalSlot;
 use crate::hpa::{HpaSlot, SizedViews};
-use crate::http::dto::MapSummary;
 use crate::jump::JumpSlot;
 
 /// Where a map came from.
@@ -85,6 +85,23 @@ pub struct MapEntry {
 }
 
 impl MapEntry {
+    /// Derives this version's structures from `prev`'s (its previous version) after
+    /// `changed` cells changed: only what the change touches is rebuilt (see
+    /// [`crate::hpa`], [`crate::jump`]). (The subgoal graph is rebuilt on its lane:
+    /// contracting its hierarchy anew costs about a build, too much for a write's path; see
+    /// `derived::subgoal`.)
+    pub fn derive_from(
+        &self,
+        prev: &MapEntry,
+        jump: &crate::jump::JumpSettings,
+        changed: &[pathd_engine::Point],
+    ) {
+        self.hpa.derive(&self.name, &prev.hpa, &self.grid, changed);
+        self.sized.derive(&prev.sized, &self.grid, changed);
+        self.jump
+            .derive(&self.name, &prev.jump, jump, &self.grid, changed);
+    }
+
     /// Wraps a grid (O(1): the grid keeps its own cost statistics).
     ///
     /// `stored` is the map as stored: with a profile set its costs are terrain classes and
@@ -209,12 +226,12 @@ impl MapEntry {
     }
 
     /// Each profile of the map with its costs (and passable cells, for views made).
-    fn profile_summaries(&self) -> Vec<crate::http::dto::ProfileSummary> {
+    fn profile_summaries(&self) -> Vec<ProfileSummary> {
         let views = self.views();
         let view = |p: &str| views.iter().find(|(q, _)| q == p).map(|(_, v)| v);
         let summary = |name: &str, default: bool, costs: Vec<u8>| {
             let v = view(name);
-            crate::http::dto::ProfileSummary {
+            ProfileSummary {
                 name: name.to_owned(),
                 default,
                 costs,

@@ -31,6 +31,7 @@ pub mod pool;
 mod registry;
 pub mod slot;
 pub mod subgoal;
+pub mod summary;
 
 pub use budget::Budget;
 pub use entry::{DerivedNow, Found, MapEntry, MapSource};

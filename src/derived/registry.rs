@@ -181,7 +181,7 @@ impl Registry {
         self.views.send(
             next,
             move |next| {
-                crate::maps::patch::derive_from(next, &prev, &jump, &changed);
+                next.derive_from(&prev, &jump, &changed);
                 next.pending.store(false, Ordering::Release);
                 budget.admit(next);
             },

@@ -46,22 +46,6 @@ impl ProfileChange {
     }
 }
 
-/// Derives `next`'s structures from `prev`'s (its previous version) after `changed` cells
-/// changed: only what the change touches is rebuilt (see [`crate::hpa`], [`crate::jump`]).
-/// (The subgoal graph is rebuilt on its lane: contracting its hierarchy anew costs about a
-/// build, too much for a write's path; see `derived::subgoal`.)
-pub(crate) fn derive_from(
-    next: &MapEntry,
-    prev: &MapEntry,
-    jump: &crate::jump::JumpSettings,
-    changed: &[Point],
-) {
-    next.hpa.derive(&next.name, &prev.hpa, &next.grid, changed);
-    next.sized.derive(&prev.sized, &next.grid, changed);
-    next.jump
-        .derive(&next.name, &prev.jump, jump, &next.grid, changed);
-}
-
 /// The cells whose cost differs between two grids of one shape.
 fn diff(a: &Grid, b: &Grid) -> Vec<Point> {
     let (x, y) = (a.costs(), b.costs());
@@ -183,7 +167,7 @@ impl Maps {
                 None,
                 MapSource::Uploaded,
             );
-            derive_from(&next_entry, &prev, &jump_settings, &changed);
+            next_entry.derive_from(&prev, &jump_settings, &changed);
             let mut by_profile = Vec::new();
             if let Some(set) = &set_now {
                 for (p, view) in prev.views() {
