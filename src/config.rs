@@ -396,22 +396,6 @@ impl Config {
         Duration::from_micros(self.test_store_delay_us)
     }
 
-    /// The HPA* settings.
-    pub fn hpa_settings(&self) -> crate::hpa::HpaSettings {
-        crate::hpa::HpaSettings {
-            min_cells: self.hpa_min_cells,
-            cluster_size: self.hpa_cluster_size,
-        }
-    }
-
-    /// The JPS+ settings.
-    pub fn jump_settings(&self) -> crate::jump::JumpSettings {
-        crate::jump::JumpSettings {
-            max_cells: self.jps_plus_max_cells,
-            landmark_memory: self.landmark_memory_mb.saturating_mul(1 << 20),
-        }
-    }
-
     /// Bytes of derived state allowed across all maps: `--derived-memory-mb`, or with 0 a
     /// quarter of the machine's memory (at least 256 MiB; 4 GiB when it cannot be read).
     pub fn derived_memory(&self) -> u64 {

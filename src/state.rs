@@ -61,8 +61,8 @@ impl AppState {
             compute.clone(),
             live.clone(),
             Registry::new(
-                config.hpa_settings(),
-                config.jump_settings(),
+                crate::hpa::HpaSettings::from_config(&config),
+                crate::jump::JumpSettings::from_config(&config),
                 crate::derived::subgoal::SubgoalSettings::from_config(&config),
                 &builders,
                 Arc::new(Budget::new(config.derived_memory())),

@@ -38,3 +38,26 @@ pub use entry::{DerivedNow, Found, MapEntry, MapSource};
 pub use pool::Builders;
 pub use registry::Registry;
 pub use slot::{Slot, Status};
+
+/// The HPA* settings, as configured (`--hpa-min-cells`, `--hpa-cluster-size`). Here rather
+/// than in `config`, so the configuration imports nothing it configures.
+impl hpa::HpaSettings {
+    /// From the server's configuration.
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        hpa::HpaSettings {
+            min_cells: config.hpa_min_cells,
+            cluster_size: config.hpa_cluster_size,
+        }
+    }
+}
+
+/// The JPS+ settings, as configured (`--jps-plus-max-cells`, `--landmark-memory-mb`).
+impl jump::JumpSettings {
+    /// From the server's configuration.
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        jump::JumpSettings {
+            max_cells: config.jps_plus_max_cells,
+            landmark_memory: config.landmark_memory_mb.saturating_mul(1 << 20),
+        }
+    }
+}
