@@ -7,7 +7,7 @@
 //! binds, and calls [`run`].
 //!
 //! How one query flows: the handler parses and validates the JSON body, clones the map's
-//! current `Arc` snapshot out of the [`state::Registry`], hands the engine call to the
+//! current `Arc` snapshot out of the [`derived::Registry`], hands the engine call to the
 //! [`compute::Compute`] pool (or gets `503 overloaded` at once), and maps the engine's
 //! outcome to a response.
 
