@@ -165,11 +165,11 @@ pub struct Config {
     /// `test_apply_delay_ms` the server holds the rest back. Never set it in production.
     pub test_feed_window: u64,
 
-    /// Connection limits (timeouts and cap; see [`crate::serve`]). Boxed, so the flags of
+    /// Connection limits (timeouts and cap; see [`crate::http::serve`]). Boxed, so the flags of
     /// one concern stay together and `Config` stays small to move.
     pub connections: Box<ConnectionLimits>,
 
-    /// Flow field limits (see [`crate::flowfields`]). Boxed for the same reason.
+    /// Flow field limits (see [`crate::live::flows`]). Boxed for the same reason.
     pub flowfields: Box<FlowLimits>,
 
     /// Replication through NATS JetStream (`--store`; see [`ReplicationOptions`]).
@@ -244,7 +244,7 @@ pub struct ReplicationOptions {
 }
 
 /// How long clients may take and how many connections are served at once (the flags of
-/// `pathd serve` that [`crate::serve`] applies).
+/// `pathd serve` that [`crate::http::serve`] applies).
 #[derive(Clone, Debug)]
 pub struct ConnectionLimits {
     /// How long a client may take to send a request's headers, from its first byte, in
@@ -394,29 +394,6 @@ impl Config {
     /// The test-only store delay (zero unless set).
     pub fn test_store_delay(&self) -> Duration {
         Duration::from_micros(self.test_store_delay_us)
-    }
-
-    /// The HPA* settings.
-    pub fn hpa_settings(&self) -> crate::hpa::HpaSettings {
-        crate::hpa::HpaSettings {
-            min_cells: self.hpa_min_cells,
-            cluster_size: self.hpa_cluster_size,
-        }
-    }
-
-    /// The JPS+ settings.
-    pub fn jump_settings(&self) -> crate::jump::JumpSettings {
-        crate::jump::JumpSettings {
-            max_cells: self.jps_plus_max_cells,
-            landmark_memory: self.landmark_memory_mb.saturating_mul(1 << 20),
-        }
-    }
-
-    /// Which maps get a subgoal graph.
-    pub fn subgoal_settings(&self) -> crate::derived::subgoal::SubgoalSettings {
-        crate::derived::subgoal::SubgoalSettings {
-            max_cells: self.subgoal_max_cells,
-        }
     }
 
     /// Bytes of derived state allowed across all maps: `--derived-memory-mb`, or with 0 a

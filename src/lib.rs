@@ -7,20 +7,16 @@
 //! binds, and calls [`run`].
 //!
 //! How one query flows: the handler parses and validates the JSON body, clones the map's
-//! current `Arc` snapshot out of the [`state::Registry`], hands the engine call to the
+//! current `Arc` snapshot out of the [`derived::Registry`], hands the engine call to the
 //! [`compute::Compute`] pool (or gets `503 overloaded` at once), and maps the engine's
 //! outcome to a response.
 
-pub mod auth;
-pub mod body;
 pub mod cli;
 pub mod cluster;
 pub mod compute;
 pub mod config;
 pub mod derived;
-pub mod dto;
-pub mod error;
-pub mod flowfields;
+pub mod http;
 pub mod live;
 pub mod load;
 pub mod mapf_cli;
@@ -30,13 +26,11 @@ pub mod metrics;
 pub mod plans;
 pub mod profiles;
 pub mod query;
-pub mod routes;
+pub mod saturating;
 pub mod scen;
-pub mod serve;
+pub mod secret;
 pub mod state;
 pub mod store;
-pub mod upload;
-pub mod wire;
 
 use std::future::Future;
 use std::io;
@@ -51,7 +45,7 @@ use tower_http::compression::CompressionLayer;
 
 pub use config::{Config, LogFormat};
 pub use derived::{hpa, jump};
-pub use error::ApiError;
+pub use http::error::ApiError;
 pub use load::load_maps;
 pub use maps::LoadReport;
 pub use state::AppState;
@@ -61,7 +55,7 @@ pub use state::AppState;
 pub fn app(state: AppState) -> Router {
     let limit = state.config().max_body_bytes;
     Router::new()
-        .merge(routes::router())
+        .merge(http::routes::router())
         // `/v1/subscriptions/{id}[/events]` of a subscription another replica owns are
         // forwarded there (`--store nats://...`; a pass-through otherwise).
         // With `--placement K`, `/v1/maps/{name}[/...]` of a map held elsewhere are
@@ -90,7 +84,7 @@ pub fn app(state: AppState) -> Router {
 /// Serves [`app`] on `listener` until `shutdown` completes, loading the startup maps in
 /// the background (`/readyz` answers `503` until they are in).
 ///
-/// Connections are served by [`serve::serve`]: idle, slow-header and slow-body clients are
+/// Connections are served by [`http::serve::serve`]: idle, slow-header and slow-body clients are
 /// timed out and the number of connections is capped (`--header-timeout-ms`,
 /// `--body-timeout-ms`, `--idle-timeout-ms`, `--max-connections`).
 ///
@@ -156,8 +150,8 @@ async fn serve_until(
         })
     };
     let grace = state.config().shutdown_grace();
-    let limits = serve::Limits::from_config(state.config());
-    let server = serve::serve(listener, app(state.clone()), limits, token.clone());
+    let limits = http::serve::Limits::from_config(state.config());
+    let server = http::serve::serve(listener, app(state.clone()), limits, token.clone());
     let result = tokio::select! {
         r = server => r,
         _ = async { token.cancelled().await; tokio::time::sleep(grace).await } => {

@@ -13,11 +13,12 @@ use pathd_engine::{Algorithm, LimitKind, Query, QueryError, SearchResult, Search
 
 use crate::compute::{Cancel, Compute};
 use crate::derived::Status;
-use crate::dto::{Ends, Games, PathRequest, pair};
-use crate::error::{ApiError, ErrorCode};
+use crate::derived::{Found, MapEntry};
+use crate::http::dto::{Ends, Games, PathRequest, pair};
+use crate::http::error::{ApiError, ErrorCode};
+use crate::http::routes::maps::lookup;
 use crate::metrics::record_query;
-use crate::routes::maps::lookup;
-use crate::state::{AppState, Found, MapEntry};
+use crate::state::AppState;
 
 /// A query ready for the pool: its map snapshot, the engine query and its time limit.
 #[derive(Debug)]

@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 
 use super::{FORWARD_WAIT, FORWARDED_HEADER, View};
-use crate::error::{ApiError, ErrorCode};
+use crate::http::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
 /// What the gate does with a request.

@@ -127,7 +127,7 @@ impl View {
     /// Whether `given` is the subscription's secret (constant-time comparisons).
     pub fn secret_matches(&self, sub: &Sub, given: &str) -> bool {
         match &self.secret_sha256 {
-            Some(h) => crate::auth::same(&sha256_hex(given), h),
+            Some(h) => crate::secret::same(&sha256_hex(given), h),
             None => sub.secret_matches(given),
         }
     }
@@ -230,7 +230,7 @@ impl Cluster {
 
     /// Membership, health and `/readyz` figures (`None`: no cluster); `registry` gives
     /// the placement's figures of the maps held here.
-    pub fn health(&self, registry: &crate::state::Registry) -> Option<ClusterHealth> {
+    pub fn health(&self, registry: &crate::derived::Registry) -> Option<ClusterHealth> {
         #[cfg(feature = "nats")]
         {
             self.inner.as_ref().map(|i| {
@@ -295,7 +295,7 @@ impl Cluster {
     pub async fn adopt(
         &self,
         sub: &Arc<Sub>,
-        request: &crate::dto::PathRequest,
+        request: &crate::http::dto::PathRequest,
     ) -> Result<View, crate::ApiError> {
         #[cfg(feature = "nats")]
         if let Some(i) = &self.inner {

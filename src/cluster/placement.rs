@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use serde::Serialize;
 
 use super::Member;
-use crate::dto::MapSummary;
+use crate::derived::summary::MapSummary;
 
 /// Who holds what (cheap to clone); inactive without `--placement K`.
 #[derive(Clone, Default)]

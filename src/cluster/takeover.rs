@@ -8,7 +8,7 @@ use async_nats::jetstream::kv;
 
 use super::subs::{Inner, Record, own};
 use super::{HEARTBEAT, members};
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use crate::state::AppState;
 
 /// Takes over every record whose owner is gone and that rendezvous hashing gives to this
@@ -78,7 +78,7 @@ async fn take_over(
     }
     let req = rec.definition.request(rec.position)?;
     let (query, timeout) = req.to_query(state.config())?;
-    let joined = crate::routes::subscriptions::join(
+    let joined = crate::http::routes::subscriptions::join(
         state,
         &rec.map,
         req.profile.as_deref(),

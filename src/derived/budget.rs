@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use super::slot::Status;
-use crate::state::MapEntry;
+use crate::derived::MapEntry;
 
 /// The kinds of derived structure the budget holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -25,7 +25,7 @@ use serde::Serialize;
 use super::budget::Budget;
 use super::pool::{Builders, Lane};
 use super::slot::{Slot, Status};
-use crate::state::MapEntry;
+use crate::derived::MapEntry;
 
 /// When and how abstractions are built.
 #[derive(Clone, Copy, Debug)]

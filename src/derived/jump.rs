@@ -41,7 +41,7 @@ use serde::Serialize;
 use super::budget::Budget;
 use super::pool::{Builders, Lane};
 use super::slot::{Slot, Status};
-use crate::state::MapEntry;
+use crate::derived::MapEntry;
 
 /// The most cells (over all landmarks) a landmark update may settle on a patch's write
 /// path: a few milliseconds at most; a patch whose update needs more (a door that shortens

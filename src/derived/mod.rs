@@ -1,6 +1,6 @@
 //! Everything derived from a map version: one model, one builder pool.
 //!
-//! A map version ([`crate::state::MapEntry`]) is immutable; what is computed from it lives
+//! A map version ([`crate::derived::MapEntry`]) is immutable; what is computed from it lives
 //! beside it in *slots* ([`Slot`]), one per structure: the HPA* abstraction ([`hpa`]), the
 //! JPS+ jump table and its landmarks ([`jump`]), the subgoal graph ([`subgoal`]), and the
 //! maps eroded for agent sizes with their abstractions ([`hpa::SizedViews`]). Every structure follows the same life:
@@ -24,12 +24,40 @@
 //! plain JPS or A*.
 
 pub mod budget;
+mod entry;
 pub mod hpa;
 pub mod jump;
 pub mod pool;
+mod registry;
 pub mod slot;
 pub mod subgoal;
+pub mod summary;
 
 pub use budget::Budget;
+pub use entry::{DerivedNow, Found, MapEntry, MapSource};
 pub use pool::Builders;
+pub use registry::Registry;
 pub use slot::{Slot, Status};
+
+/// The HPA* settings, as configured (`--hpa-min-cells`, `--hpa-cluster-size`). Here rather
+/// than in `config`, so the configuration imports nothing it configures.
+impl hpa::HpaSettings {
+    /// From the server's configuration.
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        hpa::HpaSettings {
+            min_cells: config.hpa_min_cells,
+            cluster_size: config.hpa_cluster_size,
+        }
+    }
+}
+
+/// The JPS+ settings, as configured (`--jps-plus-max-cells`, `--landmark-memory-mb`).
+impl jump::JumpSettings {
+    /// From the server's configuration.
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        jump::JumpSettings {
+            max_cells: config.jps_plus_max_cells,
+            landmark_memory: config.landmark_memory_mb.saturating_mul(1 << 20),
+        }
+    }
+}

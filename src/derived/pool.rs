@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::thread::JoinHandle;
 
-use crate::state::MapEntry;
+use crate::derived::MapEntry;
 
 /// Work for one entry: builds something into one of its slots.
 type Work = Box<dyn FnOnce(&Arc<MapEntry>) + Send>;

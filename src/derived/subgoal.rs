@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::budget::Budget;
 use super::pool::{Builders, Lane};
 use super::slot::Slot;
-use crate::state::MapEntry;
+use crate::derived::MapEntry;
 
 /// The subgoal graph of one map version, once built.
 #[derive(Debug, Default)]
@@ -96,6 +96,13 @@ pub struct SubgoalSettings {
 }
 
 impl SubgoalSettings {
+    /// Which maps get a subgoal graph, as configured (`--subgoal-max-cells`).
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        SubgoalSettings {
+            max_cells: config.subgoal_max_cells,
+        }
+    }
+
     /// True when `grid` should have a graph: uniform, octile, not too big.
     pub fn wants(&self, grid: &Grid) -> bool {
         grid.is_uniform()

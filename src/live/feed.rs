@@ -86,7 +86,7 @@ impl Event {
 }
 
 /// An event a [`Feed`] can hold: subscriptions' [`Event`]s, live plans' events
-/// ([`crate::plans::live`]).
+/// ([`crate::live::plans`]).
 pub trait FeedEvent: Clone {
     /// Its `seq`.
     fn seq(&self) -> u64;

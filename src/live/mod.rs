@@ -61,10 +61,11 @@
 //! `pathd_patches_total`, `pathd_patch_deliveries_total` (subscriptions patches reached). Each drained group runs in a `repair` span (map, goal).
 
 pub mod feed;
+pub mod flows;
 mod group;
 pub mod lease;
+pub mod plans;
 mod reach;
-pub mod sse;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -73,7 +74,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use pathd_engine::grid::bounding_box;
-use pathd_engine::{Agent, GoalTree, Grid, Interest, Limits, Point};
+use pathd_engine::{Agent, GoalTree, Grid, Interest, Limits, Point, QueryError};
 use tokio::sync::{oneshot, watch};
 
 use group::{Group, GroupKey, Item};
@@ -82,9 +83,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::error::{ApiError, ErrorCode};
-use crate::flowfields::Flows;
-use crate::plans::live::Plans;
+use crate::live::flows::Flows;
+use crate::live::plans::Plans;
 pub use feed::{Event, Feed, Next};
 
 /// Side of an index bucket in cells.
@@ -135,7 +135,7 @@ impl Sub {
 
     /// Whether `given` is this subscription's secret, compared in constant time.
     pub fn secret_matches(&self, given: &str) -> bool {
-        crate::auth::same(given, &self.secret)
+        crate::secret::same(given, &self.secret)
     }
 
     /// The feed (lock briefly; never across an `.await`).
@@ -387,7 +387,7 @@ impl Hub {
     }
 
     /// The subscription `id`, marked active, or `404 subscription_not_found`.
-    pub fn get(&self, id: &str) -> Result<Arc<Sub>, ApiError> {
+    pub fn get(&self, id: &str) -> Result<Arc<Sub>, LiveError> {
         let sub = self.inner.subs.lock().expect("subs lock").get(id).cloned();
         let sub = sub.ok_or_else(|| not_found(id))?;
         sub.touch();
@@ -404,7 +404,7 @@ impl Hub {
 
     /// `429 too_many_subscriptions` when `map` (or the server) is full: by count or by
     /// memory budget.
-    pub fn check_room(&self, map: &str) -> Result<(), ApiError> {
+    pub fn check_room(&self, map: &str) -> Result<(), LiveError> {
         let (map_bytes, all_bytes) = {
             let maps = self.inner.maps.lock().expect("index lock");
             let all: usize = maps.values().map(MapSubs::bytes).sum();
@@ -470,7 +470,7 @@ impl Hub {
         timeout: std::time::Duration,
         current: impl FnOnce() -> Option<u64>,
         under_order: bool,
-    ) -> Result<Option<Arc<Sub>>, ApiError> {
+    ) -> Result<Option<Arc<Sub>>, LiveError> {
         self.start_tasks();
         self.check_room(map)?;
         // The same checks, in the same order, as a search of its own.
@@ -544,7 +544,7 @@ impl Hub {
         let sub = match answer {
             Ok(r) => r?,
             Err(_) => {
-                return Err(ApiError::internal("the subscription's group ended"));
+                return Err(LiveError::Internal("the subscription's group ended"));
             }
         };
         {
@@ -646,7 +646,7 @@ impl Hub {
 
     /// Queues a move of `sub`'s agent to `to` and waits for the repair (`400` on a wall or
     /// off the map; the state is then unchanged).
-    pub async fn move_to(&self, sub: &Arc<Sub>, to: Point) -> Result<(), ApiError> {
+    pub async fn move_to(&self, sub: &Arc<Sub>, to: Point) -> Result<(), LiveError> {
         let (tx, rx) = oneshot::channel();
         {
             let mut maps = self.inner.maps.lock().expect("index lock");
@@ -675,7 +675,7 @@ impl Hub {
             }
         }
         match rx.await {
-            Ok(r) => r.map_err(ApiError::from),
+            Ok(r) => r.map_err(LiveError::from),
             Err(_) => Err(not_found(&sub.id)), // ended while the move waited
         }
     }
@@ -815,21 +815,46 @@ impl Hub {
     }
 }
 
-fn not_found(id: &str) -> ApiError {
-    ApiError::new(
-        axum::http::StatusCode::NOT_FOUND,
-        ErrorCode::SubscriptionNotFound,
-        format!("no subscription {id:?}"),
-    )
+fn not_found(id: &str) -> LiveError {
+    LiveError::NotFound(id.to_owned())
 }
 
-fn too_many(message: String) -> ApiError {
-    ApiError::new(
-        axum::http::StatusCode::TOO_MANY_REQUESTS,
-        ErrorCode::TooManySubscriptions,
-        message,
-    )
+fn too_many(message: String) -> LiveError {
+    LiveError::TooMany(message)
 }
+
+/// Why the hub refused. The edge maps each to HTTP (`http/error.rs`).
+#[derive(Debug)]
+pub enum LiveError {
+    /// No subscription with this id (`404 subscription_not_found`).
+    NotFound(String),
+    /// The map or the server is full, by count or by memory (`429 too_many_subscriptions`):
+    /// the message says which.
+    TooMany(String),
+    /// The query is malformed for this map (`400`, as a search of its own answers).
+    Query(QueryError),
+    /// A broken invariant (`500 internal`, the detail logged).
+    Internal(&'static str),
+}
+
+impl From<QueryError> for LiveError {
+    fn from(e: QueryError) -> Self {
+        LiveError::Query(e)
+    }
+}
+
+impl std::fmt::Display for LiveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LiveError::NotFound(id) => write!(f, "no subscription {id:?}"),
+            LiveError::TooMany(m) => f.write_str(m),
+            LiveError::Query(e) => e.fmt(f),
+            LiveError::Internal(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for LiveError {}
 
 /// True when a changed cell lies in `interest` (the bounding box rules most out at once).
 fn concerns(interest: Interest, bbox: Option<(Point, Point)>, changed: &[Point]) -> bool {

@@ -1,5 +1,5 @@
 //! What the maps service can answer instead of a result. HTTP status codes are the routes'
-//! business (`impl From<MapsError> for ApiError` in [`crate::error`]).
+//! business (`impl From<MapsError> for ApiError` in [`crate::http::error`]).
 
 use std::fmt;
 

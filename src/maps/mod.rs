@@ -38,8 +38,8 @@ use queue::WriteQueue;
 pub use error::MapsError;
 
 use crate::compute::Compute;
+use crate::derived::{MapEntry, MapSource, Registry};
 use crate::live::Hub;
-use crate::state::{MapEntry, MapSource, Registry};
 use crate::store::{Damage, LostTail, MapStore, Mutation, StoreError, StoreStatus};
 
 /// True for 1-64 characters of `[A-Za-z0-9_.-]` not starting with a dot.

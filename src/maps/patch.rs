@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pathd_engine::{Grid, Patch, PatchError, Point};
 
 use super::{MAX_ATTEMPTS, Maps, MapsError, PatchOutcome};
-use crate::state::{Found, MapEntry, MapSource};
+use crate::derived::{Found, MapEntry, MapSource};
 use crate::store::Mutation;
 
 /// A patched version of a map (see [`Maps::build_patched`]).
@@ -44,22 +44,6 @@ impl ProfileChange {
     pub fn is_empty(&self) -> bool {
         self.tables.is_empty() && self.default.is_none()
     }
-}
-
-/// Derives `next`'s structures from `prev`'s (its previous version) after `changed` cells
-/// changed: only what the change touches is rebuilt (see [`crate::hpa`], [`crate::jump`]).
-/// (The subgoal graph is rebuilt on its lane: contracting its hierarchy anew costs about a
-/// build, too much for a write's path; see `derived::subgoal`.)
-pub(crate) fn derive_from(
-    next: &MapEntry,
-    prev: &MapEntry,
-    jump: &crate::jump::JumpSettings,
-    changed: &[Point],
-) {
-    next.hpa.derive(&next.name, &prev.hpa, &next.grid, changed);
-    next.sized.derive(&prev.sized, &next.grid, changed);
-    next.jump
-        .derive(&next.name, &prev.jump, jump, &next.grid, changed);
 }
 
 /// The cells whose cost differs between two grids of one shape.
@@ -183,7 +167,7 @@ impl Maps {
                 None,
                 MapSource::Uploaded,
             );
-            derive_from(&next_entry, &prev, &jump_settings, &changed);
+            next_entry.derive_from(&prev, &jump_settings, &changed);
             let mut by_profile = Vec::new();
             if let Some(set) = &set_now {
                 for (p, view) in prev.views() {

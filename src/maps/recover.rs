@@ -8,7 +8,7 @@ use std::sync::Arc;
 use pathd_engine::movingai;
 
 use super::{LoadReport, Maps, valid_name};
-use crate::state::{MapEntry, MapSource};
+use crate::derived::{MapEntry, MapSource};
 use crate::store::Recovered;
 
 impl Maps {

@@ -7,7 +7,7 @@ use pathd_engine::{Grid, Patch};
 
 use super::{Maps, MapsError, ProfileChange};
 use crate::cluster::Placement;
-use crate::state::{MapEntry, MapSource};
+use crate::derived::{MapEntry, MapSource};
 use crate::store::{Change, Damage, Recovered, Replicated};
 
 impl Maps {

@@ -10,18 +10,14 @@
 //!
 //! Live plans (`"subscribe": true`) are in [`live`].
 
-pub mod live;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::http::StatusCode;
 use pathd_engine::mapf::{self, MapfError, MapfOptions, MapfPlan, Objective};
 use pathd_engine::{Grid, Movement, Point};
 use serde::{Deserialize, Serialize};
 
 use crate::compute::Cancel;
-use crate::error::{ApiError, ErrorCode};
 
 /// Most agents in one request.
 pub const MAX_AGENTS: usize = 2000;
@@ -50,7 +46,7 @@ pub struct AgentSpec {
 #[serde(deny_unknown_fields)]
 pub struct PlanRequest {
     /// Wait (bounded by `--max-wait-ms`) until this replica has applied this map version.
-    #[serde(default, deserialize_with = "crate::dto::saturating")]
+    #[serde(default, deserialize_with = "crate::saturating::saturating")]
     pub min_version: Option<u64>,
     /// The agents, each with its start and goal (distinct starts, distinct goals).
     pub agents: Vec<AgentSpec>,
@@ -91,14 +87,14 @@ pub struct PlanJob {
     pub movement: Movement,
 }
 
-fn not_applicable(message: &str) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::NotApplicable, message)
+fn not_applicable(message: &str) -> PlanError {
+    PlanError::NotApplicable(message.to_owned())
 }
 
 impl PlanRequest {
     /// The job for this request on `grid`: checks the options and the limits (the
     /// instance itself is checked by the engine, [`error`]).
-    pub fn to_job(&self, grid: &Grid) -> Result<PlanJob, ApiError> {
+    pub fn to_job(&self, grid: &Grid) -> Result<PlanJob, PlanError> {
         if self.profile.is_some() {
             return Err(not_applicable(
                 "movement profiles do not apply to multi-agent plans",
@@ -112,27 +108,23 @@ impl PlanRequest {
         let objective = match self.objective.as_deref() {
             None => Objective::SumOfCosts,
             Some(o) => Objective::parse(o).ok_or_else(|| {
-                ApiError::invalid_request(format!(
+                PlanError::Invalid(format!(
                     "unknown objective {o:?}; expected sum_of_costs or makespan"
                 ))
             })?,
         };
         let n = self.agents.len();
         if n > MAX_AGENTS || n as u64 * grid.passable_cells() as u64 > MAX_AGENT_CELLS {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::TooManyAgents,
-                format!(
-                    "{n} agents on {} passable cells: at most {MAX_AGENTS} agents and \
+            return Err(PlanError::TooManyAgents(format!(
+                "{n} agents on {} passable cells: at most {MAX_AGENTS} agents and \
                      {MAX_AGENT_CELLS} agents times passable cells",
-                    grid.passable_cells()
-                ),
-            ));
+                grid.passable_cells()
+            )));
         }
         let point = |p: [u32; 2]| Point::new(p[0], p[1]);
         let ms = self.time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS);
         if ms == 0 || ms > MAX_TIME_LIMIT_MS {
-            return Err(ApiError::invalid_request(format!(
+            return Err(PlanError::Invalid(format!(
                 "time_limit_ms must be 1..={MAX_TIME_LIMIT_MS}"
             )));
         }
@@ -163,22 +155,60 @@ impl PlanJob {
     }
 }
 
-/// The API error of a malformed instance.
-pub fn error(e: MapfError, grid: &Grid) -> ApiError {
-    let (status, code) = match &e {
-        MapfError::Blocked { at, .. } if !grid.in_bounds(*at) => {
-            (StatusCode::BAD_REQUEST, ErrorCode::OutOfBounds)
-        }
-        MapfError::Blocked { which: "start", .. } => {
-            (StatusCode::BAD_REQUEST, ErrorCode::StartBlocked)
-        }
-        MapfError::Blocked { .. } => (StatusCode::BAD_REQUEST, ErrorCode::GoalBlocked),
+/// The error of a malformed instance.
+pub fn error(e: MapfError, grid: &Grid) -> PlanError {
+    let message = e.to_string();
+    match &e {
+        MapfError::Blocked { at, .. } if !grid.in_bounds(*at) => PlanError::OutOfBounds(message),
+        MapfError::Blocked { which: "start", .. } => PlanError::StartBlocked(message),
+        MapfError::Blocked { .. } => PlanError::GoalBlocked(message),
         MapfError::NoAgents | MapfError::Lengths { .. } | MapfError::Shared { .. } => {
-            (StatusCode::BAD_REQUEST, ErrorCode::InvalidRequest)
+            PlanError::Invalid(message)
         }
-    };
-    ApiError::new(status, code, e.to_string())
+    }
 }
+
+/// Why a plan was refused. The edge maps each to HTTP (`http/error.rs`); each carries
+/// the message the client reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanError {
+    /// `400 invalid_request`.
+    Invalid(String),
+    /// `400 not_applicable`: an option that multi-agent plans do not take.
+    NotApplicable(String),
+    /// `413 too_many_agents`.
+    TooManyAgents(String),
+    /// `400 out_of_bounds`.
+    OutOfBounds(String),
+    /// `400 start_blocked`.
+    StartBlocked(String),
+    /// `400 goal_blocked`.
+    GoalBlocked(String),
+    /// `404 plan_not_found`: the id.
+    NotFound(String),
+    /// `429 too_many_plans`.
+    TooMany(String),
+    /// `500 internal` (the detail logged, not sent).
+    Internal(&'static str),
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::NotFound(id) => write!(f, "no live plan {id:?}"),
+            PlanError::Internal(m) => f.write_str(m),
+            PlanError::Invalid(m)
+            | PlanError::NotApplicable(m)
+            | PlanError::TooManyAgents(m)
+            | PlanError::OutOfBounds(m)
+            | PlanError::StartBlocked(m)
+            | PlanError::GoalBlocked(m)
+            | PlanError::TooMany(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
 
 /// The answer (`PlanResult` in `openapi.yaml`; `pathd mapf` prints the same fields).
 #[derive(Clone, Debug, Serialize)]

@@ -20,6 +20,7 @@ mod hpa;
 #[cfg(feature = "http2")]
 mod http2;
 mod jps_plus;
+mod layout;
 #[cfg(feature = "nats")]
 mod lb;
 mod live;

@@ -1086,14 +1086,14 @@ fn error_codes_are_the_enum_of_the_contract() {
         .iter()
         .map(|c| c.as_str().unwrap().to_owned())
         .collect();
-    let server: BTreeSet<String> = pathd::error::ErrorCode::ALL
+    let server: BTreeSet<String> = pathd::http::error::ErrorCode::ALL
         .iter()
         .map(|c| c.as_str().to_owned())
         .collect();
     assert_eq!(listed, server);
     assert_eq!(
         server.len(),
-        pathd::error::ErrorCode::ALL.len(),
+        pathd::http::error::ErrorCode::ALL.len(),
         "codes are distinct"
     );
 }

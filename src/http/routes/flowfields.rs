@@ -1,0 +1,379 @@
+//! Flow fields: for every cell of a region, the cost to one goal and the next step towards
+//! it, kept current while the map changes (see [`crate::live::flows`]).
+//!
+//! Reading a field (and its stream) needs query access and its id; deleting it also needs
+//! its secret, handed out once in the create answer, in [`SECRET_HEADER`] (or the admin
+//! token): `403 forbidden` otherwise.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::Stream;
+use pathd_engine::{FlowError, FlowField, FlowSpec, Point, Region};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::http::auth::{QueryAuth, carries_admin_token};
+use crate::http::error::{ApiError, ErrorCode, Json, Path};
+use crate::http::routes::cells::base64;
+use crate::http::routes::maps::lookup;
+use crate::live::flows::{Flow, Next, StreamGuard};
+use crate::state::AppState;
+
+/// The header that carries a flow field's secret on `DELETE`.
+pub const SECRET_HEADER: &str = "x-flowfield-secret";
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/maps/{name}/flowfields", post(create))
+        .route("/v1/flowfields/{id}", get(read).delete(remove))
+        .route("/v1/flowfields/{id}/events", get(events))
+}
+
+/// A rectangle of cells on the wire.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionBody {
+    /// Left column.
+    pub x: u32,
+    /// Top row.
+    pub y: u32,
+    /// Width in cells.
+    pub width: u32,
+    /// Height in cells.
+    pub height: u32,
+}
+
+/// `POST /v1/maps/{name}/flowfields` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowRequest {
+    /// `[x, y]`.
+    pub goal: [u32; 2],
+    /// The cells covered (default: the whole map); must contain the goal.
+    pub region: Option<RegionBody>,
+    /// Cells dearer than this to reach are unreachable (default: no bound).
+    pub max_cost: Option<f64>,
+    /// Agent side in cells (default 1, at most 8).
+    pub size: Option<u32>,
+    /// The unit-type profile (default: the map's default profile).
+    pub profile: Option<String>,
+}
+
+/// A flow field (`FlowField` in `openapi.yaml`).
+#[derive(Debug, Serialize)]
+pub struct FlowBody {
+    /// Its id.
+    pub id: String,
+    /// The map it covers.
+    pub map: String,
+    /// The unit-type profile it follows, when it named one other than the map's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The goal.
+    pub goal: [u32; 2],
+    /// The cells covered.
+    pub region: RegionBody,
+    /// Agent side in cells.
+    pub size: u32,
+    /// The cost bound, if any.
+    pub max_cost: Option<f64>,
+    /// The map version the data holds for.
+    pub map_version: u64,
+    /// `seq` of the newest event the data includes (0 before any).
+    pub seq: u64,
+    /// Cells with a way to the goal.
+    pub reachable: u64,
+    /// One byte per region cell, row-major, base64: 0-7 the next step N, E, S, W, NE, SE,
+    /// SW, NW; 8 the goal; 255 unreachable.
+    pub directions: String,
+    /// One little-endian f64 per region cell, row-major, base64: the cost to the goal
+    /// (`+inf` when unreachable).
+    pub costs: String,
+    /// The secret that authorizes deletion: only in the create answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+fn body(flow: &Flow) -> FlowBody {
+    flow.read(|f, map_version, seq| {
+        let r = f.region();
+        let mut costs = Vec::with_capacity(f.costs().len() * 8);
+        for c in f.costs() {
+            costs.extend_from_slice(&c.to_le_bytes());
+        }
+        let max = f.max_cost();
+        FlowBody {
+            id: flow.id.clone(),
+            map: flow.map.split('~').next().unwrap_or_default().to_owned(),
+            profile: flow.map.split_once('~').map(|(_, p)| p.to_owned()),
+            goal: [f.goal().x, f.goal().y],
+            region: RegionBody {
+                x: r.x,
+                y: r.y,
+                width: r.width,
+                height: r.height,
+            },
+            size: f.size(),
+            max_cost: max.is_finite().then_some(max),
+            map_version,
+            seq,
+            reachable: f.costs().iter().filter(|c| c.is_finite()).count() as u64,
+            directions: base64(f.directions()),
+            costs: base64(&costs),
+            secret: None,
+        }
+    })
+}
+
+fn flow_error(e: FlowError) -> ApiError {
+    let code = match e {
+        FlowError::RegionOutOfBounds(_) | FlowError::GoalOutside(_) => ErrorCode::OutOfBounds,
+        FlowError::GoalBlocked(_) => ErrorCode::GoalBlocked,
+        FlowError::InvalidMaxCost(_) | FlowError::InvalidSize(_) => ErrorCode::InvalidRequest,
+    };
+    ApiError::new(StatusCode::BAD_REQUEST, code, e.to_string())
+}
+
+/// `POST /v1/maps/{name}/flowfields` (operationId `createFlowField`): computes the field
+/// (Dijkstra from the goal over the region, on the search pool) and answers `201` with it
+/// and its `secret` (the only time it is shown).
+async fn create(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Json(req): Json<FlowRequest>,
+) -> Result<Response, ApiError> {
+    let spec = FlowSpec {
+        goal: Point::new(req.goal[0], req.goal[1]),
+        region: req.region.map(|r| Region {
+            x: r.x,
+            y: r.y,
+            width: r.width,
+            height: r.height,
+        }),
+        max_cost: req.max_cost,
+        size: req.size.unwrap_or(1),
+    };
+    let entry = lookup(&state, &name)?;
+    let cells = spec
+        .region
+        .unwrap_or_else(|| Region::whole(&entry.grid))
+        .cells() as u64;
+    state.live().flows().check_room(cells)?;
+    let flow = compute_and_register(&state, &name, req.profile.as_deref(), spec).await?;
+    // Until the answer is ready, the field is removed again if this stops (the encoding
+    // refused by a full pool, or the client gone): nobody else could ever know its secret.
+    let unclaimed = Unclaimed {
+        hub: state.live().clone(),
+        id: Some(flow.id.clone()),
+    };
+    let f = Arc::clone(&flow);
+    let created = state
+        .compute()
+        .run(move |_| FlowBody {
+            secret: Some(f.secret().to_owned()),
+            ..body(&f)
+        })
+        .await?;
+    unclaimed.claim();
+    tracing::info!(map = %name, flowfield = %flow.id, "flow field created");
+    let mut resp = (StatusCode::CREATED, Json(created)).into_response();
+    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/flowfields/{}", flow.id)) {
+        resp.headers_mut().insert(header::LOCATION, loc);
+    }
+    Ok(resp)
+}
+
+/// Computes the field on the map's current version and registers it, caught up with any
+/// write that landed meanwhile (read-only work never holds the map's write order); only a
+/// map replaced by one of another shape meanwhile makes it compute again, and after
+/// [`OPTIMISTIC_TRIES`] of those, once under the write order.
+async fn compute_and_register(
+    state: &AppState,
+    name: &str,
+    profile: Option<&str>,
+    spec: FlowSpec,
+) -> Result<Arc<crate::live::flows::Flow>, ApiError> {
+    for attempt in 0..=OPTIMISTIC_TRIES {
+        let _order = state
+            .maps()
+            .last_resort_order(name, attempt, OPTIMISTIC_TRIES)
+            .await;
+        let entry = lookup(state, name)?;
+        // A profile's fields live under its view's name (`map~profile`).
+        let entry = crate::query::on_profile(state, &entry, profile).await?;
+        let grid = Arc::clone(&entry.grid);
+        let s = spec;
+        let field = state
+            .compute()
+            .run(move |_| FlowField::new(&grid, &s))
+            .await?
+            .map_err(flow_error)?;
+        let registry = state.registry();
+        // The current version's view of the profile; one not made yet counts as stale
+        // (the next attempt makes it).
+        let current = || {
+            let now = registry.get(name)?;
+            match now.find_view(profile) {
+                Ok(crate::derived::Found::Ready(v)) => Some((v.version, Arc::clone(&v.grid))),
+                _ => None,
+            }
+        };
+        if let Some(flow) = state.live().flows().register(
+            &entry.name,
+            entry.version,
+            field,
+            &entry.grid,
+            current,
+        )? {
+            return Ok(flow);
+        }
+        metrics::counter!("pathd_flowfield_recomputed_total").increment(1);
+    }
+    Err(ApiError::internal(
+        "a flow field computed under its map's write order was refused as stale",
+    ))
+}
+
+/// Computations of a flow field that may lose the race with a replacement before one is
+/// done under the map's write order.
+const OPTIMISTIC_TRIES: usize = 3;
+
+/// A just-registered flow field whose creator has not been answered yet: removed when
+/// dropped unclaimed.
+struct Unclaimed {
+    hub: crate::live::Hub,
+    id: Option<String>,
+}
+
+impl Unclaimed {
+    /// The answer is on its way: keep the field.
+    fn claim(mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            tracing::info!(flowfield = %id, "flow field create interrupted; removed");
+            self.hub.flows().remove(&id, "abandoned");
+        }
+    }
+}
+
+/// `GET /v1/flowfields/{id}` (operationId `getFlowField`): the field, encoded on the
+/// search pool (a large region is megabytes of base64).
+async fn read(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<FlowBody>, ApiError> {
+    let flow = state.live().flows().get(&id)?;
+    Ok(Json(state.compute().run(move |_| body(&flow)).await?))
+}
+
+/// `DELETE /v1/flowfields/{id}` (operationId `deleteFlowField`): `204`; open streams get a
+/// final `deleted` event and end. Needs the secret (or the admin token): `403 forbidden`.
+async fn remove(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<StatusCode, ApiError> {
+    let flow = state.live().flows().get(&id)?;
+    let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
+    let allowed = given.is_some_and(|g| flow.secret_matches(g.trim()))
+        || carries_admin_token(&headers, &state);
+    if !allowed {
+        return Err(ApiError::forbidden(format!(
+            "deleting a flow field needs its secret (from the create answer) in \
+             `X-Flowfield-Secret`, or the admin token; {}",
+            if given.is_some() {
+                "the secret given is wrong"
+            } else {
+                "none was given"
+            }
+        )));
+    }
+    if state.live().flows().remove(&id, "deleted") {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(state
+            .live()
+            .flows()
+            .get(&id)
+            .err()
+            .map_or_else(ApiError::not_found, ApiError::from))
+    }
+}
+
+struct Follow {
+    flow: Arc<Flow>,
+    last: Option<u64>,
+    rx: watch::Receiver<u64>,
+    shutdown: CancellationToken,
+    _guard: StreamGuard,
+}
+
+/// `GET /v1/flowfields/{id}/events` (operationId `flowFieldEvents`): the change stream.
+/// Without `Last-Event-ID` it starts with a `current` event carrying the newest `seq`; with
+/// one it replays what followed from the recent-event buffer, or sends `resync` when that
+/// is gone.
+async fn events(
+    _: QueryAuth,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let flow = state.live().flows().get(&id)?;
+    let last = match headers.get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| ApiError::invalid_request("Last-Event-ID must be a seq number"))?,
+        ),
+    };
+    let follow = Follow {
+        _guard: flow.open_stream(),
+        rx: flow.watch(),
+        flow,
+        last,
+        shutdown: state.live().flows().shutdown_token().clone(),
+    };
+    let stream = futures_util::stream::unfold(follow, |mut st| async move {
+        loop {
+            st.rx.borrow_and_update();
+            match st.flow.next_after(st.last) {
+                Next::Send(ev) => {
+                    st.last = Some(ev.seq);
+                    let sse = SseEvent::default()
+                        .id(ev.seq.to_string())
+                        .json_data(&*ev)
+                        .unwrap_or_else(|_| SseEvent::default().comment("unserializable event"));
+                    metrics::counter!("pathd_sse_events_sent_total").increment(1);
+                    return Some((Ok(sse), st));
+                }
+                Next::End => return None,
+                Next::Wait => {}
+            }
+            tokio::select! {
+                r = st.rx.changed() => if r.is_err() { return None },
+                _ = st.shutdown.cancelled() => return None,
+            }
+        }
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}

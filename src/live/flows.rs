@@ -1,0 +1,719 @@
+//! Live flow fields: per-goal cost and direction fields of a map region, repaired after
+//! every patch and announced to their event streams.
+//!
+//! # Shape
+//!
+//! [`Flows`] holds every field ([`Flow`]): the engine's [`FlowField`] (which repairs itself
+//! incrementally, see `pathd_engine::FlowField::update`), a queue of pending patches, and a
+//! bounded feed of change events. Fields live in memory only, like subscriptions.
+//!
+//! # Where repairs run, and in which order
+//!
+//! The maps service calls [`Flows::on_patch`] (through the live hub) under the map's writer
+//! lock, so patches are queued per field in version order. A driver task hands each field
+//! with queued patches to the search pool ([`Compute::run_waiting`]: repairs wait for a
+//! worker rather than being dropped, and hold at most one permit per worker thread, so they
+//! never crowd out queries on their own), never to the async runtime. One worker at a time
+//! drains a field's queue; consecutive patches merge into one repair on the newest grid.
+//!
+//! # Events
+//!
+//! Each repair that changes cells publishes one event with the next `seq`: the changed cells
+//! with their new direction and cost (absolute values, so applying an event twice is
+//! harmless). A repair changing more than [`MAX_EVENT_CELLS`] cells publishes a `resync`
+//! event instead (fetch the field again), as does a stream that fell behind the recent-event
+//! buffer. `GET` reports the `seq` its data includes, read under the same lock the repair
+//! publishes under, so "GET, then stream from its `seq`" misses nothing.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use pathd_engine::{FlowField, Grid, Point};
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::compute::Compute;
+use crate::config::Config;
+use crate::live::lease::{self, Lease, Leased, Streamed};
+
+/// Most cells one event lists; a larger change is announced as `resync`.
+pub const MAX_EVENT_CELLS: usize = 16_384;
+
+/// One changed cell: `[x, y, direction, cost]`, cost `null` when unreachable.
+pub type CellChange = (u32, u32, u8, Option<f64>);
+
+/// One event of a flow field (`FlowFieldEvent` in `openapi.yaml`).
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowEvent {
+    /// The field's id.
+    pub id: String,
+    /// 1 for the first change, +1 per event; a stream's first event carries the current one.
+    pub seq: u64,
+    /// The map version the field holds for after this event.
+    pub map_version: u64,
+    /// `current` (a stream's first event: where it stands), `changed`, `resync` (fetch the
+    /// field again), or a final `deleted`, `map_deleted`, `map_replaced`, `expired`.
+    pub reason: &'static str,
+    /// The cells whose direction or cost changed (`changed` events only).
+    pub cells: Vec<CellChange>,
+}
+
+/// What a stream sends next.
+#[derive(Debug)]
+pub enum Next {
+    /// This event.
+    Send(Arc<FlowEvent>),
+    /// Nothing new yet.
+    Wait,
+    /// The field ended and the stream has sent everything.
+    End,
+}
+
+/// Recent events of one field.
+#[derive(Debug)]
+struct Feed {
+    cap: usize,
+    ring: VecDeque<Arc<FlowEvent>>,
+    seq: u64,
+    version: u64,
+    /// The final event, once the field ended.
+    last: Option<Arc<FlowEvent>>,
+}
+
+impl Feed {
+    fn push(&mut self, mut ev: FlowEvent) -> u64 {
+        if self.last.is_some() {
+            return self.seq;
+        }
+        self.seq += 1;
+        ev.seq = self.seq;
+        self.version = self.version.max(ev.map_version);
+        if self.ring.len() >= self.cap {
+            self.ring.pop_front();
+        }
+        self.ring.push_back(Arc::new(ev));
+        self.seq
+    }
+
+    fn bare(&self, id: &str, reason: &'static str) -> FlowEvent {
+        FlowEvent {
+            id: id.to_owned(),
+            seq: self.seq,
+            map_version: self.version,
+            reason,
+            cells: Vec::new(),
+        }
+    }
+
+    fn next_after(&self, id: &str, last: Option<u64>) -> Next {
+        let Some(last) = last else {
+            return Next::Send(match &self.last {
+                Some(ev) => Arc::clone(ev),
+                None => Arc::new(self.bare(id, "current")),
+            });
+        };
+        if last >= self.seq {
+            return if self.last.is_some() {
+                Next::End
+            } else {
+                Next::Wait
+            };
+        }
+        if let Some(ev) = &self.last
+            && last + 1 >= self.seq
+        {
+            return Next::Send(Arc::clone(ev)); // the final event is not in the ring
+        }
+        let oldest = self.ring.front().map_or(self.seq, |e| e.seq);
+        if last + 1 >= oldest {
+            return Next::Send(Arc::clone(&self.ring[(last + 1 - oldest) as usize]));
+        }
+        match &self.last {
+            Some(ev) => Next::Send(Arc::clone(ev)),
+            None => Next::Send(Arc::new(self.bare(id, "resync"))),
+        }
+    }
+}
+
+/// Patches waiting for a worker.
+#[derive(Default)]
+struct Queue {
+    scheduled: bool,
+    items: Vec<(Arc<Grid>, u64, Arc<Vec<Point>>)>,
+}
+
+/// One live flow field.
+pub struct Flow {
+    /// Its public id: 128 random bits in hex.
+    pub id: String,
+    secret: String,
+    /// The map it covers.
+    pub map: String,
+    /// Region and agent size, copied out of the field for the patch filter.
+    reach: (Point, Point),
+    field: Mutex<FlowField>,
+    feed: Mutex<Feed>,
+    changed: watch::Sender<u64>,
+    queue: Mutex<Queue>,
+    lease: Lease,
+}
+
+impl Flow {
+    /// The secret that authorizes deletion (for the create answer only).
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+
+    /// Whether `given` is this field's secret, compared in constant time.
+    pub fn secret_matches(&self, given: &str) -> bool {
+        crate::secret::same(given, &self.secret)
+    }
+
+    /// Runs `f` on the field with the map version and `seq` it holds for (the lock the
+    /// repairs publish under, so the three agree).
+    pub fn read<T>(&self, f: impl FnOnce(&FlowField, u64, u64) -> T) -> T {
+        let field = self.field.lock().expect("field lock");
+        let (version, seq) = {
+            let feed = self.feed.lock().expect("feed lock");
+            (feed.version, feed.seq)
+        };
+        f(&field, version, seq)
+    }
+
+    /// What a stream that has sent up to `last` sends next.
+    pub fn next_after(&self, last: Option<u64>) -> Next {
+        self.feed
+            .lock()
+            .expect("feed lock")
+            .next_after(&self.id, last)
+    }
+
+    /// A receiver that sees every later change of the feed.
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Marks activity now (idle expiry).
+    pub fn touch(&self) {
+        self.lease.touch();
+    }
+
+    /// Counts an open stream until the guard is dropped.
+    pub fn open_stream(self: &Arc<Self>) -> StreamGuard {
+        Streamed::open(self)
+    }
+
+    /// Whether a change at `p` can matter: inside the region, or within `size - 1` right of
+    /// or below it (the footprint of an anchor inside).
+    fn concerns(&self, lo: Point, hi: Point) -> bool {
+        let (a, b) = self.reach;
+        !(hi.x < a.x || lo.x > b.x || hi.y < a.y || lo.y > b.y)
+    }
+
+    fn close(&self, reason: &'static str) {
+        let seq = {
+            let mut f = self.feed.lock().expect("feed lock");
+            if f.last.is_some() {
+                return;
+            }
+            f.seq += 1;
+            let ev = Arc::new(f.bare(&self.id, reason));
+            f.last = Some(ev);
+            f.seq
+        };
+        self.changed.send_replace(seq);
+    }
+}
+
+/// Keeps a flow field counted as streamed (not idle) while a stream is open.
+pub type StreamGuard = Streamed<Flow>;
+
+impl Leased for Flow {
+    fn lease(&self) -> &Lease {
+        &self.lease
+    }
+}
+
+/// Every live flow field (cheap to clone).
+#[derive(Clone)]
+pub struct Flows {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    compute: Compute,
+    max_total: usize,
+    max_cells: u64,
+    ttl: Duration,
+    ring: usize,
+    shutdown: CancellationToken,
+    /// Every field, by id and by map (so a patch looks only at its own map's fields).
+    flows: Mutex<Registered>,
+    dirty: Mutex<VecDeque<Arc<Flow>>>,
+    wake: tokio::sync::Notify,
+    started: AtomicBool,
+    /// With `--store nats://...`: this replica's id, the first part of every field id
+    /// (`<replica>-<32 hex>`), so that any replica can forward a request for the field to
+    /// the one that holds it (`crate::cluster::gate`).
+    prefix: std::sync::OnceLock<String>,
+}
+
+/// The cells whose cost differs between `a` and `b`, if they have one shape (`O(cells)`,
+/// a byte comparison: about a millisecond for a 1024x1024 map).
+fn changed_between(a: &Grid, b: &Grid) -> Option<Vec<Point>> {
+    if a.width() != b.width() || a.height() != b.height() || a.movement() != b.movement() {
+        return None;
+    }
+    let w = a.width() as usize;
+    let (x, y) = (a.costs(), b.costs());
+    Some(
+        (0..x.len())
+            .filter(|&i| x[i] != y[i])
+            .map(|i| Point::new((i % w) as u32, (i / w) as u32))
+            .collect(),
+    )
+}
+
+/// The fields, by id and by map.
+#[derive(Default)]
+struct Registered {
+    by_id: HashMap<String, Arc<Flow>>,
+    by_map: HashMap<String, HashMap<String, Arc<Flow>>>,
+}
+
+impl Registered {
+    fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    fn get(&self, id: &str) -> Option<&Arc<Flow>> {
+        self.by_id.get(id)
+    }
+
+    fn contains_key(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    fn insert(&mut self, flow: Arc<Flow>) {
+        let of_map = self.by_map.entry(flow.map.clone()).or_default();
+        of_map.insert(flow.id.clone(), Arc::clone(&flow));
+        self.by_id.insert(flow.id.clone(), flow);
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Arc<Flow>> {
+        let flow = self.by_id.remove(id)?;
+        if let Some(of_map) = self.by_map.get_mut(&flow.map) {
+            of_map.remove(id);
+            if of_map.is_empty() {
+                self.by_map.remove(&flow.map);
+            }
+        }
+        Some(flow)
+    }
+
+    /// The fields of `map`.
+    fn of_map(&self, map: &str) -> impl Iterator<Item = &Arc<Flow>> {
+        self.by_map.get(map).into_iter().flat_map(|m| m.values())
+    }
+
+    /// Removes every field of `map`.
+    fn remove_map(&mut self, map: &str) -> Vec<Arc<Flow>> {
+        let Some(of_map) = self.by_map.remove(map) else {
+            return Vec::new();
+        };
+        for id in of_map.keys() {
+            self.by_id.remove(id);
+        }
+        of_map.into_values().collect()
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Arc<Flow>> {
+        self.by_id.values()
+    }
+}
+
+impl Flows {
+    /// The registry under `config`'s limits, repairing on `compute`.
+    pub fn new(config: &Config, compute: Compute, shutdown: CancellationToken) -> Self {
+        Flows {
+            inner: Arc::new(Inner {
+                compute,
+                max_total: config.flowfields.max_flowfields,
+                max_cells: config.flowfields.max_flowfield_cells,
+                ttl: Duration::from_secs(config.subscription_ttl_secs.max(1)),
+                ring: config.subscription_event_buffer.max(1),
+                shutdown,
+                flows: Mutex::default(),
+                dirty: Mutex::default(),
+                wake: tokio::sync::Notify::new(),
+                started: AtomicBool::new(false),
+                prefix: std::sync::OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Ids of fields created from now on start with `replica` and a `-` (a cluster's).
+    pub fn set_id_prefix(&self, replica: &str) {
+        let _ = self.inner.prefix.set(replica.to_owned());
+    }
+
+    fn new_id(&self) -> String {
+        match self.inner.prefix.get() {
+            Some(p) => format!("{p}-{}", random_hex128()),
+            None => random_hex128(),
+        }
+    }
+
+    /// Cancelled when the server shuts down (streams end).
+    pub fn shutdown_token(&self) -> &CancellationToken {
+        &self.inner.shutdown
+    }
+
+    /// Live fields.
+    pub fn len(&self) -> usize {
+        self.inner.flows.lock().expect("flows lock").len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The field `id`, marked active, or `404 flowfield_not_found`.
+    pub fn get(&self, id: &str) -> Result<Arc<Flow>, FlowError> {
+        let flow = self
+            .inner
+            .flows
+            .lock()
+            .expect("flows lock")
+            .get(id)
+            .cloned();
+        let flow = flow.ok_or_else(|| not_found(id))?;
+        flow.touch();
+        Ok(flow)
+    }
+
+    /// `429 too_many_flowfields` when the server is full; `400 invalid_request` when a
+    /// region of `cells` cells is above the per-field limit.
+    pub fn check_room(&self, cells: u64) -> Result<(), FlowError> {
+        if cells > self.inner.max_cells {
+            return Err(FlowError::RegionTooLarge(format!(
+                "the region has {cells} cells; a flow field covers at most {} \
+                 (give a smaller `region`)",
+                self.inner.max_cells
+            )));
+        }
+        if self.len() >= self.inner.max_total {
+            return Err(FlowError::TooMany(format!(
+                "this server holds at most {} flow fields",
+                self.inner.max_total
+            )));
+        }
+        Ok(())
+    }
+
+    /// Registers `field`, computed on `base` (version `version` of `map`), and brings it
+    /// up to the map's version now (`current()`, read under the fields' lock): when a write
+    /// landed meanwhile, the cells that differ between `base` and the current grid are
+    /// queued as the field's first repair. `Ok(None)` when the map is gone or changed shape
+    /// (the caller looks again).
+    ///
+    /// Why no write order is needed: a write installs its version before it hands its cells
+    /// to [`Self::on_patch`], which takes the same lock. So either `current()` already sees
+    /// the newer version (and its cells are in the diff), or the write's `on_patch` comes
+    /// after this registration and repairs the field like any other.
+    pub fn register(
+        &self,
+        map: &str,
+        version: u64,
+        field: FlowField,
+        base: &Arc<Grid>,
+        current: impl FnOnce() -> Option<(u64, Arc<Grid>)>,
+    ) -> Result<Option<Arc<Flow>>, FlowError> {
+        self.start_tasks();
+        let r = field.region();
+        self.check_room(r.cells() as u64)?;
+        let k = field.size() - 1;
+        let reach = (
+            Point::new(r.x, r.y),
+            Point::new(r.x + r.width - 1 + k, r.y + r.height - 1 + k),
+        );
+        let mut flows = self.inner.flows.lock().expect("flows lock");
+        let catch_up = match current() {
+            None => return Ok(None),
+            Some((v, _)) if v == version => None,
+            Some((v, grid)) => match changed_between(base, &grid) {
+                Some(cells) => Some((grid, v, Arc::new(cells))),
+                None => return Ok(None),
+            },
+        };
+        let mut id = self.new_id();
+        while flows.contains_key(&id) {
+            id = self.new_id();
+        }
+        let flow = Arc::new(Flow {
+            id: id.clone(),
+            secret: random_hex128(),
+            map: map.to_owned(),
+            reach,
+            field: Mutex::new(field),
+            feed: Mutex::new(Feed {
+                cap: self.inner.ring,
+                ring: VecDeque::new(),
+                seq: 0,
+                version,
+                last: None,
+            }),
+            changed: watch::channel(0).0,
+            queue: Mutex::default(),
+            lease: Lease::new(),
+        });
+        flows.insert(Arc::clone(&flow));
+        metrics::gauge!("pathd_flowfields").set(flows.len() as f64);
+        if let Some(item) = catch_up {
+            metrics::counter!("pathd_flowfield_caught_up_total").increment(1);
+            let mut q = flow.queue.lock().expect("queue lock");
+            q.items.push(item);
+            q.scheduled = true;
+            drop(q);
+            self.inner
+                .dirty
+                .lock()
+                .expect("dirty lock")
+                .push_back(Arc::clone(&flow));
+            self.inner.wake.notify_one();
+        }
+        Ok(Some(flow))
+    }
+
+    /// The maps (hub keys) starting with `prefix` that have fields.
+    pub fn maps_with_prefix(&self, prefix: &str) -> Vec<String> {
+        let flows = self.inner.flows.lock().expect("flows lock");
+        flows
+            .by_map
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
+    /// True when `map` has a field.
+    pub fn has_map(&self, map: &str) -> bool {
+        self.inner
+            .flows
+            .lock()
+            .expect("flows lock")
+            .of_map(map)
+            .next()
+            .is_some()
+    }
+
+    /// Queues a patch of `map` (now `grid` at `version`, `changed` cells) for every field
+    /// it may concern. Called under the map's writer lock, after the new version is in.
+    pub fn on_patch(&self, map: &str, grid: &Arc<Grid>, version: u64, changed: &[Point]) {
+        let Some(first) = changed.first() else {
+            return;
+        };
+        let (lo, hi) = changed.iter().fold((*first, *first), |(lo, hi), p| {
+            (
+                Point::new(lo.x.min(p.x), lo.y.min(p.y)),
+                Point::new(hi.x.max(p.x), hi.y.max(p.y)),
+            )
+        });
+        let mut cells: Option<Arc<Vec<Point>>> = None;
+        let mut to_schedule = Vec::new();
+        for flow in self.inner.flows.lock().expect("flows lock").of_map(map) {
+            if !flow.concerns(lo, hi) {
+                continue;
+            }
+            let cells = cells.get_or_insert_with(|| Arc::new(changed.to_vec()));
+            let mut q = flow.queue.lock().expect("queue lock");
+            q.items.push((Arc::clone(grid), version, Arc::clone(cells)));
+            if !q.scheduled {
+                q.scheduled = true;
+                to_schedule.push(Arc::clone(flow));
+            }
+        }
+        if !to_schedule.is_empty() {
+            self.inner
+                .dirty
+                .lock()
+                .expect("dirty lock")
+                .extend(to_schedule);
+            self.inner.wake.notify_one();
+        }
+    }
+
+    /// Ends field `id` with a final event `reason`; false when there was none.
+    pub fn remove(&self, id: &str, reason: &'static str) -> bool {
+        let removed = {
+            let mut flows = self.inner.flows.lock().expect("flows lock");
+            let f = flows.remove(id);
+            metrics::gauge!("pathd_flowfields").set(flows.len() as f64);
+            f
+        };
+        match removed {
+            Some(f) => {
+                f.close(reason);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends every field of `map` with a final event `reason`; returns how many.
+    pub fn end_map(&self, map: &str, reason: &'static str) -> usize {
+        let ended: Vec<Arc<Flow>> = {
+            let mut flows = self.inner.flows.lock().expect("flows lock");
+            let out = flows.remove_map(map);
+            metrics::gauge!("pathd_flowfields").set(flows.len() as f64);
+            out
+        };
+        for f in &ended {
+            f.close(reason);
+        }
+        ended.len()
+    }
+
+    fn start_tasks(&self) {
+        if self.inner.started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tokio::spawn(drive(Arc::clone(&self.inner)));
+        tokio::spawn(reap(self.clone()));
+    }
+}
+
+/// The repair driver: each field with queued patches is drained on the pool, at most one
+/// job per worker thread at a time.
+async fn drive(inner: Arc<Inner>) {
+    use futures_util::StreamExt;
+    loop {
+        let batch: Vec<Arc<Flow>> = inner.dirty.lock().expect("dirty lock").drain(..).collect();
+        if batch.is_empty() {
+            tokio::select! {
+                _ = inner.wake.notified() => continue,
+                _ = inner.shutdown.cancelled() => return,
+            }
+        }
+        let lanes = inner.compute.threads();
+        futures_util::stream::iter(batch)
+            .for_each_concurrent(lanes, |flow| {
+                let compute = inner.compute.clone();
+                async move {
+                    if let Err(e) = compute.run_background(move |_| drain(&flow)).await {
+                        tracing::error!(error = %e, "flow field repair failed");
+                    }
+                }
+            })
+            .await;
+    }
+}
+
+/// Works off `flow`'s queue on a pool thread.
+fn drain(flow: &Flow) {
+    loop {
+        let items = {
+            let mut q = flow.queue.lock().expect("queue lock");
+            if q.items.is_empty() {
+                q.scheduled = false;
+                return;
+            }
+            std::mem::take(&mut q.items)
+        };
+        let Some((grid, version, _)) = items.last().cloned() else {
+            continue;
+        };
+        let mut cells: Vec<Point> = items.iter().flat_map(|i| i.2.iter().copied()).collect();
+        if items.len() > 1 {
+            cells.sort_unstable_by_key(|p| (p.y, p.x));
+            cells.dedup();
+        }
+        let started = Instant::now();
+        let mut field = flow.field.lock().expect("field lock");
+        let changed = field.update(&grid, &cells);
+        let stats = field.stats();
+        metrics::counter!("pathd_flowfield_repairs_total").increment(1);
+        metrics::histogram!("pathd_flowfield_repair_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        tracing::debug!(flowfield = %flow.id, changed = changed.len(), invalidated = stats.invalidated, expanded = stats.expanded, "flow field repaired");
+        let mut feed = flow.feed.lock().expect("feed lock");
+        if changed.is_empty() {
+            feed.version = feed.version.max(version);
+            continue;
+        }
+        let ev = if changed.len() > MAX_EVENT_CELLS {
+            FlowEvent {
+                map_version: version,
+                ..feed.bare(&flow.id, "resync")
+            }
+        } else {
+            FlowEvent {
+                id: flow.id.clone(),
+                seq: 0,
+                map_version: version,
+                reason: "changed",
+                cells: changed
+                    .iter()
+                    .map(|&p| {
+                        let c = field.cost_at(p);
+                        (p.x, p.y, field.direction_at(p), c)
+                    })
+                    .collect(),
+            }
+        };
+        let seq = feed.push(ev);
+        drop(feed);
+        drop(field);
+        flow.changed.send_replace(seq);
+    }
+}
+
+/// Drops fields idle for longer than the TTL (no open stream, no request).
+async fn reap(flows: Flows) {
+    let idle = |ttl| {
+        let all = flows.inner.flows.lock().expect("flows lock");
+        all.values()
+            .filter(|f| f.lease.idle(ttl))
+            .map(|f| f.id.clone())
+            .collect()
+    };
+    let shutdown = flows.inner.shutdown.clone();
+    lease::reap("flow field", flows.inner.ttl, shutdown, idle, |id| {
+        flows.remove(id, "expired")
+    })
+    .await
+}
+
+fn not_found(id: &str) -> FlowError {
+    FlowError::NotFound(id.to_owned())
+}
+
+/// Why the flow fields refused. The edge maps each to HTTP (`http/error.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlowError {
+    /// No flow field with this id (`404 flowfield_not_found`).
+    NotFound(String),
+    /// The region is above the per-field limit (`400 invalid_request`): the message.
+    RegionTooLarge(String),
+    /// The server holds as many fields as it may (`429 too_many_flowfields`): the message.
+    TooMany(String),
+}
+
+impl std::fmt::Display for FlowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FlowError::NotFound(id) => write!(f, "no flow field {id:?}"),
+            FlowError::RegionTooLarge(m) | FlowError::TooMany(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for FlowError {}
+
+fn random_hex128() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
