@@ -21,6 +21,7 @@ GOALS="${GOALS:-10}"
 SPREAD="${SPREAD:-25}"
 TIMEOUT="${TIMEOUT:-120}"
 REPEAT="${REPEAT:-20}"
+REPEAT=$(( (REPEAT + 1) / 2 * 2 ))
 MAP_FILE="${MAP_FILE:-maps/den520d.map}"
 MAP="$(basename "$MAP_FILE" .map)"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -39,6 +40,12 @@ NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 tmp="$(mktemp -d)"
 pids=()
 cleanup() {
+  local rc=$?
+  if [ "$rc" != 0 ]; then
+    for f in "$tmp"/nginx.log "$tmp"/r*.log; do
+      [ -s "$f" ] && { echo "--- $(basename "$f") (last lines)"; tail -n 5 "$f"; }
+    done
+  fi
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
@@ -74,11 +81,15 @@ lp="$(free)"
 mkdir -p "$tmp/nginx"
 user=""
 [ "$(id -u)" = 0 ] && user="user root;"
+# Each stream holds two sockets in nginx (the client's and the upstream's); one worker
+# process holds at most the open-file limit, so the streams are spread over enough workers.
+nofile="$(ulimit -n)"
+workers=$(( (4 * N) / nofile + 1 ))
 cat >"$tmp/nginx/nginx.conf" <<EOF
 $user
-worker_processes 1;
-worker_rlimit_nofile $((4 * N + 1024));
-events { worker_connections $((3 * N + 512)); }
+worker_processes $workers;
+worker_rlimit_nofile $nofile;
+events { worker_connections $((nofile / 2)); }
 http {
   access_log off;
   client_body_temp_path $tmp/nginx/body;
@@ -112,7 +123,7 @@ BASE="http://127.0.0.1:$lp"
 until curl -sf "$BASE/healthz" >/dev/null; do sleep 0.1; done
 echo "== nats, three replicas (${ports[*]}) and nginx round-robin on $lp; map $MAP"
 
-# The baseline: one-cell patches of a far corner's cost through nginx, no subscriptions.
+# The baseline: one-cell patches in a far corner through nginx, no subscriptions.
 python3 - "$BASE" "$MAP" "$REPEAT" <<'PY'
 import http.client, json, sys, time
 base, name, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -130,7 +141,9 @@ x, y = open_cell()
 times = []
 c = http.client.HTTPConnection(host)
 for i in range(repeat):
-    body = json.dumps({"cells": [{"x": x, "y": y, "cost": 2 + i % 2}]})
+    # A wall, then open again (an even count ends open): the map keeps costs 0 and 1 only,
+    # so the fan-out client can still read it as a Moving AI file.
+    body = json.dumps({"cells": [{"x": x, "y": y, "cost": i % 2}]})
     t = time.perf_counter()
     c.request("PATCH", f"/v1/maps/{name}", body, {"content-type": "application/json"})
     r = c.getresponse()
