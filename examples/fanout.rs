@@ -412,4 +412,35 @@ async fn main() {
     if missing > 0 {
         std::process::exit(1);
     }
+
+    // FAR_PATCHES=K: K more one-cell PATCHes of the far cell (its cost between two
+    // values, reaching no subscription), every stream still open: the PATCH's own answer
+    // time with the subscriptions in place, to set beside the same PATCH without them.
+    let far_patches: usize = std::env::var("FAR_PATCHES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if far_patches > 0 {
+        let base_cost = grid.cost(far).saturating_add(1).max(2);
+        let mut took = Vec::with_capacity(far_patches);
+        for i in 0..far_patches {
+            let cost = base_cost.saturating_add((i % 2) as u8);
+            let t = Instant::now();
+            let r = client
+                .patch(format!("{base}/v1/maps/{map}"))
+                .json(&json!({"cells": [{"x": far.x, "y": far.y, "cost": cost}]}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+            took.push(t.elapsed().as_secs_f64() * 1e3);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        took.sort_by(f64::total_cmp);
+        println!(
+            "{far_patches} far one-cell PATCHes with every subscription in place: p50 {:.2} ms  max {:.2} ms",
+            percentile(&took, 0.5),
+            took.last().copied().unwrap_or(f64::NAN)
+        );
+    }
 }

@@ -257,7 +257,7 @@ fn main() {
     }
     // The median, and the fastest round (the figure least touched by the machine's other
     // work: on a shared machine a pass can come out 10x slow).
-    let stats: [(&str, fn(&mut [f64]) -> f64); 2] = [
+    let stats: [(&str, Stat); 2] = [
         ("median", median),
         ("fastest", |v| {
             v.iter().copied().fold(f64::INFINITY, f64::min)
@@ -308,3 +308,6 @@ fn main() {
         lm_bytes as f64 / cells,
     );
 }
+
+/// One summary of a column's rounds (it may reorder them).
+type Stat = fn(&mut [f64]) -> f64;
