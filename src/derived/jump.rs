@@ -448,17 +448,13 @@ mod tests {
         grid.apply_patch(&patch).unwrap().unwrap()
     }
 
-    /// A patch on a version whose landmarks are still being updated extends that update's
-    /// base (the same earlier landmarks, both patches' cells), rather than leaving the new
-    /// version to a measurement from scratch; the extended update is right.
-    #[test]
-    fn a_patch_during_a_pending_update_extends_its_base() {
-        // A wall across row 4 of a 12x9 map with one gap at x = 0.
+    /// A wall across row 4 of a 12x9 map with one gap at x = 0, and its first version's
+    /// slot with the jump table and 4 landmarks built.
+    fn walled() -> (Grid, JumpSlot, Arc<Landmarks>) {
         let costs = (0..12 * 9)
             .map(|i| u8::from(i / 12 != 4 || i % 12 == 0))
             .collect();
         let g0 = Grid::from_costs(12, 9, costs, Movement::Octile).unwrap();
-        let settings = JumpSettings::default();
         let v0 = JumpSlot::default();
         v0.table.set(
             Arc::new(JumpTable::build(&g0).unwrap()),
@@ -467,6 +463,16 @@ mod tests {
         );
         let l0 = Arc::new(Landmarks::build(&g0, 4).unwrap());
         v0.landmarks.set(Arc::clone(&l0), "build", Duration::ZERO);
+        (g0, v0, l0)
+    }
+
+    /// A patch on a version whose landmarks are still being updated extends that update's
+    /// base (the same earlier landmarks, both patches' cells), rather than leaving the new
+    /// version to a measurement from scratch; the extended update is right.
+    #[test]
+    fn a_patch_during_a_pending_update_extends_its_base() {
+        let (g0, v0, l0) = walled();
+        let settings = JumpSettings::default();
 
         let (g1, c1) = open(&g0, &[(5, 4)]);
         // Updates too big for the write path (here: any) go to the lane.
@@ -500,18 +506,7 @@ mod tests {
     /// at once, equal to a fresh measurement.
     #[test]
     fn a_small_opening_updates_the_landmarks_on_the_write_path() {
-        let costs = (0..12 * 9)
-            .map(|i| u8::from(i / 12 != 4 || i % 12 == 0))
-            .collect();
-        let g0 = Grid::from_costs(12, 9, costs, Movement::Octile).unwrap();
-        let v0 = JumpSlot::default();
-        v0.table.set(
-            Arc::new(JumpTable::build(&g0).unwrap()),
-            "build",
-            Duration::ZERO,
-        );
-        let l0 = Arc::new(Landmarks::build(&g0, 4).unwrap());
-        v0.landmarks.set(Arc::clone(&l0), "build", Duration::ZERO);
+        let (g0, v0, _) = walled();
         let (g1, c1) = open(&g0, &[(5, 4)]);
         let v1 = JumpSlot::default();
         v1.derive("m", &v0, &JumpSettings::default(), &g1, &c1);
