@@ -47,6 +47,12 @@ cleanup() {
       [ -s "$f" ] && { echo "--- $(basename "$f") (last lines)"; tail -n 5 "$f"; }
     done
   fi
+  # nginx first, with SIGTERM: its master then stops its workers, which a killed master
+  # would leave running (and listening) as orphans.
+  if [ -n "${ngx:-}" ]; then
+    kill -TERM "$ngx" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$ngx" 2>/dev/null || break; sleep 0.1; done
+  fi
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
@@ -119,7 +125,8 @@ http {
 EOF
 "$NGINX" -p "$tmp/nginx" -e stderr -c "$tmp/nginx/nginx.conf" \
   -g "daemon off; pid $tmp/nginx/nginx.pid; error_log stderr;" 2>"$tmp/nginx.log" &
-pids+=($!)
+ngx=$!
+pids+=($ngx)
 BASE="http://127.0.0.1:$lp"
 until curl -sf "$BASE/healthz" >/dev/null; do sleep 0.1; done
 echo "== nats, three replicas (${ports[*]}) and nginx round-robin on $lp; map $MAP"
