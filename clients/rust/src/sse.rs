@@ -175,6 +175,9 @@ pub struct Frame {
 #[derive(Debug, Default)]
 pub struct Frames {
     buf: Vec<u8>,
+    /// How much of `buf` is known to hold no blank line: a frame that arrives in many
+    /// chunks (a flow field's event is megabytes) is scanned once, not once per chunk.
+    scanned: usize,
 }
 
 impl Frames {
@@ -187,7 +190,13 @@ impl Frames {
     /// `None` until more bytes arrive.
     pub fn next_frame(&mut self) -> Option<Frame> {
         loop {
-            let end = self.buf.windows(2).position(|w| w == b"\n\n")?;
+            let from = self.scanned.saturating_sub(1);
+            let Some(at) = self.buf[from..].windows(2).position(|w| w == b"\n\n") else {
+                self.scanned = self.buf.len();
+                return None;
+            };
+            let end = from + at;
+            self.scanned = 0;
             let raw: Vec<u8> = self.buf.drain(..end + 2).collect();
             let text = String::from_utf8_lossy(&raw);
             let mut frame = Frame::default();
