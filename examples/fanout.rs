@@ -242,6 +242,57 @@ async fn main() {
         }
     }
 
+    // The patch: a 1x9 wall across the column through the centre.
+    let rect = Rect {
+        x: c.x,
+        y: (cy - 4).max(0) as u32,
+        width: 1,
+        height: 9,
+        cost: 0,
+    };
+
+    // WALL_BASELINE=K: the same wall PATCHed K times on the map with no subscription (each
+    // time opened again to its old costs by a second, untimed PATCH), the baseline the wall
+    // with every subscription in place is set beside.
+    let wall_baseline: usize = std::env::var("WALL_BASELINE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if wall_baseline > 0 {
+        let wall = json!({"rects": [{"x": rect.x, "y": rect.y, "width": 1, "height": rect.height, "cost": 0}]});
+        let open: Vec<Value> = (rect.y..rect.y + rect.height)
+            .filter(|&y| y < grid.height())
+            .map(|y| json!({"x": rect.x, "y": y, "cost": grid.cost(Point::new(rect.x, y))}))
+            .collect();
+        let open = json!({ "cells": open });
+        let mut took = Vec::with_capacity(wall_baseline);
+        for _ in 0..wall_baseline {
+            let t = Instant::now();
+            let r = client
+                .patch(format!("{base}/v1/maps/{map}"))
+                .json(&wall)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+            took.push(t.elapsed().as_secs_f64() * 1e3);
+            let r = client
+                .patch(format!("{base}/v1/maps/{map}"))
+                .json(&open)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        took.sort_by(f64::total_cmp);
+        println!(
+            "the wall PATCHed {wall_baseline} times with no subscription: p50 {:.2} ms  max {:.2} ms",
+            percentile(&took, 0.5),
+            took.last().copied().unwrap_or(f64::NAN)
+        );
+    }
+
     // Subscribe (a few requests in flight; the server serializes them per map anyway).
     let t = Instant::now();
     let url = format!("{base}/v1/maps/{map}/subscriptions");
@@ -283,14 +334,6 @@ async fn main() {
         server_rss()
     );
 
-    // The patch: a 1x9 wall across the column through the centre.
-    let rect = Rect {
-        x: c.x,
-        y: (cy - 4).max(0) as u32,
-        width: 1,
-        height: 9,
-        cost: 0,
-    };
     let next = grid
         .apply_patch(&Patch {
             cells: vec![],

@@ -8,7 +8,10 @@
 # p99, max) and the PATCH's own answer time. Before subscribing, the same kind of PATCH
 # (one cell far from the paths) is timed REPEAT times through nginx on the map with no
 # subscriptions: the baseline; and REPEAT times again with every subscription in place
-# (FAR_PATCHES of the client). At the end each replica's RSS and subscription memory.
+# (FAR_PATCHES of the client). The wall itself is also PATCHed REPEAT times before any
+# subscription (WALL_BASELINE of the client; each time opened again by an untimed PATCH),
+# so the wall's answer with the subscriptions has a baseline of its own. At the end each
+# replica's RSS and subscription memory.
 #
 #   N=10000 GOALS=100 SPREAD=200 MAP_FILE=../shared/benchmarks/movingai/maps/Berlin_1_1024.map \
 #       scripts/fanout-lb.sh
@@ -163,7 +166,7 @@ print(f"== baseline, no subscriptions: PATCH of one cell through nginx, {repeat}
       f"p50 {times[len(times) // 2]:.2f} ms, max {times[-1]:.2f} ms")
 PY
 
-FAR_PATCHES="$REPEAT" timeout "$((TIMEOUT * 4))" "$FANOUT" "$BASE" "$MAP" "$N" "$TIMEOUT" "$GOALS" "$SPREAD"
+WALL_BASELINE="$REPEAT" FAR_PATCHES="$REPEAT" timeout "$((TIMEOUT * 4))" "$FANOUT" "$BASE" "$MAP" "$N" "$TIMEOUT" "$GOALS" "$SPREAD"
 for i in 0 1 2; do
   rss="$(awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/${rpids[$i]}/status")"
   subs="$(curl -sf "http://127.0.0.1:${ports[$i]}/metrics" | awk '/^pathd_subscription_memory_bytes / {printf "%.1f MiB", $2/1048576}')"
