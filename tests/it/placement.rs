@@ -44,14 +44,15 @@ fn served_by(h: &reqwest::header::HeaderMap) -> String {
         .to_owned()
 }
 
-/// Per replica id: the maps its `/readyz` says it holds.
-async fn held(rs: &[&Replica]) -> BTreeMap<String, Vec<String>> {
+/// Per replica id: the maps its `/readyz` says it holds (each replica saying it places
+/// every map on `k` replicas).
+async fn held(rs: &[&Replica], k: u64) -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
     for r in rs {
         let (s, v) = r.get("/readyz").await;
         assert_eq!(s, 200, "{v}");
         let p = &v["cluster"]["placement"];
-        assert_eq!(p["replicas_per_map"], 1, "{v}");
+        assert_eq!(p["replicas_per_map"], k, "{v}");
         let maps = p["held"]
             .as_array()
             .unwrap()
@@ -66,30 +67,40 @@ async fn held(rs: &[&Replica]) -> BTreeMap<String, Vec<String>> {
 /// Waits until each of `names` is held by exactly one of `rs` (and nothing else is held);
 /// returns each map's holder.
 async fn placed_once(rs: &[&Replica], names: &[String]) -> BTreeMap<String, String> {
+    placed(rs, names, 1)
+        .await
+        .into_iter()
+        .map(|(m, h)| (m, h[0].clone()))
+        .collect()
+}
+
+/// Waits until each of `names` is held by exactly `k` of `rs` (and nothing else is held);
+/// returns each map's holders, sorted.
+async fn placed(rs: &[&Replica], names: &[String], k: usize) -> BTreeMap<String, Vec<String>> {
     let t = Instant::now();
     loop {
-        let by_replica = held(rs).await;
+        let by_replica = held(rs, k as u64).await;
         let mut holders: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (r, maps) in &by_replica {
             for m in maps {
                 holders.entry(m.clone()).or_default().push(r.clone());
             }
         }
-        let once = holders.len() == names.len()
+        let settled = holders.len() == names.len()
             && names
                 .iter()
-                .all(|n| holders.get(n).is_some_and(|h| h.len() == 1));
-        if once {
-            return holders
-                .into_iter()
-                .map(|(m, h)| (m, h[0].clone()))
-                .collect();
+                .all(|n| holders.get(n).is_some_and(|h| h.len() == k));
+        if settled {
+            for h in holders.values_mut() {
+                h.sort();
+            }
+            return holders;
         }
         // A hang guard, not a timing claim (loading maps from the stream on two shared
         // cores).
         assert!(
             t.elapsed() < Duration::from_secs(60),
-            "maps never held once each: {by_replica:?}"
+            "maps never held {k} times each: {by_replica:?}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -498,5 +509,203 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     assert!(forwarded >= 1.0, "{forwarded}");
     assert!(timed_moves >= 1, "no survivor timed a move");
     drop(proxy);
+    drop(nats);
+}
+
+/// Queries every map of `maps` through every url of `bases`, round after round, until
+/// `stop`; returns the answers that were not a 200 with the reference's cost (url, status,
+/// body) and how many queries were sent.
+fn poll_all(
+    bases: Vec<String>,
+    maps: Vec<(String, Vec<u8>)>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> tokio::task::JoinHandle<(Vec<(String, u16, Value)>, usize)> {
+    tokio::spawn(async move {
+        let http = reqwest::Client::new();
+        let mut bad = Vec::new();
+        let mut sent = 0;
+        let mut round = 0u64;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            round += 1;
+            for (name, c) in &maps {
+                let ((sx, sy), (gx, gy)) = pairs(c, round)[0];
+                let want = astar(c, (sx, sy), (gx, gy));
+                for base in &bases {
+                    let url = format!("{base}/v1/maps/{name}/path");
+                    let body = json!({"start": [sx, sy], "goal": [gx, gy]});
+                    sent += 1;
+                    let (s, _, v) = send(http.post(&url).json(&body)).await;
+                    let right = s == 200
+                        && if want.is_finite() {
+                            v["cost"].as_f64().is_some_and(|c| (c - want).abs() < 1e-6)
+                        } else {
+                            v["status"] != "found"
+                        };
+                    if !right {
+                        bad.push((url, s, v));
+                    }
+                }
+            }
+        }
+        (bad, sent)
+    })
+}
+
+/// `--placement 2`: every map on two of three replicas; a fourth replica joining takes
+/// maps only from the others' shares (rendezvous hashing moves nothing else) while every
+/// map keeps answering exactly through every replica; then a holder killed with -9 leaves
+/// every map answering through the survivors, on two holders again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_holders_a_map_a_join_moves_only_the_joiners_share_and_queries_never_stop() {
+    let Some(nats_bin) = nats_server() else {
+        return;
+    };
+    const MAPS: usize = 6;
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&nats_bin, &tmp.path().join("js"), vec![]);
+    let mut rs: Vec<Replica> = (0..3)
+        .map(|_| Replica::start(&nats.url(), tmp.path(), &["--placement", "2"]))
+        .collect();
+    for r in &rs {
+        r.ready().await;
+    }
+    members(&rs.iter().collect::<Vec<_>>(), 3).await;
+    let names: Vec<String> = (0..MAPS).map(name).collect();
+    let maps: Vec<Vec<u8>> = (0..MAPS).map(|i| costs(50 + i as u64)).collect();
+    for (i, n) in names.iter().enumerate() {
+        let r = &rs[i % 3];
+        let put = r.client.put(r.at(&format!("/v1/maps/{n}"))).json(&json!({
+            "width": S, "height": S, "costs": maps[i], "movement": "octile"
+        }));
+        let (s, _, v) = send(put).await;
+        assert_eq!(s, 201, "{v}");
+    }
+    let three: Vec<&Replica> = rs.iter().collect();
+    let before = placed(&three, &names, 2).await;
+    let http = reqwest::Client::new();
+    for (i, n) in names.iter().enumerate() {
+        for r in &rs {
+            let url = r.at(&format!("/v1/maps/{n}/path"));
+            check_queries(&http, &url, &maps[i], 300 + i as u64, 1).await;
+        }
+    }
+
+    // A fourth replica joins while every map is queried through the first three.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let bases: Vec<String> = rs.iter().map(|r| r.at("")).collect();
+    let named: Vec<(String, Vec<u8>)> = names.iter().cloned().zip(maps.clone()).collect();
+    let poller = poll_all(bases, named.clone(), stop.clone());
+    rs.push(Replica::start(
+        &nats.url(),
+        tmp.path(),
+        &["--placement", "2"],
+    ));
+    rs[3].ready().await;
+    let joiner = rs[3].get("/readyz").await.1["cluster"]["replica"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let four: Vec<&Replica> = rs.iter().collect();
+    members(&four, 4).await;
+    let after = placed(&four, &names, 2).await;
+    // Let the old holders drop what moved while queries still run.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (bad, sent) = poller.await.unwrap();
+    assert!(sent > 0);
+    assert!(
+        bad.is_empty(),
+        "{} of {sent} answers wrong during the join: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+    for n in &names {
+        let (b, a) = (&before[n], &after[n]);
+        if a.contains(&joiner) {
+            // The joiner took the place of exactly one old holder; the other stayed.
+            assert_eq!(
+                a.iter().filter(|h| b.contains(h)).count(),
+                1,
+                "{n}: {b:?} -> {a:?}"
+            );
+        } else {
+            assert_eq!(a, b, "{n} moved between old replicas when a new one joined");
+        }
+    }
+    for (i, n) in names.iter().enumerate() {
+        let url = rs[3].at(&format!("/v1/maps/{n}/path"));
+        check_queries(&http, &url, &maps[i], 400 + i as u64, 1).await;
+    }
+
+    // Kill -9 a replica holding maps; every map still has a holder, and answers through
+    // the survivors (queries that reach the dead one first are the only ones let fail,
+    // and only until the membership drops it).
+    let mut ids = Vec::new();
+    for r in &rs {
+        let (_, v) = r.get("/readyz").await;
+        ids.push(v["cluster"]["replica"].as_str().unwrap().to_owned());
+    }
+    let victim = (0..rs.len())
+        .max_by_key(|&i| after.values().filter(|h| h.contains(&ids[i])).count())
+        .unwrap();
+    let victim_id = ids[victim].clone();
+    rs[victim].kill9();
+    let alive: Vec<&Replica> = rs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != victim)
+        .map(|(_, r)| r)
+        .collect();
+    members(&alive, 3).await;
+    let last = placed(&alive, &names, 2).await;
+    for n in &names {
+        assert!(!last[n].contains(&victim_id), "{n}: {:?}", last[n]);
+        // A map the dead replica did not hold kept its holders.
+        if !after[n].contains(&victim_id) {
+            assert_eq!(last[n], after[n], "{n}");
+        }
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let poller = poll_all(
+        alive.iter().map(|r| r.at("")).collect(),
+        named,
+        stop.clone(),
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (bad, sent) = poller.await.unwrap();
+    assert!(sent > 0);
+    assert!(
+        bad.is_empty(),
+        "{} of {sent} answers wrong after the kill: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+    drop(nats);
+}
+
+/// A replica that places maps (`--placement 1`) and was just started: a new map PUT to it
+/// as soon as it is ready is created there (placement gives a lone replica every map), not
+/// refused `503` while it waits for its membership to settle. (It was: the forwarder checked
+/// "a new map placement gives here" once, before its first heartbeat had settled, and then
+/// waited for a holder that could only be itself.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_map_put_to_a_replica_that_just_started_is_created() {
+    let Some(nats_bin) = nats_server() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&nats_bin, &tmp.path().join("js"), vec![]);
+    let r = Replica::start(&nats.url(), tmp.path(), &["--placement", "1"]);
+    r.ready().await;
+    let c = costs(7);
+    let put = r.client.put(r.at("/v1/maps/early")).json(&json!({
+        "width": S, "height": S, "costs": c, "movement": "octile"
+    }));
+    let (s, h, v) = send(put).await;
+    assert_eq!(s, 201, "{v}");
+    assert!(!h.contains_key("x-pathd-forwarded-by"), "{h:?}");
+    placed(&[&r], &["early".to_owned()], 1).await;
+    check_queries(&r.client, &r.at("/v1/maps/early/path"), &c, 7, 1).await;
     drop(nats);
 }
