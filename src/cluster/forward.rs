@@ -170,8 +170,10 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
     };
     let p = &inner.placement;
     let forwarded = req.headers().contains_key(FORWARDED_HEADER);
-    let unknown = p.stub(name).is_none();
-    if unknown && p.wants(name) {
+    // A map nobody holds (a new one, or none at all) that placement gives here is served
+    // here; asked again on every round below, as placement settles.
+    let mine = || p.stub(name).is_none() && p.wants(name);
+    if mine() {
         return MapOutcome::Here(Box::new(req));
     }
     if forwarded && !p.wants(name) {
@@ -195,7 +197,7 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
     };
     let deadline = Instant::now() + FORWARD_WAIT;
     loop {
-        if super::gate::held_here(state, name) {
+        if super::gate::held_here(state, name) || mine() {
             return MapOutcome::Here(Box::new(Request::from_parts(parts, Body::from(bytes))));
         }
         if !forwarded {
