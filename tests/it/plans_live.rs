@@ -194,6 +194,9 @@ async fn a_live_plan_follows_patches_and_progress_on_its_stream() {
     let first = stream.next().await.unwrap();
     assert_eq!((first.seq(), first.reason()), (1, "initial"));
     assert_eq!(first.data["paths"], v["paths"]);
+    // A real event, not only the contract's example, matches the contract's event schema
+    // (schemathesis skips the plan stream: see scripts/schemathesis.sh).
+    crate::openapi::assert_schema("LivePlanEvent", &first.data);
 
     // Writes need the secret.
     let r = s
@@ -254,6 +257,7 @@ async fn a_live_plan_follows_patches_and_progress_on_its_stream() {
     .await;
     let ev = stream.next().await.unwrap();
     assert_eq!((ev.seq(), ev.reason()), (2, "blocked"));
+    crate::openapi::assert_schema("LivePlanEvent", &ev.data);
     assert_eq!(ev.data["map_version"], v3);
     assert_eq!(ev.data["start_step"], 2);
     let grid3 = walled(&grid0, &[spare, victim]);
@@ -426,6 +430,7 @@ async fn map_deletion_ends_live_plans_and_the_server_holds_a_bounded_number() {
     assert!(r.status().is_success());
     let ev = stream.next().await.unwrap();
     assert_eq!((ev.seq(), ev.reason()), (2, "map_deleted"));
+    crate::openapi::assert_schema("LivePlanEvent", &ev.data);
     assert!(stream.next().await.is_none());
     expect_error(raw_get(&s, id).await, 404, "plan_not_found").await;
     expect_error(
