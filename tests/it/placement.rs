@@ -512,6 +512,9 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     drop(nats);
 }
 
+/// The answers a poller found wrong (url, status, body), and how many queries it sent.
+type Polled = (Vec<(String, u16, Value)>, usize);
+
 /// Queries every map of `maps` through every url of `bases`, round after round, until
 /// `stop`; returns the answers that were not a 200 with the reference's cost (url, status,
 /// body) and how many queries were sent.
@@ -519,7 +522,7 @@ fn poll_all(
     bases: Vec<String>,
     maps: Vec<(String, Vec<u8>)>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> tokio::task::JoinHandle<(Vec<(String, u16, Value)>, usize)> {
+) -> tokio::task::JoinHandle<Polled> {
     tokio::spawn(async move {
         let http = reqwest::Client::new();
         let mut bad = Vec::new();
