@@ -258,34 +258,14 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    let wall = json!({"rects": [{"x": rect.x, "y": rect.y, "width": 1, "height": rect.height, "cost": 0}]});
+    let reopen: Vec<Value> = (rect.y..rect.y + rect.height)
+        .filter(|&y| y < grid.height())
+        .map(|y| json!({"x": rect.x, "y": y, "cost": grid.cost(Point::new(rect.x, y))}))
+        .collect();
+    let reopen = json!({ "cells": reopen });
     if wall_baseline > 0 {
-        let wall = json!({"rects": [{"x": rect.x, "y": rect.y, "width": 1, "height": rect.height, "cost": 0}]});
-        let open: Vec<Value> = (rect.y..rect.y + rect.height)
-            .filter(|&y| y < grid.height())
-            .map(|y| json!({"x": rect.x, "y": y, "cost": grid.cost(Point::new(rect.x, y))}))
-            .collect();
-        let open = json!({ "cells": open });
-        let mut took = Vec::with_capacity(wall_baseline);
-        for _ in 0..wall_baseline {
-            let t = Instant::now();
-            let r = client
-                .patch(format!("{base}/v1/maps/{map}"))
-                .json(&wall)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
-            took.push(t.elapsed().as_secs_f64() * 1e3);
-            let r = client
-                .patch(format!("{base}/v1/maps/{map}"))
-                .json(&open)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        took.sort_by(f64::total_cmp);
+        let took = wall_cycles(&client, &base, &map, &wall, &reopen, wall_baseline, 20).await;
         println!(
             "the wall PATCHed {wall_baseline} times with no subscription: p50 {:.2} ms  max {:.2} ms",
             percentile(&took, 0.5),
@@ -486,4 +466,61 @@ async fn main() {
             took.last().copied().unwrap_or(f64::NAN)
         );
     }
+
+    // WALL_AGAIN=K: the wall opened (untimed) and PATCHed again K times with every
+    // subscription in place, each after the repairs of the one before had time to settle:
+    // the wall's own answer time with the subscriptions, beside WALL_BASELINE's.
+    let wall_again: usize = std::env::var("WALL_AGAIN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if wall_again > 0 {
+        // The wall measured above still stands: open it first.
+        let r = client
+            .patch(format!("{base}/v1/maps/{map}"))
+            .json(&reopen)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let took = wall_cycles(&client, &base, &map, &wall, &reopen, wall_again, 500).await;
+        println!(
+            "the wall PATCHed {wall_again} more times with every subscription in place: p50 {:.2} ms  max {:.2} ms",
+            percentile(&took, 0.5),
+            took.last().copied().unwrap_or(f64::NAN)
+        );
+    }
+}
+
+/// `times` rounds of: PATCH `timed` (timed), wait `settle_ms`, PATCH `restore` (untimed),
+/// wait `settle_ms`; the timed answers in milliseconds, sorted.
+async fn wall_cycles(
+    client: &reqwest::Client,
+    base: &str,
+    map: &str,
+    timed: &Value,
+    restore: &Value,
+    times: usize,
+    settle_ms: u64,
+) -> Vec<f64> {
+    let send = |body: &Value| {
+        client
+            .patch(format!("{base}/v1/maps/{map}"))
+            .json(body)
+            .send()
+    };
+    let mut took = Vec::with_capacity(times);
+    for _ in 0..times {
+        let t = Instant::now();
+        let r = send(timed).await.unwrap();
+        assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+        took.push(t.elapsed().as_secs_f64() * 1e3);
+        tokio::time::sleep(Duration::from_millis(settle_ms)).await;
+        let r = send(restore).await.unwrap();
+        assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+        tokio::time::sleep(Duration::from_millis(settle_ms)).await;
+    }
+    took.sort_by(f64::total_cmp);
+    took
 }

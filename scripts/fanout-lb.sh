@@ -10,8 +10,10 @@
 # subscriptions: the baseline; and REPEAT times again with every subscription in place
 # (FAR_PATCHES of the client). The wall itself is also PATCHed REPEAT times before any
 # subscription (WALL_BASELINE of the client; each time opened again by an untimed PATCH),
-# so the wall's answer with the subscriptions has a baseline of its own. At the end each
-# replica's RSS and subscription memory.
+# so the wall's answer with the subscriptions has a baseline of its own; after the measured
+# wall, WALL_AGAIN (default 5) more walls with every subscription in place (each opened
+# again, untimed, half a second between). At the end each replica's RSS and subscription
+# memory.
 #
 #   N=10000 GOALS=100 SPREAD=200 MAP_FILE=../shared/benchmarks/movingai/maps/Berlin_1_1024.map \
 #       scripts/fanout-lb.sh
@@ -166,7 +168,7 @@ print(f"== baseline, no subscriptions: PATCH of one cell through nginx, {repeat}
       f"p50 {times[len(times) // 2]:.2f} ms, max {times[-1]:.2f} ms")
 PY
 
-WALL_BASELINE="$REPEAT" FAR_PATCHES="$REPEAT" timeout "$((TIMEOUT * 4))" "$FANOUT" "$BASE" "$MAP" "$N" "$TIMEOUT" "$GOALS" "$SPREAD"
+WALL_AGAIN="${WALL_AGAIN:-5}" WALL_BASELINE="$REPEAT" FAR_PATCHES="$REPEAT" timeout "$((TIMEOUT * 4))" "$FANOUT" "$BASE" "$MAP" "$N" "$TIMEOUT" "$GOALS" "$SPREAD"
 for i in 0 1 2; do
   rss="$(awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/${rpids[$i]}/status")"
   subs="$(curl -sf "http://127.0.0.1:${ports[$i]}/metrics" | awk '/^pathd_subscription_memory_bytes / {printf "%.1f MiB", $2/1048576}')"
