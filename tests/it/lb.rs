@@ -531,3 +531,204 @@ async fn records_follow_their_subscription_and_a_stopped_replica_hands_over() {
     a.kill9();
     drop(nats);
 }
+
+/// Flow fields belong to the world too (issue 28): one created through a round-robin nginx
+/// is read, followed and deleted through any replica; its owner is killed with -9 and a
+/// live replica recomputes it from its stored record on the current map and serves it on,
+/// same id and secret, its stream continuing through the proxy with a `resync` that says
+/// why (the repairs the dead owner made cannot be replayed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flow_fields_survive_their_owner_behind_round_robin_nginx() {
+    let (Some(nats_bin), Some(nginx_bin)) = (nats_server(), nginx()) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&nats_bin, &tmp.path().join("js"), vec![]);
+    let mut rs: Vec<Replica> = (0..3)
+        .map(|_| Replica::start(&nats.url(), tmp.path(), &[]))
+        .collect();
+    for r in &rs {
+        r.ready().await;
+    }
+    members(&rs.iter().collect::<Vec<_>>(), 3).await;
+    let proxy = Proxy::start(
+        &nginx_bin,
+        &tmp.path().join("nginx"),
+        &rs.iter().map(|r| r.port).collect::<Vec<_>>(),
+    );
+    let http = reqwest::Client::new();
+    let (s, _, v) = send(
+        http.put(proxy.at("/v1/maps/open"))
+            .header("content-type", "text/plain")
+            .body(open_text(60, 20)),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let create = json!({"goal": [57, 10], "region": {"x": 0, "y": 0, "width": 60, "height": 20}});
+    let (s, h, v) = send(
+        http.post(proxy.at("/v1/maps/open/flowfields"))
+            .json(&create),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let id = v["id"].as_str().unwrap().to_owned();
+    let secret = v["secret"].as_str().unwrap().to_owned();
+    let victim = served_by(&h);
+    assert!(id.starts_with(&format!("{victim}-")), "{id} {h:?}");
+    let url = proxy.at(&format!("/v1/flowfields/{id}"));
+
+    // Reads through the proxy reach every replica; the owner answers each one.
+    let mut forwarded = 0;
+    for _ in 0..3 {
+        let (s, h, v) = send(http.get(&url)).await;
+        assert_eq!((s, v["id"].as_str()), (200, Some(id.as_str())), "{v}");
+        assert_eq!(served_by(&h), victim, "{h:?}");
+        forwarded += h.contains_key("x-pathd-forwarded-by") as usize;
+    }
+    assert_eq!(
+        forwarded, 2,
+        "two of three round-robin reads were forwarded"
+    );
+
+    // Followed through the proxy; a patch repairs it.
+    let mut events = Sse::open(&http, &format!("{url}/events"), None).await;
+    let first = events.expect().await;
+    assert_eq!(
+        (first.seq(), first.reason()),
+        (0, "current"),
+        "{:?}",
+        first.data
+    );
+    let mut last = 0;
+    let (s, _, v) = send(
+        http.patch(proxy.at("/v1/maps/open"))
+            .json(&wall(30, 19, None)),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    let ev = events.expect().await;
+    assert_eq!(
+        (ev.seq(), ev.reason()),
+        (last + 1, "changed"),
+        "{:?}",
+        ev.data
+    );
+    last = ev.seq();
+
+    // Kill -9 its owner, and patch the map while it is gone.
+    let killed = {
+        let mut found = None;
+        for (i, r) in rs.iter().enumerate() {
+            if r.get("/readyz").await.1["cluster"]["replica"] == victim.as_str() {
+                found = Some(i);
+            }
+        }
+        found.expect("the owner is one of the replicas")
+    };
+    rs[killed].kill9();
+    let (s, _, v) = send(
+        http.patch(proxy.at("/v1/maps/open"))
+            .json(&wall(40, 0, Some(30))),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+
+    // The stream ran through the dead owner: it ends, and goes on through the proxy where
+    // it stopped, with a `resync` at the next `seq` that says why.
+    let ended = tokio::time::timeout(Duration::from_secs(5), events.next()).await;
+    assert!(
+        matches!(ended, Ok(None)),
+        "the stream ends with its owner: {ended:?}"
+    );
+    let mut events = Sse::open(&http, &format!("{url}/events"), Some(last)).await;
+    let ev = events.expect().await;
+    assert_eq!(
+        (ev.seq(), ev.reason()),
+        (last + 1, "resync"),
+        "{:?}",
+        ev.data
+    );
+    assert_eq!(ev.data["why"], "taken_over", "{:?}", ev.data);
+    assert_eq!(ev.data["map_version"], 3, "{:?}", ev.data);
+    assert_eq!(ev.data["id"], id.as_str());
+    last = ev.seq();
+
+    // Served again through the proxy by a live replica, recomputed on the current map: the
+    // same field as one made fresh now.
+    let (s, h, taken) = send(http.get(&url)).await;
+    assert_eq!((s, taken["seq"].as_u64()), (200, Some(last)), "{taken}");
+    let new_owner = served_by(&h);
+    assert!(!new_owner.is_empty() && new_owner != victim, "{new_owner}");
+    assert_eq!(taken["map_version"], 3, "{taken}");
+    let (s, _, fresh) = send(
+        http.post(proxy.at("/v1/maps/open/flowfields"))
+            .json(&create),
+    )
+    .await;
+    assert_eq!(s, 201, "{fresh}");
+    for k in ["directions", "costs", "reachable", "goal", "region", "size"] {
+        assert_eq!(taken[k], fresh[k], "{k}");
+    }
+
+    // The next patch reaches the stream within 5 s, from the new owner.
+    let (s, _, v) = send(
+        http.patch(proxy.at("/v1/maps/open"))
+            .json(&wall(20, 10, Some(40))),
+    )
+    .await;
+    assert_eq!(s, 200, "{v}");
+    let ev = tokio::time::timeout(Duration::from_secs(5), events.expect())
+        .await
+        .expect("an event within 5 s of the patch");
+    assert_eq!(
+        (ev.seq(), ev.reason()),
+        (last + 1, "changed"),
+        "{:?}",
+        ev.data
+    );
+    assert_eq!(ev.data["map_version"], 4, "{:?}", ev.data);
+
+    // GET and DELETE through the proxy reach the new owner from any replica; the secret
+    // from the create answer still rules.
+    let alive: Vec<&Replica> = rs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != killed)
+        .map(|(_, r)| r)
+        .collect();
+    for r in &alive {
+        let (s, h, v) = send(r.client.get(r.at(&format!("/v1/flowfields/{id}")))).await;
+        assert_eq!((s, served_by(&h)), (200, new_owner.clone()), "{v}");
+    }
+    let (s, _, v) = send(http.delete(&url).header("x-flowfield-secret", "wrong")).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("forbidden")),
+        "{v}"
+    );
+    let r = http
+        .delete(&url)
+        .header("x-flowfield-secret", &secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let ev = events.expect().await;
+    assert_eq!(
+        (ev.seq(), ev.reason()),
+        (last + 2, "deleted"),
+        "{:?}",
+        ev.data
+    );
+    assert!(events.next().await.is_none(), "the stream ends");
+    for r in &alive {
+        let (s, _, v) = send(r.client.get(r.at(&format!("/v1/flowfields/{id}")))).await;
+        assert_eq!(
+            (s, v["error"]["code"].as_str()),
+            (404, Some("flowfield_not_found")),
+            "{v}"
+        );
+    }
+    drop(proxy);
+    drop(nats);
+}
