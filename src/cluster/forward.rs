@@ -1,4 +1,5 @@
-//! Forwarding a subscription request to the replica that owns it.
+//! Forwarding a request for a subscription or a flow field to the replica that owns it, or
+//! for a map to one that holds it (`--placement K`).
 //!
 //! The request (method, path, query, headers such as `X-Subscription-Secret`,
 //! `Last-Event-ID` and `Authorization`, and body) goes to the owner's advertised URL with
@@ -13,6 +14,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 
+use super::records::Kind;
 use super::{FORWARD_WAIT, FORWARDED_HEADER, View};
 use crate::http::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -21,7 +23,7 @@ use crate::state::AppState;
 pub(super) enum Outcome {
     /// Answer this (the owner's answer, or an error).
     Answer(Response),
-    /// Serve it here after all (the subscription arrived here meanwhile).
+    /// Serve it here after all (it arrived here meanwhile).
     Here(Box<(Request, View)>),
 }
 
@@ -32,11 +34,11 @@ fn plausible(id: &str) -> bool {
         .is_some_and(|(r, rest)| hex(r, 12) && hex(rest, 32))
 }
 
-fn not_found(id: &str) -> Response {
+fn not_found<K: Kind>(id: &str) -> Response {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        ErrorCode::SubscriptionNotFound,
-        format!("no subscription {id:?}"),
+        K::NOT_FOUND,
+        format!("no {} {id:?}", K::NOUN),
     )
     .into_response()
 }
@@ -59,15 +61,17 @@ fn hop_by_hop(name: &header::HeaderName) -> bool {
     )
 }
 
-/// Serves `id` from its owner (waiting at most [`FORWARD_WAIT`] for an owner that is gone
-/// to be replaced), or hands the request back when this replica holds it by then.
-pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome {
+/// Serves `id` (of kind `K`) from its owner (waiting at most [`FORWARD_WAIT`] for an owner
+/// that is gone to be replaced), or hands the request back when this replica holds it by
+/// then.
+pub(super) async fn forward<K: Kind>(state: &AppState, id: &str, req: Request) -> Outcome {
     let Some(inner) = state.cluster().inner.clone() else {
-        return Outcome::Answer(not_found(id));
+        return Outcome::Answer(not_found::<K>(id));
     };
     if !plausible(id) {
-        return Outcome::Answer(not_found(id));
+        return Outcome::Answer(not_found::<K>(id));
     }
+    let records = K::records(&inner);
     let forwarded = req.headers().contains_key(FORWARDED_HEADER);
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
@@ -81,7 +85,7 @@ pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome
     let deadline = Instant::now() + FORWARD_WAIT;
     let mut first = true;
     loop {
-        if let Some(view) = inner.view(id) {
+        if let Some(view) = records.view(id) {
             return Outcome::Here(Box::new((
                 Request::from_parts(parts, Body::from(bytes)),
                 view,
@@ -89,15 +93,15 @@ pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome
         }
         // First from the watcher's mirror of the records (no round trip to NATS); when that
         // led nowhere (an owner gone, or one that no longer holds it), from the bucket.
-        let cached = if first { inner.mirrored(id) } else { None };
+        let cached = if first { records.mirrored(id) } else { None };
         first = false;
         let rec = match cached {
             Some(r) => Ok(Some(r)),
-            None => inner.record(id).await,
+            None => records.record(id).await,
         };
         let rec = match rec {
             Ok(Some(r)) => r,
-            Ok(None) => return Outcome::Answer(not_found(id)),
+            Ok(None) => return Outcome::Answer(not_found::<K>(id)),
             Err(e) => return Outcome::Answer(e.into_response()),
         };
         if forwarded {
@@ -105,8 +109,8 @@ pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome
             return Outcome::Answer(
                 ApiError::new(
                     StatusCode::MISDIRECTED_REQUEST,
-                    ErrorCode::SubscriptionNotFound,
-                    format!("subscription {id:?} is not held by this replica"),
+                    K::NOT_FOUND,
+                    format!("{} {id:?} is not held by this replica", K::NOUN),
                 )
                 .into_response(),
             );
@@ -137,8 +141,9 @@ pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome
                         StatusCode::SERVICE_UNAVAILABLE,
                         ErrorCode::StoreUnavailable,
                         format!(
-                            "the replica that owns subscription {id:?} is gone and no replica \
-                             has taken it over yet; retry shortly"
+                            "the replica that owns {} {id:?} is gone and no replica has taken \
+                             it over yet; retry shortly",
+                            K::NOUN
                         ),
                     )
                 }
@@ -258,50 +263,9 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
     }
 }
 
-/// Serves flow field `id` from the replica that made it (the first part of its id), when
-/// that is a live member other than this one and the request was not forwarded already;
-/// else here (`404 flowfield_not_found` for a field nobody holds).
-pub(super) async fn forward_flow(state: &AppState, id: &str, req: Request) -> MapOutcome {
-    let Some(inner) = state.cluster().inner.clone() else {
-        return MapOutcome::Here(Box::new(req));
-    };
-    let owner = match id.split_once('-') {
-        Some((r, _)) if plausible(id) && r != inner.replica => r.to_owned(),
-        _ => return MapOutcome::Here(Box::new(req)),
-    };
-    let Some(url) = inner.member_url(&owner) else {
-        return MapOutcome::Here(Box::new(req));
-    };
-    if req.headers().contains_key(FORWARDED_HEADER) {
-        return MapOutcome::Here(Box::new(req));
-    }
-    let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
-        Ok(b) => b,
-        Err(_) => {
-            return MapOutcome::Answer(
-                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
-            );
-        }
-    };
-    match send(&inner, &url, &parts, bytes.clone()).await {
-        Ok(resp) => {
-            metrics::counter!("pathd_forwarded_requests_total", "outcome" => "answered")
-                .increment(1);
-            MapOutcome::Answer(relay(resp, &inner.replica))
-        }
-        Err(e) => {
-            metrics::counter!("pathd_forwarded_requests_total", "outcome" => "unreachable")
-                .increment(1);
-            tracing::debug!(%owner, error = %e, "flow field's replica not reachable");
-            MapOutcome::Here(Box::new(Request::from_parts(parts, Body::from(bytes))))
-        }
-    }
-}
-
 /// Sends the request to `base` (the owner); the answer's headers within 10 s.
 async fn send(
-    inner: &super::subs::Inner,
+    inner: &super::node::Inner,
     base: &str,
     parts: &Parts,
     body: axum::body::Bytes,

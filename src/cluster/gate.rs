@@ -1,6 +1,6 @@
-//! The middlewares in front of `/v1/subscriptions/{id}` and its `/events` ([`gate`]: serves
-//! the subscription here when this replica holds it, else forwards the request to its
-//! owner) and of `/v1/maps/{name}[/...]` ([`place`]: with `--placement K`, serves the map
+//! The middlewares in front of `/v1/subscriptions/{id}`, `/v1/flowfields/{id}` and their
+//! `/events` ([`gate`]: serves the subscription or flow field here when this replica holds
+//! it, else forwards the request to its owner) and of `/v1/maps/{name}[/...]` ([`place`]: with `--placement K`, serves the map
 //! here when this replica holds it, else forwards the request to a replica that does).
 
 use axum::extract::{Request, State};
@@ -34,7 +34,7 @@ pub async fn gate(State(state): State<AppState>, req: Request, next: Next) -> Re
     }
     #[cfg(feature = "nats")]
     {
-        match super::forward::forward(&state, &id, req).await {
+        match super::forward::forward::<super::subs::SubKind>(&state, &id, req).await {
             super::forward::Outcome::Answer(resp) => resp,
             super::forward::Outcome::Here(b) => {
                 let (r, view) = *b;
@@ -53,18 +53,20 @@ fn flow_of(path: &str) -> Option<&str> {
     path.strip_prefix("/v1/flowfields/")?.split('/').next()
 }
 
-/// A request for flow field `id`: served here when this replica holds it (or nobody
-/// else can: an id not made by a live member), else answered by the replica whose id
-/// starts it (the field lives in that replica's memory).
+/// A request for flow field `id`: served here when this replica holds it, else answered
+/// by its owner (after a takeover, by whoever took it over).
 async fn flow(state: &AppState, id: &str, req: Request, next: Next) -> Response {
-    if state.live().flows().get(id).is_ok() {
-        return serve_map_here(state, req, next).await;
+    if let Some(view) = state.cluster().local_flow(id) {
+        return serve_here(state, req, next, view).await;
     }
     #[cfg(feature = "nats")]
     {
-        match super::forward::forward_flow(state, id, req).await {
-            super::forward::MapOutcome::Answer(resp) => resp,
-            super::forward::MapOutcome::Here(r) => serve_map_here(state, *r, next).await,
+        match super::forward::forward::<super::flows::FlowKind>(state, id, req).await {
+            super::forward::Outcome::Answer(resp) => resp,
+            super::forward::Outcome::Here(b) => {
+                let (r, view) = *b;
+                serve_here(state, r, next, view).await
+            }
         }
     }
     #[cfg(not(feature = "nats"))]

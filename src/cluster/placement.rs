@@ -269,7 +269,7 @@ fn ranked(_name: &str, live: &[Member]) -> Vec<String> {
 /// a member they moved to says it holds them.
 #[cfg(feature = "nats")]
 pub(super) async fn tick(
-    inner: &Arc<super::subs::Inner>,
+    inner: &Arc<super::node::Inner>,
     state: &crate::state::AppState,
     settled: bool,
 ) {

@@ -59,7 +59,23 @@ pub struct FlowEvent {
     pub reason: &'static str,
     /// The cells whose direction or cost changed (`changed` events only).
     pub cells: Vec<CellChange>,
+    /// Why a `resync` (fetch the field again) came: [`TOO_MANY_CELLS`], [`FELL_BEHIND`],
+    /// [`TAKEN_OVER`] or [`MOVED`]; absent on other events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<&'static str>,
 }
+
+/// A `resync`'s `why`: one repair changed more than [`MAX_EVENT_CELLS`] cells.
+pub const TOO_MANY_CELLS: &str = "too_many_cells";
+/// A `resync`'s `why`: the stream asked for events older than the recent-event buffer.
+pub const FELL_BEHIND: &str = "fell_behind";
+/// A `resync`'s `why`: the replica that held the field died; another one recomputed it from
+/// its stored definition on the map's current version (the repairs the dead one made cannot
+/// be replayed).
+pub const TAKEN_OVER: &str = "taken_over";
+/// A `resync`'s `why` on a stream's final event: another replica holds the field now (this
+/// one was cut off from the cluster); reconnect to follow it there.
+pub const MOVED: &str = "moved";
 
 /// What a stream sends next.
 #[derive(Debug)]
@@ -105,6 +121,7 @@ impl Feed {
             map_version: self.version,
             reason,
             cells: Vec::new(),
+            why: None,
         }
     }
 
@@ -133,9 +150,26 @@ impl Feed {
         }
         match &self.last {
             Some(ev) => Next::Send(Arc::clone(ev)),
-            None => Next::Send(Arc::new(self.bare(id, "resync"))),
+            None => Next::Send(Arc::new(FlowEvent {
+                why: Some(FELL_BEHIND),
+                ..self.bare(id, "resync")
+            })),
         }
     }
+}
+
+/// Where a field being registered comes from.
+#[derive(Clone, Debug)]
+pub enum Origin {
+    /// Created here: a new id and secret.
+    New,
+    /// Taken over from a replica that died: its id, and the `seq` of its last event there.
+    TakenOver {
+        /// Its id.
+        id: String,
+        /// The `seq` its stored record names.
+        seq: u64,
+    },
 }
 
 /// Patches waiting for a worker.
@@ -149,7 +183,9 @@ struct Queue {
 pub struct Flow {
     /// Its public id: 128 random bits in hex.
     pub id: String,
-    secret: String,
+    /// The secret that authorizes deletion; `None` for a field taken over from another
+    /// replica (the cluster keeps only its hash and checks it).
+    secret: Option<String>,
     /// The map it covers.
     pub map: String,
     /// Region and agent size, copied out of the field for the patch filter.
@@ -164,12 +200,21 @@ pub struct Flow {
 impl Flow {
     /// The secret that authorizes deletion (for the create answer only).
     pub fn secret(&self) -> &str {
-        &self.secret
+        self.secret.as_deref().unwrap_or_default()
     }
 
-    /// Whether `given` is this field's secret, compared in constant time.
+    /// Whether `given` is this field's secret, compared in constant time (never for a
+    /// field taken over: its secret is checked against the stored hash).
     pub fn secret_matches(&self, given: &str) -> bool {
-        crate::secret::same(given, &self.secret)
+        self.secret
+            .as_deref()
+            .is_some_and(|s| crate::secret::same(given, s))
+    }
+
+    /// The `seq` of its newest event, and whether it ended.
+    pub fn status(&self) -> (u64, bool) {
+        let feed = self.feed.lock().expect("feed lock");
+        (feed.seq, feed.last.is_some())
     }
 
     /// Runs `f` on the field with the map version and `seq` it holds for (the lock the
@@ -213,14 +258,17 @@ impl Flow {
         !(hi.x < a.x || lo.x > b.x || hi.y < a.y || lo.y > b.y)
     }
 
-    fn close(&self, reason: &'static str) {
+    fn close(&self, reason: &'static str, why: Option<&'static str>) {
         let seq = {
             let mut f = self.feed.lock().expect("feed lock");
             if f.last.is_some() {
                 return;
             }
             f.seq += 1;
-            let ev = Arc::new(f.bare(&self.id, reason));
+            let ev = Arc::new(FlowEvent {
+                why,
+                ..f.bare(&self.id, reason)
+            });
             f.last = Some(ev);
             f.seq
         };
@@ -367,6 +415,11 @@ impl Flows {
         }
     }
 
+    /// How long a field lives without a request or an open stream.
+    pub fn ttl(&self) -> Duration {
+        self.inner.ttl
+    }
+
     /// Cancelled when the server shuts down (streams end).
     pub fn shutdown_token(&self) -> &CancellationToken {
         &self.inner.shutdown
@@ -425,8 +478,13 @@ impl Flows {
     /// to [`Self::on_patch`], which takes the same lock. So either `current()` already sees
     /// the newer version (and its cells are in the diff), or the write's `on_patch` comes
     /// after this registration and repairs the field like any other.
+    ///
+    /// A field [`Origin::TakenOver`] keeps its id, has no secret here (the cluster checks
+    /// the stored hash), and its feed goes on after the stored `seq` with a `resync`
+    /// ([`TAKEN_OVER`]).
     pub fn register(
         &self,
+        origin: &Origin,
         map: &str,
         version: u64,
         field: FlowField,
@@ -450,23 +508,42 @@ impl Flows {
                 None => return Ok(None),
             },
         };
-        let mut id = self.new_id();
-        while flows.contains_key(&id) {
-            id = self.new_id();
+        let (id, secret, seq) = match origin {
+            Origin::New => {
+                let mut id = self.new_id();
+                while flows.contains_key(&id) {
+                    id = self.new_id();
+                }
+                (id, Some(random_hex128()), 0)
+            }
+            Origin::TakenOver { id, seq } if !flows.contains_key(id) => (id.clone(), None, *seq),
+            Origin::TakenOver { id, .. } => {
+                return Err(FlowError::TooMany(format!(
+                    "flow field {id:?} is held here already"
+                )));
+            }
+        };
+        let mut feed = Feed {
+            cap: self.inner.ring,
+            ring: VecDeque::new(),
+            seq,
+            version,
+            last: None,
+        };
+        if matches!(origin, Origin::TakenOver { .. }) {
+            let resync = FlowEvent {
+                why: Some(TAKEN_OVER),
+                ..feed.bare(&id, "resync")
+            };
+            feed.push(resync);
         }
         let flow = Arc::new(Flow {
             id: id.clone(),
-            secret: random_hex128(),
+            secret,
             map: map.to_owned(),
             reach,
             field: Mutex::new(field),
-            feed: Mutex::new(Feed {
-                cap: self.inner.ring,
-                ring: VecDeque::new(),
-                seq: 0,
-                version,
-                last: None,
-            }),
+            feed: Mutex::new(feed),
             changed: watch::channel(0).0,
             queue: Mutex::default(),
             lease: Lease::new(),
@@ -549,6 +626,16 @@ impl Flows {
 
     /// Ends field `id` with a final event `reason`; false when there was none.
     pub fn remove(&self, id: &str, reason: &'static str) -> bool {
+        self.end(id, reason, None)
+    }
+
+    /// Ends field `id` with a final `resync` that says why ([`MOVED`]): another replica
+    /// holds it now.
+    pub fn moved(&self, id: &str) -> bool {
+        self.end(id, "resync", Some(MOVED))
+    }
+
+    fn end(&self, id: &str, reason: &'static str, why: Option<&'static str>) -> bool {
         let removed = {
             let mut flows = self.inner.flows.lock().expect("flows lock");
             let f = flows.remove(id);
@@ -557,7 +644,7 @@ impl Flows {
         };
         match removed {
             Some(f) => {
-                f.close(reason);
+                f.close(reason, why);
                 true
             }
             None => false,
@@ -573,7 +660,7 @@ impl Flows {
             out
         };
         for f in &ended {
-            f.close(reason);
+            f.close(reason, None);
         }
         ended.len()
     }
@@ -648,6 +735,7 @@ fn drain(flow: &Flow) {
         let ev = if changed.len() > MAX_EVENT_CELLS {
             FlowEvent {
                 map_version: version,
+                why: Some(TOO_MANY_CELLS),
                 ..feed.bare(&flow.id, "resync")
             }
         } else {
@@ -663,6 +751,7 @@ fn drain(flow: &Flow) {
                         (p.x, p.y, field.direction_at(p), c)
                     })
                     .collect(),
+                why: None,
             }
         };
         let seq = feed.push(ev);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -21,11 +21,12 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::cluster::View;
 use crate::http::auth::{QueryAuth, carries_admin_token};
 use crate::http::error::{ApiError, ErrorCode, Json, Path};
 use crate::http::routes::cells::base64;
 use crate::http::routes::maps::lookup;
-use crate::live::flows::{Flow, Next, StreamGuard};
+use crate::live::flows::{Flow, Next, Origin, StreamGuard};
 use crate::state::AppState;
 
 /// The header that carries a flow field's secret on `DELETE`.
@@ -170,13 +171,16 @@ async fn create(
         .unwrap_or_else(|| Region::whole(&entry.grid))
         .cells() as u64;
     state.live().flows().check_room(cells)?;
-    let flow = compute_and_register(&state, &name, req.profile.as_deref(), spec).await?;
-    // Until the answer is ready, the field is removed again if this stops (the encoding
-    // refused by a full pool, or the client gone): nobody else could ever know its secret.
+    let profile = req.profile.as_deref();
+    let flow = compute_and_register(&state, &name, profile, spec, &Origin::New).await?;
+    // Until the answer is ready, the field is removed again if this stops (its record not
+    // stored, the encoding refused by a full pool, or the client gone): nobody else could
+    // ever know its secret.
     let unclaimed = Unclaimed {
         hub: state.live().clone(),
         id: Some(flow.id.clone()),
     };
+    state.cluster().adopt_flow(&flow).await?;
     let f = Arc::clone(&flow);
     let created = state
         .compute()
@@ -191,18 +195,25 @@ async fn create(
     if let Ok(loc) = HeaderValue::from_str(&format!("/v1/flowfields/{}", flow.id)) {
         resp.headers_mut().insert(header::LOCATION, loc);
     }
+    if let Some(r) = state.cluster().replica()
+        && let Ok(v) = HeaderValue::from_str(r)
+    {
+        resp.headers_mut().insert(crate::cluster::REPLICA_HEADER, v);
+    }
     Ok(resp)
 }
 
 /// Computes the field on the map's current version and registers it, caught up with any
 /// write that landed meanwhile (read-only work never holds the map's write order); only a
 /// map replaced by one of another shape meanwhile makes it compute again, and after
-/// [`OPTIMISTIC_TRIES`] of those, once under the write order.
-async fn compute_and_register(
+/// [`OPTIMISTIC_TRIES`] of those, once under the write order. A takeover makes the field of
+/// a dead replica again so (`origin`).
+pub(crate) async fn compute_and_register(
     state: &AppState,
     name: &str,
     profile: Option<&str>,
     spec: FlowSpec,
+    origin: &Origin,
 ) -> Result<Arc<crate::live::flows::Flow>, ApiError> {
     for attempt in 0..=OPTIMISTIC_TRIES {
         let _order = state
@@ -230,6 +241,7 @@ async fn compute_and_register(
             }
         };
         if let Some(flow) = state.live().flows().register(
+            origin,
             &entry.name,
             entry.version,
             field,
@@ -284,17 +296,22 @@ async fn read(
 }
 
 /// `DELETE /v1/flowfields/{id}` (operationId `deleteFlowField`): `204`; open streams get a
-/// final `deleted` event and end. Needs the secret (or the admin token): `403 forbidden`.
+/// final `deleted` event and end. Needs the secret (or the admin token): `403 forbidden`;
+/// with replicas it is checked against the stored hash (the gate's [`View`]).
 async fn remove(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    view: Option<Extension<View>>,
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
     let flow = state.live().flows().get(&id)?;
     let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
-    let allowed = given.is_some_and(|g| flow.secret_matches(g.trim()))
-        || carries_admin_token(&headers, &state);
+    let matches = |g: &str| match &view {
+        Some(Extension(v)) => v.secret_matches(g, |g| flow.secret_matches(g)),
+        None => flow.secret_matches(g),
+    };
+    let allowed = given.is_some_and(|g| matches(g.trim())) || carries_admin_token(&headers, &state);
     if !allowed {
         return Err(ApiError::forbidden(format!(
             "deleting a flow field needs its secret (from the create answer) in \
@@ -307,6 +324,7 @@ async fn remove(
         )));
     }
     if state.live().flows().remove(&id, "deleted") {
+        state.cluster().forget_flow(&id).await;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(state

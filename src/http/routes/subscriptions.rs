@@ -89,7 +89,7 @@ fn may_change(
     view: &View,
 ) -> Result<(), ApiError> {
     let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
-    if given.is_some_and(|g| view.secret_matches(sub, g.trim()))
+    if given.is_some_and(|g| view.secret_matches(g.trim(), |g| sub.secret_matches(g)))
         || carries_admin_token(headers, state)
     {
         Ok(())
