@@ -5,16 +5,14 @@
 
 use std::sync::Arc;
 
-use pathd_engine::{FlowSpec, Point, Region};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::node::Inner;
 use super::records::{Kind, Record, Records, adopt};
+use super::services::{ClusterError, FlowDefinition, Refused, Services};
 use super::{View, sha256_hex};
-use crate::http::error::{ApiError, ErrorCode};
 use crate::live::flows::{Flow, Origin};
-use crate::state::AppState;
 
 /// Flow fields.
 pub(super) struct FlowKind;
@@ -27,51 +25,6 @@ pub(super) struct FlowBody {
     /// Its owner drops it after this many seconds without a request or an open stream
     /// (the owner's TTL when it was made; whoever takes it over applies its own).
     pub ttl_secs: u64,
-}
-
-/// A flow field's definition: what its computation takes.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub(super) struct FlowDefinition {
-    goal: [u32; 2],
-    /// `[x, y, width, height]`: the region it was computed on (the whole map's when the
-    /// create named none, so that a map grown meanwhile does not change it).
-    region: [u32; 4],
-    max_cost: Option<f64>,
-    size: u32,
-    profile: Option<String>,
-}
-
-impl FlowDefinition {
-    /// The definition of `flow`.
-    fn of(flow: &Flow) -> FlowDefinition {
-        flow.read(|f, _, _| {
-            let r = f.region();
-            let max = f.max_cost();
-            FlowDefinition {
-                goal: [f.goal().x, f.goal().y],
-                region: [r.x, r.y, r.width, r.height],
-                max_cost: max.is_finite().then_some(max),
-                size: f.size(),
-                profile: flow.map.split_once('~').map(|(_, p)| p.to_owned()),
-            }
-        })
-    }
-
-    /// What the engine computes it from.
-    fn spec(&self) -> FlowSpec {
-        let [x, y, width, height] = self.region;
-        FlowSpec {
-            goal: Point::new(self.goal[0], self.goal[1]),
-            region: Some(Region {
-                x,
-                y,
-                width,
-                height,
-            }),
-            max_cost: self.max_cost,
-            size: self.size,
-        }
-    }
 }
 
 /// The view of flow field `id`: flow fields keep their id and `seq`s across a takeover
@@ -93,7 +46,6 @@ impl Kind for FlowKind {
     type Live = Flow;
     const BUCKET: &'static str = "pathd-flows";
     const NOUN: &'static str = "flow field";
-    const NOT_FOUND: ErrorCode = ErrorCode::FlowfieldNotFound;
 
     fn records(inner: &Inner) -> &Records<Self> {
         &inner.flows
@@ -116,23 +68,16 @@ impl Kind for FlowKind {
     }
 
     async fn rejoin(
-        state: &AppState,
+        services: &Services,
         id: &str,
         rec: &Record<FlowBody>,
-    ) -> Result<(Arc<Flow>, View), ApiError> {
-        let def = &rec.body.definition;
+    ) -> Result<(Arc<Flow>, View), Refused> {
         let origin = Origin::TakenOver {
             id: id.to_owned(),
             seq: rec.last_seq,
         };
-        let flow = crate::http::routes::flowfields::compute_and_register(
-            state,
-            &rec.map,
-            def.profile.as_deref(),
-            def.spec(),
-            &origin,
-        )
-        .await?;
+        let def = &rec.body.definition;
+        let flow = services.rejoin.flow_field(&rec.map, def, origin).await?;
         Ok((flow, view_of(id)))
     }
 
@@ -143,8 +88,10 @@ impl Kind for FlowKind {
 }
 
 /// Stores the record of `flow` (just made here; its id is already `<replica>-<32 hex>`).
-pub(super) async fn adopt_flow(inner: &Arc<Inner>, flow: &Arc<Flow>) -> Result<View, ApiError> {
-    let ttl_secs = inner.hub().map_or(0, |h| h.flows().ttl().as_secs());
+pub(super) async fn adopt_flow(inner: &Arc<Inner>, flow: &Arc<Flow>) -> Result<View, ClusterError> {
+    let ttl_secs = inner
+        .services()
+        .map_or(0, |s| s.hub.flows().ttl().as_secs());
     let rec = Record {
         owner: inner.replica.clone(),
         key: flow.map.clone(),
@@ -161,6 +108,8 @@ pub(super) async fn adopt_flow(inner: &Arc<Inner>, flow: &Arc<Flow>) -> Result<V
 
 #[cfg(test)]
 mod tests {
+    use pathd_engine::Point;
+
     use super::*;
 
     #[test]

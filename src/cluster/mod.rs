@@ -16,9 +16,9 @@
 //!   Subscriptions ([`subs`], bucket `pathd-subs`) store the create request (profile, goal,
 //!   size, options) and the agent's position; flow fields ([`flows`], bucket `pathd-flows`)
 //!   their goal, region, cost bound, size, profile and TTL.
-//! - **Forwarding** ([`gate`]): a request for a subscription or flow field this replica does
-//!   not hold is sent on to the owner's URL (the SSE body streamed through), headers kept;
-//!   the answer says who served it in [`REPLICA_HEADER`]. While an owner is gone and nobody
+//! - **Forwarding** (`crate::http::gate`, at the edge; [`directory`] says who holds what):
+//!   a request for a subscription or flow field this replica does not hold is sent on to
+//!   the owner's URL (the SSE body streamed through), headers kept; the answer says who served it in [`REPLICA_HEADER`]. While an owner is gone and nobody
 //!   has taken its records over yet, the request waits (at most [`FORWARD_WAIT`]) and then
 //!   answers `503 store_unavailable` with `Retry-After`.
 //! - **Takeover** ([`takeover`]): when an owner leaves the membership, the live replica that
@@ -32,7 +32,7 @@
 //!
 //! - **Placement** ([`placement`], `--placement K`): each map is held by the `K` live
 //!   members that rank highest for its name under the same rendezvous hashing; the others
-//!   keep its summary and the gate ([`gate::place`]) forwards its requests to a member whose
+//!   keep its summary and the gate (`crate::http::gate::place`) forwards its requests to a member whose
 //!   heartbeat says it holds it. A takeover goes to a holder of the map.
 //!
 //! Inside a replica, the hub ([`crate::live::Hub`]) knows nothing of this: the cluster keeps
@@ -42,11 +42,9 @@
 //! under its public id with its feed going on after the stored `seq`; its view only checks
 //! the secret against the stored hash.
 
+mod directory;
 #[cfg(feature = "nats")]
 mod flows;
-#[cfg(feature = "nats")]
-mod forward;
-pub mod gate;
 #[cfg(feature = "nats")]
 mod members;
 #[cfg(feature = "nats")]
@@ -54,6 +52,7 @@ mod node;
 pub mod placement;
 #[cfg(feature = "nats")]
 mod records;
+mod services;
 #[cfg(feature = "nats")]
 mod subs;
 #[cfg(feature = "nats")]
@@ -66,6 +65,7 @@ use serde::Serialize;
 
 use crate::live::{Event, Sub};
 pub use placement::{Placement, PlacementHealth};
+pub use services::{ClusterError, FlowDefinition, Held, Refused, Rejoin, Services, SubDefinition};
 
 /// The header that names the replica that served a subscription request.
 pub const REPLICA_HEADER: &str = "x-pathd-replica";
@@ -273,18 +273,18 @@ impl Cluster {
     /// `bound` is the listener's address (the default advertised URL is made from it).
     pub fn start(
         &self,
-        state: crate::AppState,
+        services: Services,
         bound: std::net::SocketAddr,
     ) -> Option<tokio::task::JoinHandle<()>> {
         #[cfg(feature = "nats")]
         {
             self.inner
                 .as_ref()
-                .map(|i| tokio::spawn(node::run(Arc::clone(i), state, bound)))
+                .map(|i| tokio::spawn(node::run(Arc::clone(i), services, bound)))
         }
         #[cfg(not(feature = "nats"))]
         {
-            let _ = (state, bound);
+            let _ = (services, bound);
             None
         }
     }
@@ -306,13 +306,13 @@ impl Cluster {
     pub async fn adopt(
         &self,
         sub: &Arc<Sub>,
-        request: &crate::http::dto::PathRequest,
-    ) -> Result<View, crate::ApiError> {
+        definition: SubDefinition,
+    ) -> Result<View, ClusterError> {
         #[cfg(feature = "nats")]
         if let Some(i) = &self.inner {
-            return subs::adopt_sub(i, sub, request).await;
+            return subs::adopt_sub(i, sub, definition).await;
         }
-        let _ = request;
+        let _ = definition;
         Ok(View::plain(sub))
     }
 
@@ -321,50 +321,12 @@ impl Cluster {
     pub async fn adopt_flow(
         &self,
         flow: &Arc<crate::live::flows::Flow>,
-    ) -> Result<Option<View>, crate::ApiError> {
+    ) -> Result<Option<View>, ClusterError> {
         #[cfg(feature = "nats")]
         if let Some(i) = &self.inner {
             return flows::adopt_flow(i, flow).await.map(Some);
         }
         let _ = flow;
         Ok(None)
-    }
-
-    /// The view of subscription `id` when this replica's hub holds it.
-    pub fn local(&self, id: &str) -> Option<View> {
-        #[cfg(feature = "nats")]
-        if let Some(i) = &self.inner {
-            return i.subs.view(id);
-        }
-        let _ = id;
-        None
-    }
-
-    /// The view of flow field `id` when this replica holds it.
-    pub fn local_flow(&self, id: &str) -> Option<View> {
-        #[cfg(feature = "nats")]
-        if let Some(i) = &self.inner {
-            return i.flows.view(id);
-        }
-        let _ = id;
-        None
-    }
-
-    /// Forgets subscription `id` (deleted through this replica) and deletes its record.
-    pub async fn forget(&self, id: &str) {
-        #[cfg(feature = "nats")]
-        if let Some(i) = &self.inner {
-            records::forget::<subs::SubKind>(i, id).await;
-        }
-        let _ = id;
-    }
-
-    /// Forgets flow field `id` (deleted through this replica) and deletes its record.
-    pub async fn forget_flow(&self, id: &str) {
-        #[cfg(feature = "nats")]
-        if let Some(i) = &self.inner {
-            records::forget::<flows::FlowKind>(i, id).await;
-        }
-        let _ = id;
     }
 }

@@ -11,11 +11,10 @@ use tokio::sync::Notify;
 use super::flows::FlowKind;
 use super::members::{Beat, Members};
 use super::records::{Kind, Records};
+use super::services::{ClusterError, Services};
 use super::subs::SubKind;
 use super::{ClusterHealth, HEARTBEAT};
 use crate::config::Config;
-use crate::http::error::{ApiError, ErrorCode};
-use crate::state::AppState;
 use crate::store::NatsOptions;
 
 const MEMBERS: &str = "pathd-members";
@@ -40,14 +39,11 @@ pub(crate) struct Inner {
     /// Set once this replica's membership key was written (a subscription or flow field is
     /// made here only after that, so that nobody takes it for an orphan).
     registered: std::sync::atomic::AtomicBool,
-    /// The client that forwards requests to other replicas.
-    pub(super) http: reqwest::Client,
     /// Wakes the takeover scan (a forwarded request found the owner gone).
     pub(super) kick: Notify,
     /// Cancelled when the server shuts down (set by `run`).
-    shutdown: OnceLock<tokio_util::sync::CancellationToken>,
-    /// The hub (set by `run`): a copy whose record was taken ends there.
-    hub: OnceLock<crate::live::Hub>,
+    /// What the cluster's tasks use (set by `run`).
+    services: OnceLock<Services>,
     /// Which maps this replica holds (`--placement K`; inactive otherwise).
     pub(super) placement: super::Placement,
     /// The maps held here as the last heartbeat said (`--placement K`).
@@ -56,17 +52,12 @@ pub(crate) struct Inner {
     pub(super) beat_now: std::sync::atomic::AtomicBool,
 }
 
-pub(super) fn store_unavailable(why: impl std::fmt::Display) -> ApiError {
+pub(super) fn store_unavailable(why: impl std::fmt::Display) -> ClusterError {
     tracing::warn!(error = %why, "cluster records unavailable");
-    ApiError {
-        retry_after: Some(1),
-        ..ApiError::new(
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::StoreUnavailable,
-            "the records of subscriptions and flow fields in NATS are not reachable; retry \
-             shortly",
-        )
-    }
+    ClusterError::StoreUnavailable(
+        "the records of subscriptions and flow fields in NATS are not reachable; retry shortly"
+            .into(),
+    )
 }
 
 impl Inner {
@@ -88,13 +79,8 @@ impl Inner {
             subs: Records::default(),
             flows: Records::default(),
             registered: std::sync::atomic::AtomicBool::new(false),
-            http: reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(1))
-                .build()
-                .expect("an HTTP client"),
             kick: Notify::new(),
-            shutdown: OnceLock::new(),
-            hub: OnceLock::new(),
+            services: OnceLock::new(),
             placement,
             held: Mutex::default(),
             beat_now: std::sync::atomic::AtomicBool::new(false),
@@ -111,32 +97,31 @@ impl Inner {
         }
     }
 
-    /// The URL of live member `id`.
-    pub(super) fn member_url(&self, id: &str) -> Option<String> {
-        self.members.url(id)
-    }
-
     /// Cancelled when the server shuts down (a default token until `run` set it).
     pub(super) fn shutdown_token(&self) -> tokio_util::sync::CancellationToken {
-        self.shutdown.get().cloned().unwrap_or_default()
+        self.services
+            .get()
+            .map(|s| s.shutdown.clone())
+            .unwrap_or_default()
     }
 
-    /// The hub (once `run` set it).
-    pub(super) fn hub(&self) -> Option<&crate::live::Hub> {
-        self.hub.get()
+    /// What the cluster's tasks use (once `run` set it).
+    pub(super) fn services(&self) -> Option<&Services> {
+        self.services.get()
     }
 }
 
 /// Writes this replica's membership key unless the heartbeat already has (a replica serves
 /// requests from its start; it becomes a member once ready, or at its first subscription).
-pub(super) async fn register(inner: &Inner) -> Result<(), ApiError> {
+pub(super) async fn register(inner: &Inner) -> Result<(), ClusterError> {
     if inner.registered.load(std::sync::atomic::Ordering::Acquire) {
         return Ok(());
     }
     let members = connected(&inner.members_kv).await?;
     let url = inner.advertise.get().cloned().unwrap_or_default();
     let held = inner.held.lock().expect("held lock").clone();
-    let beat = serde_json::to_vec(&Beat { url, held }).map_err(ApiError::internal)?;
+    let beat = serde_json::to_vec(&Beat { url, held })
+        .map_err(|e| ClusterError::Internal(e.to_string()))?;
     members
         .put(&inner.replica, beat.into())
         .await
@@ -149,7 +134,7 @@ pub(super) async fn register(inner: &Inner) -> Result<(), ApiError> {
 
 /// The bucket in `cell`; waits a little for it while the first connection is made (a
 /// replica is ready before it has reached NATS).
-pub(super) async fn connected(cell: &OnceLock<kv::Store>) -> Result<&kv::Store, ApiError> {
+pub(super) async fn connected(cell: &OnceLock<kv::Store>) -> Result<&kv::Store, ClusterError> {
     let t = Instant::now();
     loop {
         if let Some(kv) = cell.get() {
@@ -177,15 +162,14 @@ fn mirror<K: Kind>(inner: &Arc<Inner>) -> tokio::task::JoinHandle<()> {
 }
 
 /// Connects, then runs the heartbeat, the watchers and the takeover scan until shutdown.
-pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::SocketAddr) {
+pub(super) async fn run(inner: Arc<Inner>, services: Services, bound: std::net::SocketAddr) {
     let url = inner
         .configured_url
         .clone()
         .unwrap_or_else(|| default_url(bound));
     let _ = inner.advertise.set(url.clone());
-    let token = state.shutdown_token().clone();
-    let _ = inner.shutdown.set(token.clone());
-    let _ = inner.hub.set(state.live().clone());
+    let token = services.shutdown.clone();
+    let _ = inner.services.set(services.clone());
     let connected = tokio::select! {
         c = connect(&inner) => c,
         _ = token.cancelled() => return,
@@ -220,7 +204,7 @@ pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::Soc
         }
         // Members are ready replicas: nothing is forwarded to (or taken over by) one that
         // has not loaded its maps.
-        if !state.is_ready() {
+        if !(services.ready)() {
             continue;
         }
         let now = inner
@@ -228,7 +212,8 @@ pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::Soc
             .swap(false, std::sync::atomic::Ordering::AcqRel);
         if now || last_beat.is_none_or(|t| t.elapsed() >= HEARTBEAT) {
             let held = inner.placement.active().then(|| {
-                state
+                services
+                    .maps
                     .registry()
                     .list()
                     .iter()
@@ -252,12 +237,12 @@ pub(super) async fn run(inner: Arc<Inner>, state: AppState, bound: std::net::Soc
                 Err(e) => tracing::warn!(error = %e, "membership heartbeat not written"),
             }
         }
-        super::takeover::scan::<SubKind>(&inner, &state).await;
-        super::takeover::scan::<FlowKind>(&inner, &state).await;
+        super::takeover::scan::<SubKind>(&inner, &services).await;
+        super::takeover::scan::<FlowKind>(&inner, &services).await;
         // A member for a heartbeat has seen every other member's key refreshed at least
         // once: its view of the membership is whole, and placement can follow it.
         let settled = member_since.is_some_and(|t| t.elapsed() >= HEARTBEAT);
-        super::placement::tick(&inner, &state, settled).await;
+        super::placement::tick(&inner, &services.maps, settled).await;
     }
     // Leaving: the others take this replica's subscriptions and flow fields over at once.
     let _ = members_kv.delete(&inner.replica).await;

@@ -22,8 +22,7 @@ use tokio::sync::{Notify, watch};
 
 use super::View;
 use super::node::{Inner, store_unavailable};
-use crate::http::error::{ApiError, ErrorCode};
-use crate::state::AppState;
+use super::services::{ClusterError, Refused, Services};
 
 /// A live thing's record: what every kind stores, and the kind's own part (`body`, whose
 /// fields sit beside the others in the stored JSON).
@@ -52,10 +51,8 @@ pub(super) trait Kind: Sized + Send + Sync + 'static {
     type Live: Send + Sync + 'static;
     /// Its KV bucket.
     const BUCKET: &'static str;
-    /// Its name in messages and logs.
+    /// Its name in logs.
     const NOUN: &'static str;
-    /// The error code of an id nobody holds.
-    const NOT_FOUND: ErrorCode;
     /// Its records in the cluster's state.
     fn records(inner: &Inner) -> &Records<Self>;
     /// The `seq` of its newest event here, and whether it ended.
@@ -69,10 +66,10 @@ pub(super) trait Kind: Sized + Send + Sync + 'static {
     fn end(hub: &crate::live::Hub, local: &str);
     /// Makes it again here from its record (a takeover), on the map's current version.
     fn rejoin(
-        state: &AppState,
+        services: &Services,
         id: &str,
         rec: &Record<Self::Body>,
-    ) -> impl Future<Output = Result<(Arc<Self::Live>, View), ApiError>> + Send;
+    ) -> impl Future<Output = Result<(Arc<Self::Live>, View), Refused>> + Send;
     /// Counts a takeover that took `seconds`.
     fn taken_over(seconds: f64);
 }
@@ -118,7 +115,7 @@ impl<K: Kind> Records<K> {
     }
 
     /// The bucket (waits a little while the first connection is made).
-    async fn store(&self) -> Result<&kv::Store, ApiError> {
+    async fn store(&self) -> Result<&kv::Store, ClusterError> {
         super::node::connected(&self.kv).await
     }
 
@@ -129,7 +126,7 @@ impl<K: Kind> Records<K> {
     }
 
     /// Record `id` (`Ok(None)`: there is none).
-    pub async fn record(&self, id: &str) -> Result<Option<Record<K::Body>>, ApiError> {
+    pub async fn record(&self, id: &str) -> Result<Option<Record<K::Body>>, ClusterError> {
         match self.store().await?.entry(id).await {
             Ok(Some(e)) if e.operation == kv::Operation::Put => {
                 Ok(serde_json::from_slice(&e.value).ok())
@@ -189,6 +186,10 @@ impl<K: Kind> Records<K> {
     }
 }
 
+fn internal(e: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Internal(e.to_string())
+}
+
 /// Stores the record `rec` of `live` (just made here, `view` its view) under `view.id`: on
 /// a task of its own (a write that must complete), the request only waits for it.
 pub(super) async fn adopt<K: Kind>(
@@ -196,13 +197,13 @@ pub(super) async fn adopt<K: Kind>(
     live: &Arc<K::Live>,
     view: View,
     rec: Record<K::Body>,
-) -> Result<View, ApiError> {
+) -> Result<View, ClusterError> {
     super::node::register(inner).await?;
     let i = Arc::clone(inner);
     let live = Arc::clone(live);
     tokio::spawn(async move { own::<K>(&i, live, view, rec).await })
         .await
-        .map_err(ApiError::internal)?
+        .map_err(internal)?
 }
 
 /// Writes `rec` (a create, or after a claim), registers `view` as held here and starts the
@@ -212,10 +213,10 @@ pub(super) async fn own<K: Kind>(
     live: Arc<K::Live>,
     view: View,
     rec: Record<K::Body>,
-) -> Result<View, ApiError> {
+) -> Result<View, ClusterError> {
     let records = K::records(inner);
     let kv = records.store().await?;
-    let body = serde_json::to_vec(&rec).map_err(ApiError::internal)?;
+    let body = serde_json::to_vec(&rec).map_err(internal)?;
     let revision = kv
         .put(&view.id, body.into())
         .await
@@ -329,7 +330,7 @@ fn lost<K: Kind>(inner: &Inner, view: &View) {
         .lock()
         .expect("owned lock")
         .remove(&view.id);
-    if let Some(hub) = inner.hub() {
-        K::end(hub, &view.local);
+    if let Some(s) = inner.services() {
+        K::end(&s.hub, &view.local);
     }
 }

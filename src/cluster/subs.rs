@@ -8,11 +8,9 @@ use tokio::sync::watch;
 
 use super::node::Inner;
 use super::records::{Kind, Record, Records, adopt};
+use super::services::{ClusterError, Refused, Services, SubDefinition};
 use super::{View, sha256_hex};
-use crate::http::dto::PathRequest;
-use crate::http::error::{ApiError, ErrorCode};
 use crate::live::Sub;
-use crate::state::AppState;
 
 /// Subscriptions.
 pub(super) struct SubKind;
@@ -21,52 +19,9 @@ pub(super) struct SubKind;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub(super) struct SubBody {
     /// What it was created with, but the start (the agent is at `position`).
-    pub definition: Definition,
+    pub definition: SubDefinition,
     /// The agent's position now.
     pub position: [u32; 2],
-}
-
-/// The create request of a subscription, as its record keeps it: the fields a
-/// subscription's search takes (the start is the record's `position`).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub(super) struct Definition {
-    goal: [u32; 2],
-    profile: Option<String>,
-    size: Option<u32>,
-    algorithm: Option<String>,
-    weight: Option<f64>,
-    max_expansions: Option<u64>,
-    timeout_ms: Option<u64>,
-    smooth: Option<bool>,
-    heuristic: Option<String>,
-    tie_break: Option<String>,
-}
-
-impl Definition {
-    /// `r`'s definition, heading for `goal` (the subscription's: the request may name it
-    /// in more than one way).
-    fn of(r: &PathRequest, goal: pathd_engine::Point) -> Definition {
-        Definition {
-            goal: [goal.x, goal.y],
-            profile: r.profile.clone(),
-            size: r.size,
-            algorithm: r.algorithm.clone(),
-            weight: r.weight,
-            max_expansions: r.max_expansions,
-            timeout_ms: r.timeout_ms,
-            smooth: r.smooth,
-            heuristic: r.heuristic.clone(),
-            tie_break: r.tie_break.clone(),
-        }
-    }
-
-    /// The create request again, from `start` (through the request's own parser, so that
-    /// fields it gains later stay unset).
-    pub(super) fn request(&self, start: [u32; 2]) -> Result<PathRequest, ApiError> {
-        let mut v = serde_json::to_value(self).map_err(ApiError::internal)?;
-        v["start"] = serde_json::json!(start);
-        serde_json::from_value(v).map_err(ApiError::internal)
-    }
 }
 
 impl Kind for SubKind {
@@ -74,7 +29,6 @@ impl Kind for SubKind {
     type Live = Sub;
     const BUCKET: &'static str = "pathd-subs";
     const NOUN: &'static str = "subscription";
-    const NOT_FOUND: ErrorCode = ErrorCode::SubscriptionNotFound;
 
     fn records(inner: &Inner) -> &Records<Self> {
         &inner.subs
@@ -102,20 +56,14 @@ impl Kind for SubKind {
     }
 
     async fn rejoin(
-        state: &AppState,
+        services: &Services,
         id: &str,
         rec: &Record<SubBody>,
-    ) -> Result<(Arc<Sub>, View), ApiError> {
-        let req = rec.body.definition.request(rec.body.position)?;
-        let (query, timeout) = req.to_query(state.config())?;
-        let sub = crate::http::routes::subscriptions::join(
-            state,
-            &rec.map,
-            req.profile.as_deref(),
-            &query,
-            timeout,
-        )
-        .await?;
+    ) -> Result<(Arc<Sub>, View), Refused> {
+        let body = &rec.body;
+        let sub = (services.rejoin)
+            .subscription(&rec.map, &body.definition, body.position)
+            .await?;
         // The hub's `seq`s start again at 1: shown after the stored last seq, the first
         // as `resync`.
         let view = View {
@@ -133,12 +81,13 @@ impl Kind for SubKind {
     }
 }
 
-/// Stores the record of `sub` (just joined here) under a new public id.
+/// Stores the record of `sub` (just joined here, as `definition` says) under a new public
+/// id.
 pub(super) async fn adopt_sub(
     inner: &Arc<Inner>,
     sub: &Arc<Sub>,
-    request: &PathRequest,
-) -> Result<View, ApiError> {
+    definition: SubDefinition,
+) -> Result<View, ClusterError> {
     let view = View {
         id: format!("{}-{:032x}", inner.replica, rand::random::<u128>()),
         ..View::plain(sub)
@@ -149,42 +98,11 @@ pub(super) async fn adopt_sub(
         key: sub.map.clone(),
         map: sub.map.split('~').next().unwrap_or_default().to_owned(),
         body: SubBody {
-            definition: Definition::of(request, sub.goal),
+            definition,
             position: [p.x, p.y],
         },
         last_seq: sub.feed().current().seq,
         secret_sha256: sha256_hex(sub.secret()),
     };
     adopt::<SubKind>(inner, sub, view, rec).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_definition_gives_back_the_request_from_the_agents_position() {
-        let req: PathRequest = serde_json::from_value(serde_json::json!({
-            "start": [1, 2], "goal": [7, 8], "profile": "boat", "size": 2,
-            "max_expansions": 99, "timeout_ms": 50, "min_version": 3
-        }))
-        .unwrap();
-        let d = Definition::of(&req, pathd_engine::Point::new(7, 8));
-        let stored: Definition = serde_json::from_slice(&serde_json::to_vec(&d).unwrap()).unwrap();
-        let again = stored.request([4, 5]).unwrap();
-        assert_eq!(again.start, [4, 5]);
-        assert_eq!(
-            serde_json::to_value(stored).unwrap()["goal"],
-            serde_json::json!([7, 8])
-        );
-        assert_eq!(
-            (again.profile.as_deref(), again.size),
-            (Some("boat"), Some(2))
-        );
-        assert_eq!(
-            (again.max_expansions, again.timeout_ms),
-            (Some(99), Some(50))
-        );
-        assert_eq!(again.min_version, None, "a takeover waits for no version");
-    }
 }

@@ -7,13 +7,12 @@ use std::time::Instant;
 
 use super::node::Inner;
 use super::records::{Kind, Record, own};
+use super::services::{ClusterError, Refused, Services};
 use super::{HEARTBEAT, members};
-use crate::http::error::ApiError;
-use crate::state::AppState;
 
 /// Takes over every record of kind `K` whose owner is gone and that rendezvous hashing gives
 /// to this replica.
-pub(super) async fn scan<K: Kind>(inner: &Arc<Inner>, state: &AppState) {
+pub(super) async fn scan<K: Kind>(inner: &Arc<Inner>, services: &Services) {
     let live = inner.members.live();
     if !live.iter().any(|m| m.id == inner.replica) {
         return; // not a member (yet, or cut off): take nothing
@@ -46,15 +45,13 @@ pub(super) async fn scan<K: Kind>(inner: &Arc<Inner>, state: &AppState) {
     };
     for (id, rec, revision) in orphans {
         let started = Instant::now();
-        match take_over::<K>(inner, state, &id, rec, revision).await {
+        match take_over::<K>(inner, services, &id, rec, revision).await {
             Ok(true) => {
                 K::taken_over(started.elapsed().as_secs_f64());
                 tracing::info!(id = %id, kind = K::NOUN, "taken over");
             }
             Ok(false) => {}
-            Err(e) => {
-                tracing::warn!(id = %id, kind = K::NOUN, error = %e.message, "takeover failed");
-            }
+            Err(e) => tracing::warn!(id = %id, kind = K::NOUN, error = %e, "takeover failed"),
         }
     }
 }
@@ -63,39 +60,37 @@ pub(super) async fn scan<K: Kind>(inner: &Arc<Inner>, state: &AppState) {
 /// replica claimed it first or it changed meanwhile.
 async fn take_over<K: Kind>(
     inner: &Arc<Inner>,
-    state: &AppState,
+    services: &Services,
     id: &str,
     rec: Record<K::Body>,
     revision: u64,
-) -> Result<bool, ApiError> {
+) -> Result<bool, ClusterError> {
     let records = K::records(inner);
     let Some(claimed) = records.claim(&inner.replica, id, &rec, revision).await else {
         return Ok(false);
     };
-    let (live, view) = match K::rejoin(state, id, &claimed).await {
+    let (live, view) = match K::rejoin(services, id, &claimed).await {
         Ok(joined) => joined,
-        Err(e) if matches!(e.status.as_u16(), 400 | 404) => {
+        Err(Refused::Ended(why)) => {
             // The map (or profile) is gone, or the agent's cell or the goal is a wall now:
-            // it cannot live on; its record goes. (Anything else, say `429` for a full hub
-            // or an overloaded pool, is tried again at the next scan: the record is claimed,
-            // and a claimed record not held here is taken over again.)
-            tracing::info!(id = %id, kind = K::NOUN, error = %e.message, "not taken over; ended");
+            // it cannot live on; its record goes.
+            tracing::info!(id = %id, kind = K::NOUN, error = %why, "not taken over; ended");
             records.drop_record(id).await;
             return Ok(false);
         }
-        Err(e) => return Err(e),
+        // Not now (a full hub, an overloaded pool): tried again at the next scan (the
+        // record is claimed, and a claimed record not held here is taken over again).
+        Err(Refused::Later(why)) => return Err(ClusterError::Internal(why)),
     };
     let local = view.local.clone();
     let i = Arc::clone(inner);
     let owned = tokio::spawn(async move { own::<K>(&i, live, view, claimed).await })
         .await
-        .map_err(ApiError::internal)
+        .map_err(|e| ClusterError::Internal(e.to_string()))
         .and_then(|r| r);
     if let Err(e) = owned {
         // Not recorded as held here: the copy goes too (the next scan tries again).
-        if let Some(hub) = inner.hub() {
-            K::end(hub, &local);
-        }
+        K::end(&services.hub, &local);
         return Err(e);
     }
     Ok(true)

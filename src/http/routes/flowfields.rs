@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::View;
+use crate::cluster::{Held, View};
 use crate::http::auth::{QueryAuth, carries_admin_token};
 use crate::http::error::{ApiError, ErrorCode, Json, Path};
 use crate::http::routes::cells::base64;
@@ -324,7 +324,7 @@ async fn remove(
         )));
     }
     if state.live().flows().remove(&id, "deleted") {
-        state.cluster().forget_flow(&id).await;
+        state.cluster().forget(Held::FlowField, &id).await;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(state

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::View;
+use crate::cluster::{Held, View};
 use crate::http::auth::{QueryAuth, carries_admin_token};
 use crate::http::dto::PathRequest;
 use crate::http::error::{ApiError, Json, Path};
@@ -184,11 +184,15 @@ async fn create(
     lookup(&state, &name)?;
     state.live().check_room(&name)?;
     let sub = join(&state, &name, req.profile.as_deref(), &query, timeout).await?;
-    let view = match state.cluster().adopt(&sub, &req).await {
+    let view = match state
+        .cluster()
+        .adopt(&sub, crate::http::gate::definition(&req, sub.goal))
+        .await
+    {
         Ok(v) => v,
         Err(e) => {
             state.live().remove(&sub.id, "deleted");
-            return Err(e);
+            return Err(e.into());
         }
     };
     tracing::info!(map = %name, subscription = %view.id, "subscription created");
@@ -316,7 +320,7 @@ async fn remove(
     let (sub, view) = here(&state, &id, view)?;
     may_change(&state, &headers, &sub, &view)?;
     if state.live().remove(&view.local, "deleted") {
-        state.cluster().forget(&view.id).await;
+        state.cluster().forget(Held::Subscription, &view.id).await;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(state

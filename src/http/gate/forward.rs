@@ -7,6 +7,7 @@
 //! through (an SSE stream stays a stream). A forwarded request is never forwarded again: a
 //! replica that does not hold it answers `421`, and the first replica looks again.
 
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -14,10 +15,25 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 
-use super::records::Kind;
-use super::{FORWARD_WAIT, FORWARDED_HEADER, View};
+use crate::cluster::{FORWARD_WAIT, FORWARDED_HEADER, Held, Member, View};
 use crate::http::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+
+/// The client that forwards requests to other replicas.
+static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(1))
+        .build()
+        .expect("an HTTP client")
+});
+
+/// The error code of an id of `held` nobody holds.
+fn not_found_code(held: Held) -> ErrorCode {
+    match held {
+        Held::Subscription => ErrorCode::SubscriptionNotFound,
+        Held::FlowField => ErrorCode::FlowfieldNotFound,
+    }
+}
 
 /// What the gate does with a request.
 pub(super) enum Outcome {
@@ -34,11 +50,11 @@ fn plausible(id: &str) -> bool {
         .is_some_and(|(r, rest)| hex(r, 12) && hex(rest, 32))
 }
 
-fn not_found<K: Kind>(id: &str) -> Response {
+fn not_found(held: Held, id: &str) -> Response {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        K::NOT_FOUND,
-        format!("no {} {id:?}", K::NOUN),
+        not_found_code(held),
+        format!("no {} {id:?}", held.noun()),
     )
     .into_response()
 }
@@ -64,14 +80,14 @@ fn hop_by_hop(name: &header::HeaderName) -> bool {
 /// Serves `id` (of kind `K`) from its owner (waiting at most [`FORWARD_WAIT`] for an owner
 /// that is gone to be replaced), or hands the request back when this replica holds it by
 /// then.
-pub(super) async fn forward<K: Kind>(state: &AppState, id: &str, req: Request) -> Outcome {
-    let Some(inner) = state.cluster().inner.clone() else {
-        return Outcome::Answer(not_found::<K>(id));
+pub(super) async fn forward(state: &AppState, held: Held, id: &str, req: Request) -> Outcome {
+    let cluster = state.cluster();
+    let Some(me) = cluster.replica() else {
+        return Outcome::Answer(not_found(held, id));
     };
     if !plausible(id) {
-        return Outcome::Answer(not_found::<K>(id));
+        return Outcome::Answer(not_found(held, id));
     }
-    let records = K::records(&inner);
     let forwarded = req.headers().contains_key(FORWARDED_HEADER);
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
@@ -85,7 +101,7 @@ pub(super) async fn forward<K: Kind>(state: &AppState, id: &str, req: Request) -
     let deadline = Instant::now() + FORWARD_WAIT;
     let mut first = true;
     loop {
-        if let Some(view) = records.view(id) {
+        if let Some(view) = cluster.view(held, id) {
             return Outcome::Here(Box::new((
                 Request::from_parts(parts, Body::from(bytes)),
                 view,
@@ -93,44 +109,39 @@ pub(super) async fn forward<K: Kind>(state: &AppState, id: &str, req: Request) -
         }
         // First from the watcher's mirror of the records (no round trip to NATS); when that
         // led nowhere (an owner gone, or one that no longer holds it), from the bucket.
-        let cached = if first { records.mirrored(id) } else { None };
+        let owner = match cluster.owner(held, id, first).await {
+            Ok(Some(o)) => o,
+            Ok(None) => return Outcome::Answer(not_found(held, id)),
+            Err(e) => return Outcome::Answer(ApiError::from(e).into_response()),
+        };
         first = false;
-        let rec = match cached {
-            Some(r) => Ok(Some(r)),
-            None => records.record(id).await,
-        };
-        let rec = match rec {
-            Ok(Some(r)) => r,
-            Ok(None) => return Outcome::Answer(not_found::<K>(id)),
-            Err(e) => return Outcome::Answer(e.into_response()),
-        };
         if forwarded {
             // The first replica looks again (the record may be moving right now).
             return Outcome::Answer(
                 ApiError::new(
                     StatusCode::MISDIRECTED_REQUEST,
-                    K::NOT_FOUND,
-                    format!("{} {id:?} is not held by this replica", K::NOUN),
+                    not_found_code(held),
+                    format!("{} {id:?} is not held by this replica", held.noun()),
                 )
                 .into_response(),
             );
         }
-        if rec.owner != inner.replica {
-            match inner.member_url(&rec.owner) {
-                Some(url) => match send(&inner, &url, &parts, bytes.clone()).await {
+        if owner != me {
+            match cluster.member_url(&owner) {
+                Some(url) => match send(me, &url, &parts, bytes.clone()).await {
                     Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
                         metrics::counter!("pathd_forwarded_requests_total", "outcome" => "answered")
                             .increment(1);
-                        return Outcome::Answer(relay(resp, &inner.replica));
+                        return Outcome::Answer(relay(resp, me));
                     }
                     Ok(_) => {}
                     Err(e) => {
                         metrics::counter!("pathd_forwarded_requests_total", "outcome" => "unreachable")
                             .increment(1);
-                        tracing::debug!(owner = %rec.owner, error = %e, "owner not reachable");
+                        tracing::debug!(%owner, error = %e, "owner not reachable");
                     }
                 },
-                None => inner.kick.notify_one(),
+                None => cluster.kick(),
             }
         }
         if Instant::now() >= deadline {
@@ -143,7 +154,7 @@ pub(super) async fn forward<K: Kind>(state: &AppState, id: &str, req: Request) -
                         format!(
                             "the replica that owns {} {id:?} is gone and no replica has taken \
                              it over yet; retry shortly",
-                            K::NOUN
+                            held.noun()
                         ),
                     )
                 }
@@ -170,10 +181,10 @@ pub(super) enum MapOutcome {
 /// here when placement gives the map here, else answered `421` (the first replica tries
 /// the next holder).
 pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> MapOutcome {
-    let Some(inner) = state.cluster().inner.clone() else {
+    let cluster = state.cluster();
+    let (Some(p), Some(me)) = (cluster.placement(), cluster.replica()) else {
         return MapOutcome::Here(Box::new(req));
     };
-    let p = &inner.placement;
     let forwarded = req.headers().contains_key(FORWARDED_HEADER);
     let unknown = p.stub(name).is_none();
     if unknown && p.wants(name) {
@@ -200,36 +211,31 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
     };
     let deadline = Instant::now() + FORWARD_WAIT;
     loop {
-        if super::gate::held_here(state, name) {
+        if super::held_here(state, name) {
             return MapOutcome::Here(Box::new(Request::from_parts(parts, Body::from(bytes))));
         }
         if !forwarded {
-            let holding = inner.members.holding(name);
-            let mut candidates: Vec<super::Member> = super::members::ranked(name, &holding)
-                .into_iter()
-                .filter(|m| m.id != inner.replica)
-                .cloned()
-                .collect();
+            let mut candidates = cluster.holders_of(name);
             if candidates.is_empty() && p.stub(name).is_none() {
                 // Nobody has it: the replica placement gives it to answers (a create, or
                 // `404`).
                 if let Some(first) = p.holders(name).first()
-                    && *first != inner.replica
-                    && let Some(url) = inner.member_url(first)
+                    && *first != me
+                    && let Some(url) = cluster.member_url(first)
                 {
-                    candidates.push(super::Member {
+                    candidates.push(Member {
                         id: first.clone(),
                         url,
                     });
                 }
             }
             for c in candidates {
-                match send(&inner, &c.url, &parts, bytes.clone()).await {
+                match send(me, &c.url, &parts, bytes.clone()).await {
                     Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
                         p.forwarded();
                         metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "answered")
                             .increment(1);
-                        return MapOutcome::Answer(relay(resp, &inner.replica));
+                        return MapOutcome::Answer(relay(resp, me));
                     }
                     Ok(_) => {}
                     Err(e) => {
@@ -258,14 +264,15 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
                 .into_response(),
             );
         }
-        inner.kick.notify_one();
+        cluster.kick();
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
-/// Sends the request to `base` (the owner); the answer's headers within 10 s.
+/// Sends the request to `base` (the owner) as forwarded by `me`; the answer's headers
+/// within 10 s.
 async fn send(
-    inner: &super::node::Inner,
+    me: &str,
     base: &str,
     parts: &Parts,
     body: axum::body::Bytes,
@@ -280,11 +287,10 @@ async fn send(
             headers.append(k.clone(), v.clone());
         }
     }
-    if let Ok(me) = HeaderValue::from_str(&inner.replica) {
+    if let Ok(me) = HeaderValue::from_str(me) {
         headers.insert(FORWARDED_HEADER, me);
     }
-    let req = inner
-        .http
+    let req = CLIENT
         .request(parts.method.clone(), format!("{base}{path}"))
         .headers(headers)
         .body(body);
