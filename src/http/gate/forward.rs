@@ -15,7 +15,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 
-use crate::cluster::{FORWARD_WAIT, FORWARDED_HEADER, Held, Member, View};
+use crate::cluster::{ClusterError, FORWARD_WAIT, FORWARDED_HEADER, Held, Member, View};
 use crate::http::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
@@ -89,14 +89,9 @@ pub(super) async fn forward(state: &AppState, held: Held, id: &str, req: Request
         return Outcome::Answer(not_found(held, id));
     }
     let forwarded = req.headers().contains_key(FORWARDED_HEADER);
-    let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
+    let (parts, bytes) = match buffered(state, req).await {
         Ok(b) => b,
-        Err(_) => {
-            return Outcome::Answer(
-                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
-            );
-        }
+        Err(resp) => return Outcome::Answer(resp),
     };
     let deadline = Instant::now() + FORWARD_WAIT;
     let mut first = true;
@@ -128,38 +123,22 @@ pub(super) async fn forward(state: &AppState, held: Held, id: &str, req: Request
         }
         if owner != me {
             match cluster.member_url(&owner) {
-                Some(url) => match send(me, &url, &parts, bytes.clone()).await {
-                    Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
-                        metrics::counter!("pathd_forwarded_requests_total", "outcome" => "answered")
-                            .increment(1);
-                        return Outcome::Answer(relay(resp, me));
+                Some(url) => {
+                    let metric = "pathd_forwarded_requests_total";
+                    let to = (me, owner.as_str(), url.as_str());
+                    if let Some(resp) = answer_from(to, &parts, &bytes, metric).await {
+                        return Outcome::Answer(resp);
                     }
-                    Ok(_) => {}
-                    Err(e) => {
-                        metrics::counter!("pathd_forwarded_requests_total", "outcome" => "unreachable")
-                            .increment(1);
-                        tracing::debug!(%owner, error = %e, "owner not reachable");
-                    }
-                },
+                }
                 None => cluster.kick(),
             }
         }
         if Instant::now() >= deadline {
-            return Outcome::Answer(
-                ApiError {
-                    retry_after: Some(1),
-                    ..ApiError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        ErrorCode::StoreUnavailable,
-                        format!(
-                            "the replica that owns {} {id:?} is gone and no replica has taken \
+            return Outcome::Answer(retry_shortly(format!(
+                "the replica that owns {} {id:?} is gone and no replica has taken \
                              it over yet; retry shortly",
-                            held.noun()
-                        ),
-                    )
-                }
-                .into_response(),
-            );
+                held.noun()
+            )));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -200,14 +179,9 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
             .into_response(),
         );
     }
-    let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
+    let (parts, bytes) = match buffered(state, req).await {
         Ok(b) => b,
-        Err(_) => {
-            return MapOutcome::Answer(
-                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
-            );
-        }
+        Err(resp) => return MapOutcome::Answer(resp),
     };
     let deadline = Instant::now() + FORWARD_WAIT;
     loop {
@@ -230,42 +204,62 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
                 }
             }
             for c in candidates {
-                match send(me, &c.url, &parts, bytes.clone()).await {
-                    Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
-                        p.forwarded();
-                        metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "answered")
-                            .increment(1);
-                        return MapOutcome::Answer(relay(resp, me));
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "unreachable")
-                            .increment(1);
-                        tracing::debug!(holder = %c.id, error = %e, "holder not reachable");
-                    }
+                let metric = "pathd_map_forwarded_requests_total";
+                let to = (me, c.id.as_str(), c.url.as_str());
+                if let Some(resp) = answer_from(to, &parts, &bytes, metric).await {
+                    p.forwarded();
+                    return MapOutcome::Answer(resp);
                 }
             }
         }
         if Instant::now() >= deadline {
             metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "no_holder")
                 .increment(1);
-            return MapOutcome::Answer(
-                ApiError {
-                    retry_after: Some(1),
-                    ..ApiError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        ErrorCode::StoreUnavailable,
-                        format!(
-                            "no replica has map {name:?} ready: its holder is gone and the next \
+            return MapOutcome::Answer(retry_shortly(format!(
+                "no replica has map {name:?} ready: its holder is gone and the next \
                              one is still loading it; retry shortly"
-                        ),
-                    )
-                }
-                .into_response(),
-            );
+            )));
         }
         cluster.kick();
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The answer of replica `to` (`(me, its id, its URL)`), relayed; `None` when it answered
+/// `421` (it does not hold it after all) or did not answer. Counted in `metric` by
+/// `outcome`.
+async fn answer_from(
+    (me, id, url): (&str, &str, &str),
+    parts: &Parts,
+    bytes: &axum::body::Bytes,
+    metric: &'static str,
+) -> Option<Response> {
+    match send(me, url, parts, bytes.clone()).await {
+        Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
+            metrics::counter!(metric, "outcome" => "answered").increment(1);
+            Some(relay(resp, me))
+        }
+        Ok(_) => None,
+        Err(e) => {
+            metrics::counter!(metric, "outcome" => "unreachable").increment(1);
+            tracing::debug!(replica = %id, error = %e, "replica not reachable");
+            None
+        }
+    }
+}
+
+/// `503 store_unavailable` with `Retry-After: 1`, saying `why`.
+fn retry_shortly(why: String) -> Response {
+    ApiError::from(ClusterError::StoreUnavailable(why)).into_response()
+}
+
+/// The request's head and its whole body (sent again at every try), or `413`.
+async fn buffered(state: &AppState, req: Request) -> Result<(Parts, axum::body::Bytes), Response> {
+    let limit = state.config().max_body_bytes;
+    let (parts, body) = req.into_parts();
+    match axum::body::to_bytes(body, limit).await {
+        Ok(b) => Ok((parts, b)),
+        Err(_) => Err(ApiError::payload_too_large(limit).into_response()),
     }
 }
 

@@ -15,7 +15,7 @@ pub use rejoin::definition;
 use axum::extract::{Request, State};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
 use crate::cluster::{Held, REPLICA_HEADER, View};
 use crate::state::AppState;
@@ -31,6 +31,21 @@ pub fn services(state: &AppState) -> crate::cluster::Services {
         ready: std::sync::Arc::new(move || ready.is_ready()),
         rejoin: std::sync::Arc::new(rejoin::Rejoiner(state.clone())),
     }
+}
+
+/// `201 Created` with `body`, `Location: location` and, with replicas, the replica that
+/// made it in [`REPLICA_HEADER`] (its owner).
+pub fn created(state: &AppState, body: impl IntoResponse, location: &str) -> Response {
+    let mut resp = (axum::http::StatusCode::CREATED, body).into_response();
+    if let Ok(loc) = HeaderValue::from_str(location) {
+        resp.headers_mut().insert(axum::http::header::LOCATION, loc);
+    }
+    if let Some(r) = state.cluster().replica()
+        && let Ok(v) = HeaderValue::from_str(r)
+    {
+        resp.headers_mut().insert(REPLICA_HEADER, v);
+    }
+    resp
 }
 
 /// The live thing a `/v1/subscriptions/{id}[/events]` or `/v1/flowfields/{id}[/events]`
