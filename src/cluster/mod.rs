@@ -35,6 +35,12 @@
 //!   keep its summary and the gate (`crate::http::gate::place`) forwards its requests to a member whose
 //!   heartbeat says it holds it. A takeover goes to a holder of the map.
 //!
+//! - **Wiring** ([`services`]): the cluster imports neither the HTTP edge nor the server's
+//!   state. `run` hands its tasks the [`Services`] they use (hub, maps service, readiness,
+//!   shutdown) and a [`Rejoin`], which the edge implements with the code its create routes
+//!   use, for takeovers; the edge's gate asks the cluster who holds what ([`directory`]) and
+//!   does the HTTP itself; failures are [`ClusterError`]s the edge maps to answers.
+//!
 //! Inside a replica, the hub ([`crate::live::Hub`]) knows nothing of this: the cluster keeps
 //! a [`View`] per subscription that maps the public id and `seq` onto the hub's own
 //! subscription (after a takeover the hub's subscription is a new one, so its `seq`s start

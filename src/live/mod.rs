@@ -35,6 +35,10 @@
 //!
 //! # Where repairs run
 //!
+//! (The driver is one piece for every kind, module `driver`: subscription groups, flow
+//! fields and live plans each queue their own work and schedule the thing; the reapers
+//! share one idle list, [`lease::idle`].)
+//!
 //! On the search pool ([`Compute`]), never on the async runtime. A driver task takes the
 //! scheduled groups in arrival order and runs them in two passes, first every group's
 //! answers (the tree takes the patch in, the members repair and publish), then every tree's
