@@ -62,7 +62,7 @@ pub fn app(state: AppState) -> Router {
         // forwarded to a replica that holds it (the same middleware).
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            cluster::gate::gate,
+            http::gate::gate,
         ))
         .fallback(|| async { ApiError::not_found() })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
@@ -116,7 +116,8 @@ async fn serve_until(
         .await
         .map_err(io::Error::other)?;
     let loader = tokio::spawn(load_maps(state.clone()));
-    let cluster = state.cluster().start(state.clone(), listener.local_addr()?);
+    let services = http::gate::services(&state);
+    let cluster = state.cluster().start(services, listener.local_addr()?);
     let token = state.shutdown_token().clone();
     let config = state.config();
     match (&config.admin_token, config.allow_anonymous_writes) {

@@ -7,43 +7,58 @@
 //!   JetStream KV bucket `pathd-members` every [`HEARTBEAT`]; a replica whose key was not
 //!   refreshed for [`MEMBER_TTL`] (by the watcher's own clock, so replica clocks may
 //!   disagree) is gone. A replica shutting down deletes its key at once.
-//! - **Ownership** ([`subs`]): a subscription's id is `<replica>-<32 hex>`; its definition
-//!   (the create request with map, profile, goal, size and options; the agent's position; the
-//!   SHA-256 of its secret; its last `seq`; its `owner`) is a record in the KV bucket
-//!   `pathd-subs`, written on create, after every event and move (compare-and-set on the
-//!   record's revision) and deleted when the subscription ends. The id's replica part is only
-//!   a hint; the record's `owner` is the truth.
-//! - **Forwarding** ([`gate`]): a request for a subscription this replica does not hold is
-//!   sent on to the owner's URL (the SSE body streamed through), headers kept; the answer
-//!   says who served it in [`REPLICA_HEADER`]. While an owner is gone and nobody has taken
-//!   its subscriptions over yet, the request waits (at most [`FORWARD_WAIT`]) and then
+//! - **Ownership** ([`records`], one machinery for every kind of live thing): a
+//!   subscription's or flow field's id is `<replica>-<32 hex>`; its definition is a record in
+//!   a KV bucket of its kind, with its `owner`, its map, the SHA-256 of its secret and its
+//!   last `seq`, written on create, after every event (and move) with a compare-and-set on
+//!   the record's revision, and deleted when it ends (`DELETE`, idle expiry, its map gone).
+//!   The id's replica part is only a hint; the record's `owner` is the truth.
+//!   Subscriptions ([`subs`], bucket `pathd-subs`) store the create request (profile, goal,
+//!   size, options) and the agent's position; flow fields ([`flows`], bucket `pathd-flows`)
+//!   their goal, region, cost bound, size, profile and TTL.
+//! - **Forwarding** (`crate::http::gate`, at the edge; [`directory`] says who holds what):
+//!   a request for a subscription or flow field this replica does not hold is sent on to
+//!   the owner's URL (the SSE body streamed through), headers kept; the answer says who served it in [`REPLICA_HEADER`]. While an owner is gone and nobody
+//!   has taken its records over yet, the request waits (at most [`FORWARD_WAIT`]) and then
 //!   answers `503 store_unavailable` with `Retry-After`.
-//! - **Takeover** ([`subs`]): when an owner leaves the membership, the live replica that wins
-//!   rendezvous hashing of the id over the live members claims the record (compare-and-set)
-//!   and joins the subscription again from its stored definition on its current map. The
-//!   subscription keeps its id and secret; its `seq` continues after the stored last seq, and
-//!   its first event there is a `resync` (full state): the repairs the old owner had
-//!   computed died with it, so which of its events a client saw cannot be replayed.
+//! - **Takeover** ([`takeover`]): when an owner leaves the membership, the live replica that
+//!   wins rendezvous hashing of the id over the live members (with `--placement K`, over the
+//!   holders of its map) claims the record (compare-and-set) and makes the thing again from
+//!   its stored definition on its current map: a subscription joins its goal group again, a
+//!   flow field is computed again. It keeps its id and secret; its `seq` continues after the
+//!   stored last seq, and its first event there is a `resync` (a flow field's says
+//!   `why: taken_over`): the repairs the old owner had computed died with it, so which of
+//!   its events a client saw cannot be replayed.
 //!
 //! - **Placement** ([`placement`], `--placement K`): each map is held by the `K` live
 //!   members that rank highest for its name under the same rendezvous hashing; the others
-//!   keep its summary and the gate ([`gate::place`]) forwards its requests to a member whose
-//!   heartbeat says it holds it. A subscription's takeover goes to a holder of its map.
-//! - **Flow fields**: their ids are `<replica>-<32 hex>` and live in that replica's memory;
-//!   any replica forwards `/v1/flowfields/{id}[/events]` there (no records, no takeover: a
-//!   field dies with its replica, and its id answers `404` afterwards).
+//!   keep its summary and the gate (`crate::http::gate::place`) forwards its requests to a member whose
+//!   heartbeat says it holds it. A takeover goes to a holder of the map.
+//!
+//! - **Wiring** ([`services`]): the cluster imports neither the HTTP edge nor the server's
+//!   state. `run` hands its tasks the [`Services`] they use (hub, maps service, readiness,
+//!   shutdown) and a [`Rejoin`], which the edge implements with the code its create routes
+//!   use, for takeovers; the edge's gate asks the cluster who holds what ([`directory`]) and
+//!   does the HTTP itself; failures are [`ClusterError`]s the edge maps to answers.
 //!
 //! Inside a replica, the hub ([`crate::live::Hub`]) knows nothing of this: the cluster keeps
 //! a [`View`] per subscription that maps the public id and `seq` onto the hub's own
 //! subscription (after a takeover the hub's subscription is a new one, so its `seq`s start
-//! at 1 again and the view adds the stored last seq).
+//! at 1 again and the view adds the stored last seq). A flow field taken over is registered
+//! under its public id with its feed going on after the stored `seq`; its view only checks
+//! the secret against the stored hash.
 
+mod directory;
 #[cfg(feature = "nats")]
-mod forward;
-pub mod gate;
+mod flows;
 #[cfg(feature = "nats")]
 mod members;
+#[cfg(feature = "nats")]
+mod node;
 pub mod placement;
+#[cfg(feature = "nats")]
+mod records;
+mod services;
 #[cfg(feature = "nats")]
 mod subs;
 #[cfg(feature = "nats")]
@@ -56,6 +71,7 @@ use serde::Serialize;
 
 use crate::live::{Event, Sub};
 pub use placement::{Placement, PlacementHealth};
+pub use services::{ClusterError, FlowDefinition, Held, Refused, Rejoin, Services, SubDefinition};
 
 /// The header that names the replica that served a subscription request.
 pub const REPLICA_HEADER: &str = "x-pathd-replica";
@@ -124,11 +140,12 @@ impl View {
         }
     }
 
-    /// Whether `given` is the subscription's secret (constant-time comparisons).
-    pub fn secret_matches(&self, sub: &Sub, given: &str) -> bool {
+    /// Whether `given` is the secret (constant-time comparisons): against the stored hash
+    /// when the cluster keeps one, else by `plain` (the hub's own secret).
+    pub fn secret_matches(&self, given: &str, plain: impl FnOnce(&str) -> bool) -> bool {
         match &self.secret_sha256 {
             Some(h) => crate::secret::same(&sha256_hex(given), h),
-            None => sub.secret_matches(given),
+            None => plain(given),
         }
     }
 
@@ -140,7 +157,7 @@ impl View {
     }
 }
 
-/// SHA-256 of `s` in lowercase hex (subscription secrets are stored only so).
+/// SHA-256 of `s` in lowercase hex (secrets are stored only so).
 #[cfg(feature = "nats")]
 fn sha256_hex(s: &str) -> String {
     use sha2::Digest;
@@ -183,7 +200,7 @@ pub struct ClusterHealth {
 #[derive(Clone, Default)]
 pub struct Cluster {
     #[cfg(feature = "nats")]
-    inner: Option<Arc<subs::Inner>>,
+    inner: Option<Arc<node::Inner>>,
 }
 
 impl Cluster {
@@ -193,7 +210,7 @@ impl Cluster {
         {
             if let Ok(Some(opts)) = config.nats() {
                 return Cluster {
-                    inner: Some(Arc::new(subs::Inner::new(config, opts, placement))),
+                    inner: Some(Arc::new(node::Inner::new(config, opts, placement))),
                 };
             }
         }
@@ -262,18 +279,18 @@ impl Cluster {
     /// `bound` is the listener's address (the default advertised URL is made from it).
     pub fn start(
         &self,
-        state: crate::AppState,
+        services: Services,
         bound: std::net::SocketAddr,
     ) -> Option<tokio::task::JoinHandle<()>> {
         #[cfg(feature = "nats")]
         {
             self.inner
                 .as_ref()
-                .map(|i| tokio::spawn(subs::run(Arc::clone(i), state, bound)))
+                .map(|i| tokio::spawn(node::run(Arc::clone(i), services, bound)))
         }
         #[cfg(not(feature = "nats"))]
         {
-            let _ = (state, bound);
+            let _ = (services, bound);
             None
         }
     }
@@ -295,32 +312,27 @@ impl Cluster {
     pub async fn adopt(
         &self,
         sub: &Arc<Sub>,
-        request: &crate::http::dto::PathRequest,
-    ) -> Result<View, crate::ApiError> {
+        definition: SubDefinition,
+    ) -> Result<View, ClusterError> {
         #[cfg(feature = "nats")]
         if let Some(i) = &self.inner {
-            return subs::adopt(i, sub, request).await;
+            return subs::adopt_sub(i, sub, definition).await;
         }
-        let _ = request;
+        let _ = definition;
         Ok(View::plain(sub))
     }
 
-    /// The view of subscription `id` when this replica's hub holds it.
-    pub fn local(&self, id: &str) -> Option<View> {
+    /// Makes a flow field just made on this replica the fleet's: stores its record (its id
+    /// is the public one already). Without a cluster: `None`.
+    pub async fn adopt_flow(
+        &self,
+        flow: &Arc<crate::live::flows::Flow>,
+    ) -> Result<Option<View>, ClusterError> {
         #[cfg(feature = "nats")]
         if let Some(i) = &self.inner {
-            return i.view(id);
+            return flows::adopt_flow(i, flow).await.map(Some);
         }
-        let _ = id;
-        None
-    }
-
-    /// Forgets subscription `id` (deleted through this replica) and deletes its record.
-    pub async fn forget(&self, id: &str) {
-        #[cfg(feature = "nats")]
-        if let Some(i) = &self.inner {
-            subs::forget(i, id).await;
-        }
-        let _ = id;
+        let _ = flow;
+        Ok(None)
     }
 }

@@ -5,7 +5,7 @@
 //! subscription its owner). A replica that does not hold a map keeps only its summary
 //! ([`Placement::stub`]: name, version, size and the figures of the last whole map it
 //! read) and follows its mutations in the stream by version; the gate
-//! ([`super::gate::place`]) forwards the map's requests to a member that holds it.
+//! (`crate::http::gate::place`) forwards the map's requests to a member that holds it.
 //!
 //! **Moves.** Every member's heartbeat names the maps it holds and has ready. When the
 //! membership changes, a replica that now ranks among a map's `K` loads the map from the
@@ -268,11 +268,7 @@ fn ranked(_name: &str, live: &[Member]) -> Vec<String> {
 /// membership, loads the maps that moved here, and drops the ones that moved elsewhere once
 /// a member they moved to says it holds them.
 #[cfg(feature = "nats")]
-pub(super) async fn tick(
-    inner: &Arc<super::subs::Inner>,
-    state: &crate::state::AppState,
-    settled: bool,
-) {
+pub(super) async fn tick(inner: &Arc<super::node::Inner>, maps: &crate::maps::Maps, settled: bool) {
     let p = &inner.placement;
     if !p.active() {
         return;
@@ -287,7 +283,7 @@ pub(super) async fn tick(
         if !p.wants(&name) || !p.start_loading(&name) {
             continue;
         }
-        let (p, maps, i) = (p.clone(), state.maps().clone(), Arc::clone(inner));
+        let (p, maps, i) = (p.clone(), maps.clone(), Arc::clone(inner));
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             match maps.acquire(&name).await {
@@ -307,7 +303,7 @@ pub(super) async fn tick(
             }
         });
     }
-    for entry in state.registry().list() {
+    for entry in maps.registry().list() {
         let name = &entry.name;
         if p.wants(name) {
             continue;
@@ -318,10 +314,10 @@ pub(super) async fn tick(
             .holders(name)
             .iter()
             .any(|h| *h != inner.replica && holding.iter().any(|m| &m.id == h));
-        if ready_elsewhere && state.maps().release_placed(name).await {
+        if ready_elsewhere && maps.release_placed(name).await {
             p.released();
             inner.beat_now.store(true, Ordering::Release);
         }
     }
-    metrics::gauge!("pathd_maps_held").set(state.registry().len() as f64);
+    metrics::gauge!("pathd_maps_held").set(maps.registry().len() as f64);
 }

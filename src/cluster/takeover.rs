@@ -1,25 +1,24 @@
-//! Takeover: a subscription whose owner left the membership is claimed by the live replica
-//! that rendezvous hashing of its id gives it to, and joined again there from its record.
+//! Takeover: a record (of any [`Kind`]) whose owner left the membership is claimed by the
+//! live replica that rendezvous hashing of its id gives it to (with `--placement K`, among
+//! the holders of its map), and made again there from the record.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use async_nats::jetstream::kv;
-
-use super::subs::{Inner, Record, own};
+use super::node::Inner;
+use super::records::{Kind, Record, own};
+use super::services::{ClusterError, Refused, Services};
 use super::{HEARTBEAT, members};
-use crate::http::error::ApiError;
-use crate::state::AppState;
 
-/// Takes over every record whose owner is gone and that rendezvous hashing gives to this
-/// replica.
-pub(super) async fn scan(inner: &Arc<Inner>, state: &AppState, subs: &kv::Store) {
+/// Takes over every record of kind `K` whose owner is gone and that rendezvous hashing gives
+/// to this replica.
+pub(super) async fn scan<K: Kind>(inner: &Arc<Inner>, services: &Services) {
     let live = inner.members.live();
     if !live.iter().any(|m| m.id == inner.replica) {
         return; // not a member (yet, or cut off): take nothing
     }
-    // With `--placement K` a subscription can only live where its map is held: the
-    // takeover goes to the members whose heartbeat says they hold it.
+    // With `--placement K` a live thing can only live where its map is held: the takeover
+    // goes to the members whose heartbeat says they hold it.
     let candidates = |map: &str| {
         if inner.placement.active() {
             inner.members.holding(map)
@@ -27,9 +26,10 @@ pub(super) async fn scan(inner: &Arc<Inner>, state: &AppState, subs: &kv::Store)
             live.clone()
         }
     };
-    let orphans: Vec<(String, Record, u64)> = {
-        let m = inner.mirror.lock().expect("mirror lock");
-        let owned = inner.owned.lock().expect("owned lock");
+    let records = K::records(inner);
+    let orphans: Vec<(String, Record<K::Body>, u64)> = {
+        let m = records.mirror.lock().expect("mirror lock");
+        let owned = records.owned.lock().expect("owned lock");
         m.iter()
             .filter(|(id, (r, _, seen))| {
                 // A record seen for less than a heartbeat may be one its owner is still
@@ -45,65 +45,53 @@ pub(super) async fn scan(inner: &Arc<Inner>, state: &AppState, subs: &kv::Store)
     };
     for (id, rec, revision) in orphans {
         let started = Instant::now();
-        match take_over(inner, state, subs, &id, rec, revision).await {
+        match take_over::<K>(inner, services, &id, rec, revision).await {
             Ok(true) => {
-                metrics::counter!("pathd_subscription_takeovers_total").increment(1);
-                metrics::histogram!("pathd_subscription_takeover_seconds")
-                    .record(started.elapsed().as_secs_f64());
-                tracing::info!(subscription = %id, "subscription taken over");
+                K::taken_over(started.elapsed().as_secs_f64());
+                tracing::info!(id = %id, kind = K::NOUN, "taken over");
             }
             Ok(false) => {}
-            Err(e) => tracing::warn!(subscription = %id, error = %e.message, "takeover failed"),
+            Err(e) => tracing::warn!(id = %id, kind = K::NOUN, error = %e, "takeover failed"),
         }
     }
 }
 
-/// Claims record `id` (at `revision`) and joins it here again; `Ok(false)` when another
+/// Claims record `id` (at `revision`) and makes it again here; `Ok(false)` when another
 /// replica claimed it first or it changed meanwhile.
-async fn take_over(
+async fn take_over<K: Kind>(
     inner: &Arc<Inner>,
-    state: &AppState,
-    subs: &kv::Store,
+    services: &Services,
     id: &str,
-    rec: Record,
+    rec: Record<K::Body>,
     revision: u64,
-) -> Result<bool, ApiError> {
-    let claimed = Record {
-        owner: inner.replica.clone(),
-        ..rec.clone()
-    };
-    let body = serde_json::to_vec(&claimed).map_err(ApiError::internal)?;
-    if subs.update(id, body.into(), revision).await.is_err() {
+) -> Result<bool, ClusterError> {
+    let records = K::records(inner);
+    let Some(claimed) = records.claim(&inner.replica, id, &rec, revision).await else {
         return Ok(false);
-    }
-    let req = rec.definition.request(rec.position)?;
-    let (query, timeout) = req.to_query(state.config())?;
-    let joined = crate::http::routes::subscriptions::join(
-        state,
-        &rec.map,
-        req.profile.as_deref(),
-        &query,
-        timeout,
-    )
-    .await;
-    let sub = match joined {
-        Ok(sub) => sub,
-        Err(e) if matches!(e.status.as_u16(), 400 | 404) => {
-            // The map (or profile) is gone, or the agent's cell is a wall now: the
-            // subscription cannot live on; its record goes. (Anything else, say `429` for a
-            // full hub or an overloaded pool, is tried again at the next scan: the record
-            // is claimed, and a claimed record not held here is taken over again.)
-            tracing::info!(subscription = %id, error = %e.message, "subscription not taken over; ended");
-            let _ = subs.delete(id).await;
+    };
+    let (live, view) = match K::rejoin(services, id, &claimed).await {
+        Ok(joined) => joined,
+        Err(Refused::Ended(why)) => {
+            // The map (or profile) is gone, or the agent's cell or the goal is a wall now:
+            // it cannot live on; its record goes.
+            tracing::info!(id = %id, kind = K::NOUN, error = %why, "not taken over; ended");
+            records.drop_record(id).await;
             return Ok(false);
         }
-        Err(e) => return Err(e),
+        // Not now (a full hub, an overloaded pool): tried again at the next scan (the
+        // record is claimed, and a claimed record not held here is taken over again).
+        Err(Refused::Later(why)) => return Err(ClusterError::Internal(why)),
     };
-    let offset = rec.last_seq;
+    let local = view.local.clone();
     let i = Arc::clone(inner);
-    let id2 = id.to_owned();
-    tokio::spawn(async move { own(&i, id2, sub, claimed, offset, true).await })
+    let owned = tokio::spawn(async move { own::<K>(&i, live, view, claimed).await })
         .await
-        .map_err(ApiError::internal)??;
+        .map_err(|e| ClusterError::Internal(e.to_string()))
+        .and_then(|r| r);
+    if let Err(e) = owned {
+        // Not recorded as held here: the copy goes too (the next scan tries again).
+        K::end(&services.hub, &local);
+        return Err(e);
+    }
     Ok(true)
 }

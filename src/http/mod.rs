@@ -13,6 +13,7 @@ pub mod auth;
 pub mod body;
 pub mod dto;
 pub mod error;
+pub mod gate;
 pub mod routes;
 pub mod serve;
 pub mod sse;

@@ -103,26 +103,39 @@ pub trait FeedEvent: Clone {
     fn clear_transient(&mut self) {}
 }
 
-impl FeedEvent for Event {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-    fn set_seq(&mut self, seq: u64) {
-        self.seq = seq;
-    }
-    fn map_version(&self) -> u64 {
-        self.map_version
-    }
-    fn reason(&self) -> &'static str {
-        self.reason
-    }
-    fn set_reason(&mut self, reason: &'static str) {
-        self.reason = reason;
-    }
+/// The [`FeedEvent`] accessors of an event type with the fields `seq: u64`,
+/// `map_version: u64` and `reason: &'static str`; more items (say `clear_transient`) may
+/// follow the type.
+macro_rules! feed_event {
+    ($t:ty $(, $item:item)*) => {
+        impl $crate::live::feed::FeedEvent for $t {
+            fn seq(&self) -> u64 {
+                self.seq
+            }
+            fn set_seq(&mut self, seq: u64) {
+                self.seq = seq;
+            }
+            fn map_version(&self) -> u64 {
+                self.map_version
+            }
+            fn reason(&self) -> &'static str {
+                self.reason
+            }
+            fn set_reason(&mut self, reason: &'static str) {
+                self.reason = reason;
+            }
+            $($item)*
+        }
+    };
+}
+pub(crate) use feed_event;
+
+feed_event!(
+    Event,
     fn clear_transient(&mut self) {
         self.repair = None;
     }
-}
+);
 
 /// What a stream sends next.
 #[derive(Debug)]

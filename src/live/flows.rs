@@ -25,117 +25,46 @@
 //! buffer. `GET` reports the `seq` its data includes, read under the same lock the repair
 //! publishes under, so "GET, then stream from its `seq`" misses nothing.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pathd_engine::{FlowField, Grid, Point};
-use serde::Serialize;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+mod error;
+mod feed;
+mod registered;
+mod repair;
+
+pub use error::FlowError;
+pub use feed::{
+    CellChange, FELL_BEHIND, FlowEvent, MAX_EVENT_CELLS, MOVED, Next, TAKEN_OVER, TOO_MANY_CELLS,
+};
+pub(crate) use repair::changed_between;
+
+use feed::Feed;
+use registered::Registered;
+
 use crate::compute::Compute;
 use crate::config::Config;
+use crate::live::driver::Driver;
 use crate::live::lease::{self, Lease, Leased, Streamed};
 
-/// Most cells one event lists; a larger change is announced as `resync`.
-pub const MAX_EVENT_CELLS: usize = 16_384;
-
-/// One changed cell: `[x, y, direction, cost]`, cost `null` when unreachable.
-pub type CellChange = (u32, u32, u8, Option<f64>);
-
-/// One event of a flow field (`FlowFieldEvent` in `openapi.yaml`).
-#[derive(Clone, Debug, Serialize)]
-pub struct FlowEvent {
-    /// The field's id.
-    pub id: String,
-    /// 1 for the first change, +1 per event; a stream's first event carries the current one.
-    pub seq: u64,
-    /// The map version the field holds for after this event.
-    pub map_version: u64,
-    /// `current` (a stream's first event: where it stands), `changed`, `resync` (fetch the
-    /// field again), or a final `deleted`, `map_deleted`, `map_replaced`, `expired`.
-    pub reason: &'static str,
-    /// The cells whose direction or cost changed (`changed` events only).
-    pub cells: Vec<CellChange>,
-}
-
-/// What a stream sends next.
-#[derive(Debug)]
-pub enum Next {
-    /// This event.
-    Send(Arc<FlowEvent>),
-    /// Nothing new yet.
-    Wait,
-    /// The field ended and the stream has sent everything.
-    End,
-}
-
-/// Recent events of one field.
-#[derive(Debug)]
-struct Feed {
-    cap: usize,
-    ring: VecDeque<Arc<FlowEvent>>,
-    seq: u64,
-    version: u64,
-    /// The final event, once the field ended.
-    last: Option<Arc<FlowEvent>>,
-}
-
-impl Feed {
-    fn push(&mut self, mut ev: FlowEvent) -> u64 {
-        if self.last.is_some() {
-            return self.seq;
-        }
-        self.seq += 1;
-        ev.seq = self.seq;
-        self.version = self.version.max(ev.map_version);
-        if self.ring.len() >= self.cap {
-            self.ring.pop_front();
-        }
-        self.ring.push_back(Arc::new(ev));
-        self.seq
-    }
-
-    fn bare(&self, id: &str, reason: &'static str) -> FlowEvent {
-        FlowEvent {
-            id: id.to_owned(),
-            seq: self.seq,
-            map_version: self.version,
-            reason,
-            cells: Vec::new(),
-        }
-    }
-
-    fn next_after(&self, id: &str, last: Option<u64>) -> Next {
-        let Some(last) = last else {
-            return Next::Send(match &self.last {
-                Some(ev) => Arc::clone(ev),
-                None => Arc::new(self.bare(id, "current")),
-            });
-        };
-        if last >= self.seq {
-            return if self.last.is_some() {
-                Next::End
-            } else {
-                Next::Wait
-            };
-        }
-        if let Some(ev) = &self.last
-            && last + 1 >= self.seq
-        {
-            return Next::Send(Arc::clone(ev)); // the final event is not in the ring
-        }
-        let oldest = self.ring.front().map_or(self.seq, |e| e.seq);
-        if last + 1 >= oldest {
-            return Next::Send(Arc::clone(&self.ring[(last + 1 - oldest) as usize]));
-        }
-        match &self.last {
-            Some(ev) => Next::Send(Arc::clone(ev)),
-            None => Next::Send(Arc::new(self.bare(id, "resync"))),
-        }
-    }
+/// Where a field being registered comes from.
+#[derive(Clone, Debug)]
+pub enum Origin {
+    /// Created here: a new id and secret.
+    New,
+    /// Taken over from a replica that died: its id, and the `seq` of its last event there.
+    TakenOver {
+        /// Its id.
+        id: String,
+        /// The `seq` its stored record names.
+        seq: u64,
+    },
 }
 
 /// Patches waiting for a worker.
@@ -149,7 +78,9 @@ struct Queue {
 pub struct Flow {
     /// Its public id: 128 random bits in hex.
     pub id: String,
-    secret: String,
+    /// The secret that authorizes deletion; `None` for a field taken over from another
+    /// replica (the cluster keeps only its hash and checks it).
+    secret: Option<String>,
     /// The map it covers.
     pub map: String,
     /// Region and agent size, copied out of the field for the patch filter.
@@ -164,12 +95,21 @@ pub struct Flow {
 impl Flow {
     /// The secret that authorizes deletion (for the create answer only).
     pub fn secret(&self) -> &str {
-        &self.secret
+        self.secret.as_deref().unwrap_or_default()
     }
 
-    /// Whether `given` is this field's secret, compared in constant time.
+    /// Whether `given` is this field's secret, compared in constant time (never for a
+    /// field taken over: its secret is checked against the stored hash).
     pub fn secret_matches(&self, given: &str) -> bool {
-        crate::secret::same(given, &self.secret)
+        self.secret
+            .as_deref()
+            .is_some_and(|s| crate::secret::same(given, s))
+    }
+
+    /// The `seq` of its newest event, and whether it ended.
+    pub fn status(&self) -> (u64, bool) {
+        let feed = self.feed.lock().expect("feed lock");
+        (feed.seq, feed.last.is_some())
     }
 
     /// Runs `f` on the field with the map version and `seq` it holds for (the lock the
@@ -184,7 +124,7 @@ impl Flow {
     }
 
     /// What a stream that has sent up to `last` sends next.
-    pub fn next_after(&self, last: Option<u64>) -> Next {
+    pub fn next_after(&self, last: Option<u64>) -> Next<FlowEvent> {
         self.feed
             .lock()
             .expect("feed lock")
@@ -213,14 +153,17 @@ impl Flow {
         !(hi.x < a.x || lo.x > b.x || hi.y < a.y || lo.y > b.y)
     }
 
-    fn close(&self, reason: &'static str) {
+    fn close(&self, reason: &'static str, why: Option<&'static str>) {
         let seq = {
             let mut f = self.feed.lock().expect("feed lock");
             if f.last.is_some() {
                 return;
             }
             f.seq += 1;
-            let ev = Arc::new(f.bare(&self.id, reason));
+            let ev = Arc::new(FlowEvent {
+                why,
+                ..f.bare(&self.id, reason)
+            });
             f.last = Some(ev);
             f.seq
         };
@@ -234,6 +177,10 @@ pub type StreamGuard = Streamed<Flow>;
 impl Leased for Flow {
     fn lease(&self) -> &Lease {
         &self.lease
+    }
+
+    fn id(&self) -> &str {
+        &self.id
     }
 }
 
@@ -252,87 +199,13 @@ struct Inner {
     shutdown: CancellationToken,
     /// Every field, by id and by map (so a patch looks only at its own map's fields).
     flows: Mutex<Registered>,
-    dirty: Mutex<VecDeque<Arc<Flow>>>,
-    wake: tokio::sync::Notify,
+    /// Fields with queued patches, for the driver.
+    driver: Driver<Flow>,
     started: AtomicBool,
     /// With `--store nats://...`: this replica's id, the first part of every field id
     /// (`<replica>-<32 hex>`), so that any replica can forward a request for the field to
     /// the one that holds it (`crate::cluster::gate`).
     prefix: std::sync::OnceLock<String>,
-}
-
-/// The cells whose cost differs between `a` and `b`, if they have one shape (`O(cells)`,
-/// a byte comparison: about a millisecond for a 1024x1024 map).
-fn changed_between(a: &Grid, b: &Grid) -> Option<Vec<Point>> {
-    if a.width() != b.width() || a.height() != b.height() || a.movement() != b.movement() {
-        return None;
-    }
-    let w = a.width() as usize;
-    let (x, y) = (a.costs(), b.costs());
-    Some(
-        (0..x.len())
-            .filter(|&i| x[i] != y[i])
-            .map(|i| Point::new((i % w) as u32, (i / w) as u32))
-            .collect(),
-    )
-}
-
-/// The fields, by id and by map.
-#[derive(Default)]
-struct Registered {
-    by_id: HashMap<String, Arc<Flow>>,
-    by_map: HashMap<String, HashMap<String, Arc<Flow>>>,
-}
-
-impl Registered {
-    fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    fn get(&self, id: &str) -> Option<&Arc<Flow>> {
-        self.by_id.get(id)
-    }
-
-    fn contains_key(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
-    }
-
-    fn insert(&mut self, flow: Arc<Flow>) {
-        let of_map = self.by_map.entry(flow.map.clone()).or_default();
-        of_map.insert(flow.id.clone(), Arc::clone(&flow));
-        self.by_id.insert(flow.id.clone(), flow);
-    }
-
-    fn remove(&mut self, id: &str) -> Option<Arc<Flow>> {
-        let flow = self.by_id.remove(id)?;
-        if let Some(of_map) = self.by_map.get_mut(&flow.map) {
-            of_map.remove(id);
-            if of_map.is_empty() {
-                self.by_map.remove(&flow.map);
-            }
-        }
-        Some(flow)
-    }
-
-    /// The fields of `map`.
-    fn of_map(&self, map: &str) -> impl Iterator<Item = &Arc<Flow>> {
-        self.by_map.get(map).into_iter().flat_map(|m| m.values())
-    }
-
-    /// Removes every field of `map`.
-    fn remove_map(&mut self, map: &str) -> Vec<Arc<Flow>> {
-        let Some(of_map) = self.by_map.remove(map) else {
-            return Vec::new();
-        };
-        for id in of_map.keys() {
-            self.by_id.remove(id);
-        }
-        of_map.into_values().collect()
-    }
-
-    fn values(&self) -> impl Iterator<Item = &Arc<Flow>> {
-        self.by_id.values()
-    }
 }
 
 impl Flows {
@@ -347,8 +220,7 @@ impl Flows {
                 ring: config.subscription_event_buffer.max(1),
                 shutdown,
                 flows: Mutex::default(),
-                dirty: Mutex::default(),
-                wake: tokio::sync::Notify::new(),
+                driver: Driver::default(),
                 started: AtomicBool::new(false),
                 prefix: std::sync::OnceLock::new(),
             }),
@@ -365,6 +237,11 @@ impl Flows {
             Some(p) => format!("{p}-{}", random_hex128()),
             None => random_hex128(),
         }
+    }
+
+    /// How long a field lives without a request or an open stream.
+    pub fn ttl(&self) -> Duration {
+        self.inner.ttl
     }
 
     /// Cancelled when the server shuts down (streams end).
@@ -425,8 +302,13 @@ impl Flows {
     /// to [`Self::on_patch`], which takes the same lock. So either `current()` already sees
     /// the newer version (and its cells are in the diff), or the write's `on_patch` comes
     /// after this registration and repairs the field like any other.
+    ///
+    /// A field [`Origin::TakenOver`] keeps its id, has no secret here (the cluster checks
+    /// the stored hash), and its feed goes on after the stored `seq` with a `resync`
+    /// ([`TAKEN_OVER`]).
     pub fn register(
         &self,
+        origin: &Origin,
         map: &str,
         version: u64,
         field: FlowField,
@@ -450,23 +332,42 @@ impl Flows {
                 None => return Ok(None),
             },
         };
-        let mut id = self.new_id();
-        while flows.contains_key(&id) {
-            id = self.new_id();
+        let (id, secret, seq) = match origin {
+            Origin::New => {
+                let mut id = self.new_id();
+                while flows.contains_key(&id) {
+                    id = self.new_id();
+                }
+                (id, Some(random_hex128()), 0)
+            }
+            Origin::TakenOver { id, seq } if !flows.contains_key(id) => (id.clone(), None, *seq),
+            Origin::TakenOver { id, .. } => {
+                return Err(FlowError::TooMany(format!(
+                    "flow field {id:?} is held here already"
+                )));
+            }
+        };
+        let mut feed = Feed {
+            cap: self.inner.ring,
+            ring: VecDeque::new(),
+            seq,
+            version,
+            last: None,
+        };
+        if matches!(origin, Origin::TakenOver { .. }) {
+            let resync = FlowEvent {
+                why: Some(TAKEN_OVER),
+                ..feed.bare(&id, "resync")
+            };
+            feed.push(resync);
         }
         let flow = Arc::new(Flow {
             id: id.clone(),
-            secret: random_hex128(),
+            secret,
             map: map.to_owned(),
             reach,
             field: Mutex::new(field),
-            feed: Mutex::new(Feed {
-                cap: self.inner.ring,
-                ring: VecDeque::new(),
-                seq: 0,
-                version,
-                last: None,
-            }),
+            feed: Mutex::new(feed),
             changed: watch::channel(0).0,
             queue: Mutex::default(),
             lease: Lease::new(),
@@ -479,12 +380,7 @@ impl Flows {
             q.items.push(item);
             q.scheduled = true;
             drop(q);
-            self.inner
-                .dirty
-                .lock()
-                .expect("dirty lock")
-                .push_back(Arc::clone(&flow));
-            self.inner.wake.notify_one();
+            self.inner.driver.schedule([Arc::clone(&flow)]);
         }
         Ok(Some(flow))
     }
@@ -537,18 +433,21 @@ impl Flows {
                 to_schedule.push(Arc::clone(flow));
             }
         }
-        if !to_schedule.is_empty() {
-            self.inner
-                .dirty
-                .lock()
-                .expect("dirty lock")
-                .extend(to_schedule);
-            self.inner.wake.notify_one();
-        }
+        self.inner.driver.schedule(to_schedule);
     }
 
     /// Ends field `id` with a final event `reason`; false when there was none.
     pub fn remove(&self, id: &str, reason: &'static str) -> bool {
+        self.end(id, reason, None)
+    }
+
+    /// Ends field `id` with a final `resync` that says why ([`MOVED`]): another replica
+    /// holds it now.
+    pub fn moved(&self, id: &str) -> bool {
+        self.end(id, "resync", Some(MOVED))
+    }
+
+    fn end(&self, id: &str, reason: &'static str, why: Option<&'static str>) -> bool {
         let removed = {
             let mut flows = self.inner.flows.lock().expect("flows lock");
             let f = flows.remove(id);
@@ -557,7 +456,7 @@ impl Flows {
         };
         match removed {
             Some(f) => {
-                f.close(reason);
+                f.close(reason, why);
                 true
             }
             None => false,
@@ -573,7 +472,7 @@ impl Flows {
             out
         };
         for f in &ended {
-            f.close(reason);
+            f.close(reason, None);
         }
         ended.len()
     }
@@ -582,105 +481,14 @@ impl Flows {
         if self.inner.started.swap(true, Ordering::AcqRel) {
             return;
         }
-        tokio::spawn(drive(Arc::clone(&self.inner)));
+        tokio::spawn(repair::drive(Arc::clone(&self.inner)));
         tokio::spawn(reap(self.clone()));
-    }
-}
-
-/// The repair driver: each field with queued patches is drained on the pool, at most one
-/// job per worker thread at a time.
-async fn drive(inner: Arc<Inner>) {
-    use futures_util::StreamExt;
-    loop {
-        let batch: Vec<Arc<Flow>> = inner.dirty.lock().expect("dirty lock").drain(..).collect();
-        if batch.is_empty() {
-            tokio::select! {
-                _ = inner.wake.notified() => continue,
-                _ = inner.shutdown.cancelled() => return,
-            }
-        }
-        let lanes = inner.compute.threads();
-        futures_util::stream::iter(batch)
-            .for_each_concurrent(lanes, |flow| {
-                let compute = inner.compute.clone();
-                async move {
-                    if let Err(e) = compute.run_background(move |_| drain(&flow)).await {
-                        tracing::error!(error = %e, "flow field repair failed");
-                    }
-                }
-            })
-            .await;
-    }
-}
-
-/// Works off `flow`'s queue on a pool thread.
-fn drain(flow: &Flow) {
-    loop {
-        let items = {
-            let mut q = flow.queue.lock().expect("queue lock");
-            if q.items.is_empty() {
-                q.scheduled = false;
-                return;
-            }
-            std::mem::take(&mut q.items)
-        };
-        let Some((grid, version, _)) = items.last().cloned() else {
-            continue;
-        };
-        let mut cells: Vec<Point> = items.iter().flat_map(|i| i.2.iter().copied()).collect();
-        if items.len() > 1 {
-            cells.sort_unstable_by_key(|p| (p.y, p.x));
-            cells.dedup();
-        }
-        let started = Instant::now();
-        let mut field = flow.field.lock().expect("field lock");
-        let changed = field.update(&grid, &cells);
-        let stats = field.stats();
-        metrics::counter!("pathd_flowfield_repairs_total").increment(1);
-        metrics::histogram!("pathd_flowfield_repair_duration_seconds")
-            .record(started.elapsed().as_secs_f64());
-        tracing::debug!(flowfield = %flow.id, changed = changed.len(), invalidated = stats.invalidated, expanded = stats.expanded, "flow field repaired");
-        let mut feed = flow.feed.lock().expect("feed lock");
-        if changed.is_empty() {
-            feed.version = feed.version.max(version);
-            continue;
-        }
-        let ev = if changed.len() > MAX_EVENT_CELLS {
-            FlowEvent {
-                map_version: version,
-                ..feed.bare(&flow.id, "resync")
-            }
-        } else {
-            FlowEvent {
-                id: flow.id.clone(),
-                seq: 0,
-                map_version: version,
-                reason: "changed",
-                cells: changed
-                    .iter()
-                    .map(|&p| {
-                        let c = field.cost_at(p);
-                        (p.x, p.y, field.direction_at(p), c)
-                    })
-                    .collect(),
-            }
-        };
-        let seq = feed.push(ev);
-        drop(feed);
-        drop(field);
-        flow.changed.send_replace(seq);
     }
 }
 
 /// Drops fields idle for longer than the TTL (no open stream, no request).
 async fn reap(flows: Flows) {
-    let idle = |ttl| {
-        let all = flows.inner.flows.lock().expect("flows lock");
-        all.values()
-            .filter(|f| f.lease.idle(ttl))
-            .map(|f| f.id.clone())
-            .collect()
-    };
+    let idle = |ttl| lease::idle(flows.inner.flows.lock().expect("flows lock").values(), ttl);
     let shutdown = flows.inner.shutdown.clone();
     lease::reap("flow field", flows.inner.ttl, shutdown, idle, |id| {
         flows.remove(id, "expired")
@@ -691,28 +499,6 @@ async fn reap(flows: Flows) {
 fn not_found(id: &str) -> FlowError {
     FlowError::NotFound(id.to_owned())
 }
-
-/// Why the flow fields refused. The edge maps each to HTTP (`http/error.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FlowError {
-    /// No flow field with this id (`404 flowfield_not_found`).
-    NotFound(String),
-    /// The region is above the per-field limit (`400 invalid_request`): the message.
-    RegionTooLarge(String),
-    /// The server holds as many fields as it may (`429 too_many_flowfields`): the message.
-    TooMany(String),
-}
-
-impl std::fmt::Display for FlowError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FlowError::NotFound(id) => write!(f, "no flow field {id:?}"),
-            FlowError::RegionTooLarge(m) | FlowError::TooMany(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for FlowError {}
 
 fn random_hex128() -> String {
     format!("{:032x}", rand::random::<u128>())

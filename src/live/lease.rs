@@ -47,6 +47,20 @@ impl Lease {
 pub trait Leased {
     /// Its lease.
     fn lease(&self) -> &Lease;
+    /// Its id (what the reaper removes).
+    fn id(&self) -> &str;
+}
+
+/// The ids of `things` idle for `ttl` (the reapers' idle list, one for every kind).
+pub fn idle<'a, T: Leased + 'a>(
+    things: impl IntoIterator<Item = &'a Arc<T>>,
+    ttl: Duration,
+) -> Vec<String> {
+    things
+        .into_iter()
+        .filter(|t| t.lease().idle(ttl))
+        .map(|t| t.id().to_owned())
+        .collect()
 }
 
 /// Counts an open stream on `T` (not idle) until dropped; the drop is a use.
@@ -103,6 +117,10 @@ mod tests {
     impl Leased for Thing {
         fn lease(&self) -> &Lease {
             &self.0
+        }
+
+        fn id(&self) -> &str {
+            "thing"
         }
     }
 

@@ -35,6 +35,10 @@
 //!
 //! # Where repairs run
 //!
+//! (The driver is one piece for every kind, module `driver`: subscription groups, flow
+//! fields and live plans each queue their own work and schedule the thing; the reapers
+//! share one idle list, [`lease::idle`].)
+//!
 //! On the search pool ([`Compute`]), never on the async runtime. A driver task takes the
 //! scheduled groups in arrival order and runs them in two passes, first every group's
 //! answers (the tree takes the patch in, the members repair and publish), then every tree's
@@ -60,25 +64,32 @@
 //! published), `pathd_sse_events_sent_total` (frames written to streams),
 //! `pathd_patches_total`, `pathd_patch_deliveries_total` (subscriptions patches reached). Each drained group runs in a `repair` span (map, goal).
 
+mod driver;
+mod error;
 pub mod feed;
 pub mod flows;
 mod group;
+mod join;
 pub mod lease;
+mod patches;
 pub mod plans;
 mod reach;
+mod tasks;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use pathd_engine::grid::bounding_box;
 use pathd_engine::{Agent, GoalTree, Grid, Interest, Limits, Point, QueryError};
 use tokio::sync::{oneshot, watch};
 
+pub use error::LiveError;
+use error::{not_found, too_many};
 use group::{Group, GroupKey, Item};
 use lease::{Lease, Leased, Streamed};
+use tasks::{drive, finish, memory_gauge, reap};
 use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
@@ -198,6 +209,10 @@ impl Leased for Sub {
     fn lease(&self) -> &Lease {
         &self.lease
     }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 /// The subscriptions of one map.
@@ -315,9 +330,8 @@ struct HubInner {
     /// The index lock: per-map subscriptions, buckets and newest grid. Held for patch
     /// delivery, move queueing and a worker's finish; never across an `.await`.
     maps: Mutex<HashMap<String, MapSubs>>,
-    /// Subscriptions with work, in arrival order, for the driver.
-    dirty: Mutex<std::collections::VecDeque<Arc<Group>>>,
-    wake: tokio::sync::Notify,
+    /// Groups with work, in arrival order, for the driver.
+    driver: driver::Driver<Group>,
     /// The driver and the reaper start with the first subscription (inside the runtime).
     started: AtomicBool,
     repairs: AtomicU64,
@@ -351,8 +365,7 @@ impl Hub {
                 shutdown: shutdown.clone(),
                 subs: Mutex::default(),
                 maps: Mutex::default(),
-                dirty: Mutex::default(),
-                wake: tokio::sync::Notify::new(),
+                driver: driver::Driver::default(),
                 started: AtomicBool::new(false),
                 repairs: AtomicU64::new(0),
                 events: AtomicU64::new(0),
@@ -445,205 +458,6 @@ impl Hub {
         Ok(())
     }
 
-    /// Creates a subscription on `map` (now `grid` at `version`) for an agent of side
-    /// `size` at `start` heading for `goal`: it joins the group of that goal and size (made
-    /// on first use), and its first path is the group's answer, computed in order with the
-    /// group's patches. `limits` bound the first search, and `timeout` starts when it does.
-    ///
-    /// No write order is held: `Ok(None)` when `version` is no longer the map's version in
-    /// the registry (`current()`, read under the hub's index lock) or in the hub (a write
-    /// installed but whose cells the hub has not taken in yet); the caller reads the map
-    /// again and retries. Why that is enough: a write installs its version in the registry
-    /// before it hands its cells to [`Self::on_patch`], which takes the same index lock and
-    /// queues them behind this join, so the group takes every change after the grid its
-    /// join saw, exactly once.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn join(
-        &self,
-        map: &str,
-        grid: Arc<Grid>,
-        version: u64,
-        start: Point,
-        goal: Point,
-        size: u32,
-        limits: Limits,
-        timeout: std::time::Duration,
-        current: impl FnOnce() -> Option<u64>,
-        under_order: bool,
-    ) -> Result<Option<Arc<Sub>>, LiveError> {
-        self.start_tasks();
-        self.check_room(map)?;
-        // The same checks, in the same order, as a search of its own.
-        pathd_engine::query::check_size(size)?;
-        for (which, p) in [("start", start), ("goal", goal)] {
-            if !grid.in_bounds(p) {
-                return Err(pathd_engine::QueryError::OutOfBounds { which, point: p }.into());
-            }
-        }
-        pathd_engine::query::check_fits(&grid, "start", start, size)?;
-        pathd_engine::query::check_fits(&grid, "goal", goal, size)?;
-        let (tx, rx) = oneshot::channel();
-        let key = GroupKey { goal, size };
-        {
-            let mut maps = self.inner.maps.lock().expect("index lock");
-            // `version` must be the map's version, here and in the registry: a write that
-            // landed since, or whose cells the hub has not taken in yet, would leave the
-            // group's search behind the grid of the join (see `Hub::join`'s docs).
-            let hub_version = maps.get(map).map(|ms| ms.version);
-            let behind = hub_version.is_some_and(|v| v != version);
-            match current() {
-                Some(v) if v == version && !behind => {}
-                // Under the write order (the caller's last resort) the registry's version
-                // is final, and the hub takes the join's grid, as before the optimism.
-                Some(v) if v == version && under_order => {}
-                _ => return Ok(None),
-            }
-            let ms = maps.entry(map.to_owned()).or_insert_with(|| MapSubs {
-                grid: Arc::clone(&grid),
-                version,
-                subs: HashMap::new(),
-                groups: HashMap::new(),
-                buckets: HashMap::new(),
-                wide: HashSet::new(),
-            });
-            ms.grid = Arc::clone(&grid);
-            ms.version = version;
-            let group = match ms.groups.get(&key) {
-                Some(g) => Arc::clone(g),
-                None => {
-                    let tree = GoalTree::new(&grid, goal, size)?;
-                    let g = Arc::new(Group::new(map, key, tree));
-                    ms.groups.insert(key, Arc::clone(&g));
-                    g
-                }
-            };
-            let mut w = group.work.lock().expect("work lock");
-            w.queue.push_back(Item::Join {
-                start,
-                limits,
-                timeout,
-                grid,
-                version,
-                reply: tx,
-            });
-            if !w.scheduled {
-                w.scheduled = true;
-                ms.wide.insert(key);
-                drop(w);
-                self.schedule(vec![group]);
-            }
-        }
-        let mut joining = Joining {
-            rx: Some(rx),
-            hub: Arc::clone(&self.inner),
-        };
-        let answer = joining.rx.as_mut().expect("set above").await;
-        // No await from here to the registration below: the request cannot go away
-        // between the two.
-        joining.rx = None;
-        let sub = match answer {
-            Ok(r) => r?,
-            Err(_) => {
-                return Err(LiveError::Internal("the subscription's group ended"));
-            }
-        };
-        {
-            let mut maps = self.inner.maps.lock().expect("index lock");
-            if let Some(ms) = maps.get_mut(map) {
-                ms.subs.insert(sub.id.clone(), Arc::clone(&sub));
-            }
-            self.inner
-                .subs
-                .lock()
-                .expect("subs lock")
-                .insert(sub.id.clone(), Arc::clone(&sub));
-        }
-        self.gauge();
-        Ok(Some(sub))
-    }
-
-    /// Queues a patch of `map` (it was `old`, it is now `grid` at `version`; `changed`
-    /// cells) for every group it may concern. Call it under the map's writer lock, after
-    /// the new version is swapped in.
-    pub fn on_patch(
-        &self,
-        map: &str,
-        old: &Grid,
-        grid: Arc<Grid>,
-        version: u64,
-        changed: Vec<Point>,
-    ) -> Delivery {
-        self.inner.flows.on_patch(map, &grid, version, &changed);
-        self.inner.plans.on_patch(map, &grid, version, &changed);
-        // 0 is a wall, the dearest cost.
-        let rank = |c: u8| if c == 0 { u16::MAX } else { c as u16 };
-        let lowered = changed
-            .iter()
-            .any(|&p| rank(grid.cost(p)) < rank(old.cost(p)));
-        let mut to_schedule = Vec::new();
-        let mut delivered = 0;
-        {
-            let mut maps = self.inner.maps.lock().expect("index lock");
-            let Some(ms) = maps.get_mut(map) else {
-                return Delivery { delivered: 0 };
-            };
-            ms.grid = Arc::clone(&grid);
-            ms.version = version;
-            let mut candidates: HashSet<GroupKey> = ms.wide.clone();
-            let mut last = None;
-            for p in &changed {
-                let b = (p.x / BUCKET, p.y / BUCKET);
-                if last == Some(b) {
-                    continue;
-                }
-                last = Some(b);
-                if let Some(set) = ms.buckets.get(&b) {
-                    candidates.extend(set.iter());
-                }
-            }
-            let bbox = bounding_box(&changed);
-            // Tiles of the path index to probe, per agent size (module `reach`).
-            let mut probes: HashMap<u32, Vec<reach::Tile>> = HashMap::new();
-            let changed = Arc::new(changed);
-            for key in candidates {
-                let Some(group) = ms.groups.get(&key) else {
-                    continue;
-                };
-                let mut w = group.work.lock().expect("work lock");
-                // A busy group takes every patch (its region may grow meanwhile), but it
-                // counts as affected only when a changed cell lies in its region.
-                let concerned = concerns(w.interest, bbox, &changed);
-                if !(w.scheduled || concerned) {
-                    continue;
-                }
-                if concerned {
-                    delivered += if lowered {
-                        group.members.lock().expect("members lock").len()
-                    } else {
-                        let probe = probes
-                            .entry(key.size)
-                            .or_insert_with(|| reach::PathIndex::probe(&changed, key.size));
-                        group.paths.lock().expect("paths lock").reached(probe).len()
-                    };
-                }
-                w.queue.push_back(Item::Patch {
-                    grid: Arc::clone(&grid),
-                    version,
-                    changed: Arc::clone(&changed),
-                    lowered,
-                });
-                if !w.scheduled {
-                    w.scheduled = true;
-                    ms.wide.insert(key);
-                    to_schedule.push(Arc::clone(group));
-                }
-            }
-        }
-        self.schedule(to_schedule);
-        metrics::counter!("pathd_patch_deliveries_total").increment(delivered as u64);
-        Delivery { delivered }
-    }
-
     /// Queues a move of `sub`'s agent to `to` and waits for the repair (`400` on a wall or
     /// off the map; the state is then unchanged).
     pub async fn move_to(&self, sub: &Arc<Sub>, to: Point) -> Result<(), LiveError> {
@@ -697,113 +511,13 @@ impl Hub {
         true
     }
 
-    /// The profiles of `map` other than its default (hub keys `map~profile`) that have
-    /// subscriptions or flow fields here, with the grid this hub's subscriptions of each
-    /// hold (`None`: flow fields only).
-    pub fn profile_grids(&self, map: &str) -> Vec<(String, Option<Arc<Grid>>)> {
-        let prefix = format!("{map}~");
-        let mut out: std::collections::BTreeMap<String, Option<Arc<Grid>>> = self
-            .inner
-            .flows
-            .maps_with_prefix(&prefix)
-            .into_iter()
-            .map(|k| (k[prefix.len()..].to_owned(), None))
-            .collect();
-        for (k, ms) in self.inner.maps.lock().expect("index lock").iter() {
-            if let Some(p) = k.strip_prefix(&prefix) {
-                out.insert(p.to_owned(), Some(Arc::clone(&ms.grid)));
-            }
-        }
-        out.into_iter().collect()
-    }
-
-    /// [`Self::end_map`] for `map` and each of its profiles; returns how many
-    /// subscriptions ended.
-    pub fn end_map_all(&self, map: &str, reason: &'static str) -> usize {
-        let mut n = self.end_map(map, reason);
-        for (p, _) in self.profile_grids(map) {
-            n += self.end_map(&format!("{map}~{p}"), reason);
-        }
-        n
-    }
-
-    /// Ends every subscription (and flow field) of `map` with a final event `reason`;
-    /// returns how many subscriptions.
-    pub fn end_map(&self, map: &str, reason: &'static str) -> usize {
-        self.inner.flows.end_map(map, reason);
-        self.inner.plans.end_map(map, reason);
-        let ms = self.inner.maps.lock().expect("index lock").remove(map);
-        let Some(ms) = ms else { return 0 };
-        let mut subs = self.inner.subs.lock().expect("subs lock");
-        for id in ms.subs.keys() {
-            subs.remove(id);
-        }
-        drop(subs);
-        for g in ms.groups.values() {
-            g.clear();
-        }
-        for sub in ms.subs.values() {
-            sub.close(reason);
-        }
-        memory_gauge(&self.inner.maps.lock().expect("index lock"));
-        self.gauge();
-        ms.subs.len()
-    }
-
-    /// A map was replaced by `PUT`: with the same size and movement rule the change is a
-    /// patch of every differing cell; otherwise its subscriptions end (`map_replaced`),
-    /// since their searches cannot run on other dimensions.
-    pub async fn on_replace(&self, map: &str, old: Arc<Grid>, new: Arc<Grid>, version: u64) {
-        let has_subs = self
-            .inner
-            .maps
-            .lock()
-            .expect("index lock")
-            .contains_key(map);
-        if !has_subs && !self.inner.flows.has_map(map) && !self.inner.plans.has_map(map) {
-            return;
-        }
-        let same_shape = old.width() == new.width()
-            && old.height() == new.height()
-            && old.movement() == new.movement();
-        if !same_shape {
-            self.end_map(map, "map_replaced");
-            return;
-        }
-        let (o, n) = (Arc::clone(&old), Arc::clone(&new));
-        let diff = self
-            .inner
-            .compute
-            .run_waiting(move |_| {
-                let (a, b) = (o.costs(), n.costs());
-                let w = o.width() as usize;
-                (0..a.len())
-                    .filter(|&i| a[i] != b[i])
-                    .map(|i| Point::new((i % w) as u32, (i / w) as u32))
-                    .collect::<Vec<_>>()
-            })
-            .await;
-        match diff {
-            Ok(changed) => {
-                self.on_patch(map, &old, new, version, changed);
-            }
-            Err(_) => {
-                self.end_map(map, "map_replaced");
-            }
-        }
-    }
-
     fn gauge(&self) {
         let n = self.inner.subs.lock().expect("subs lock").len();
         metrics::gauge!("pathd_subscriptions").set(n as f64);
     }
 
     fn schedule(&self, groups: Vec<Arc<Group>>) {
-        if groups.is_empty() {
-            return;
-        }
-        self.inner.dirty.lock().expect("dirty lock").extend(groups);
-        self.inner.wake.notify_one();
+        self.inner.driver.schedule(groups);
     }
 
     fn start_tasks(&self) {
@@ -812,61 +526,6 @@ impl Hub {
         }
         tokio::spawn(drive(Arc::clone(&self.inner)));
         tokio::spawn(reap(self.clone()));
-    }
-}
-
-fn not_found(id: &str) -> LiveError {
-    LiveError::NotFound(id.to_owned())
-}
-
-fn too_many(message: String) -> LiveError {
-    LiveError::TooMany(message)
-}
-
-/// Why the hub refused. The edge maps each to HTTP (`http/error.rs`).
-#[derive(Debug)]
-pub enum LiveError {
-    /// No subscription with this id (`404 subscription_not_found`).
-    NotFound(String),
-    /// The map or the server is full, by count or by memory (`429 too_many_subscriptions`):
-    /// the message says which.
-    TooMany(String),
-    /// The query is malformed for this map (`400`, as a search of its own answers).
-    Query(QueryError),
-    /// A broken invariant (`500 internal`, the detail logged).
-    Internal(&'static str),
-}
-
-impl From<QueryError> for LiveError {
-    fn from(e: QueryError) -> Self {
-        LiveError::Query(e)
-    }
-}
-
-impl std::fmt::Display for LiveError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LiveError::NotFound(id) => write!(f, "no subscription {id:?}"),
-            LiveError::TooMany(m) => f.write_str(m),
-            LiveError::Query(e) => e.fmt(f),
-            LiveError::Internal(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for LiveError {}
-
-/// True when a changed cell lies in `interest` (the bounding box rules most out at once).
-fn concerns(interest: Interest, bbox: Option<(Point, Point)>, changed: &[Point]) -> bool {
-    let Some((lo, hi)) = bbox else { return false };
-    match interest {
-        Interest::Everything => true,
-        Interest::Region { min, max } => {
-            if hi.x < min.x || lo.x > max.x || hi.y < min.y || lo.y > max.y {
-                return false;
-            }
-            changed.iter().any(|&p| interest.contains(p))
-        }
     }
 }
 
@@ -881,123 +540,4 @@ fn leave_group(maps: &mut HashMap<String, MapSubs>, sub: &Arc<Sub>) {
         }
     }
     memory_gauge(maps);
-}
-
-/// A join's answer while its request waits for it. Dropped first (the client went away,
-/// so the request's future is dropped while the join runs), it takes a subscription that
-/// had already arrived out of its group again: nobody learnt its id, and a member nobody
-/// can delete would keep its group and tree for good. (Had the answer come after the drop,
-/// the worker's send fails and it drops the member itself, `group::drain`.)
-struct Joining {
-    rx: Option<oneshot::Receiver<Result<Arc<Sub>, pathd_engine::QueryError>>>,
-    hub: Arc<HubInner>,
-}
-
-impl Drop for Joining {
-    fn drop(&mut self) {
-        if let Some(Ok(Ok(sub))) = self.rx.as_mut().map(|rx| rx.try_recv()) {
-            leave_group(&mut self.hub.maps.lock().expect("index lock"), &sub);
-        }
-    }
-}
-
-/// The repair driver: runs scheduled groups on the pool (see module docs).
-async fn drive(hub: Arc<HubInner>) {
-    loop {
-        let batch: Vec<Arc<Group>> = hub.dirty.lock().expect("dirty lock").drain(..).collect();
-        if batch.is_empty() {
-            tokio::select! {
-                _ = hub.wake.notified() => continue,
-                _ = hub.shutdown.cancelled() => return,
-            }
-        }
-        // Every group's answers first, then the settling: no group's background work holds
-        // up another group's events.
-        run_jobs(&hub, &batch, false).await;
-        run_jobs(&hub, &batch, true).await;
-    }
-}
-
-/// Drains `groups` on the pool, at most [`JOB_SUBS`] per job and one job per worker thread.
-async fn run_jobs(hub: &Arc<HubInner>, groups: &[Arc<Group>], settle: bool) {
-    let lanes = hub.compute.threads();
-    let jobs: Vec<Vec<Arc<Group>>> = groups.chunks(JOB_SUBS).map(|c| c.to_vec()).collect();
-    futures_util::stream::iter(jobs)
-        .for_each_concurrent(lanes, |job| {
-            let hub = Arc::clone(hub);
-            async move {
-                let h = Arc::clone(&hub);
-                let run = hub.compute.run_background(move |_| {
-                    for group in &job {
-                        group::drain(&h, group, settle);
-                    }
-                });
-                if let Err(e) = run.await {
-                    tracing::error!(error = %e, "repair job failed");
-                }
-            }
-        })
-        .await;
-}
-
-/// Clears `scheduled` and publishes the group's new interest, unless more work arrived
-/// meanwhile (then false: drain again). Takes the index lock, then the work lock (the patch
-/// order); a group left without members and work is dropped.
-fn finish(hub: &HubInner, group: &Arc<Group>) -> bool {
-    let interest = {
-        let tree = group.tree.lock().expect("tree lock");
-        group::interest(group, &tree)
-    };
-    let mut maps = hub.maps.lock().expect("index lock");
-    let mut w = group.work.lock().expect("work lock");
-    if !w.queue.is_empty() {
-        return false;
-    }
-    w.scheduled = false;
-    w.interest = interest;
-    if let Some(ms) = maps.get_mut(&group.map)
-        && ms
-            .groups
-            .get(&group.key)
-            .is_some_and(|g| Arc::ptr_eq(g, group))
-    {
-        ms.index(group.key, interest, &mut w);
-        drop(w);
-        ms.drop_if_idle(group.key);
-        if ms.subs.is_empty() && ms.groups.is_empty() {
-            maps.remove(&group.map);
-        }
-    }
-    memory_gauge(&maps);
-    true
-}
-
-/// Sets `pathd_subscription_memory_bytes` from the groups still indexed, and tells the
-/// allocator when that fell ([`crate::memory::released`]: deleted subscriptions' searches
-/// go back to the system).
-fn memory_gauge(maps: &HashMap<String, MapSubs>) {
-    // The last figure set, per process like the gauge itself.
-    static REPORTED: AtomicUsize = AtomicUsize::new(0);
-    let bytes: usize = maps.values().map(MapSubs::bytes).sum();
-    metrics::gauge!("pathd_subscription_memory_bytes").set(bytes as f64);
-    let before = REPORTED.swap(bytes, Ordering::Relaxed);
-    if before > bytes {
-        crate::memory::released(before - bytes);
-    }
-}
-
-/// Drops subscriptions idle for longer than the TTL (no open stream, no request).
-async fn reap(hub: Hub) {
-    let idle = |ttl| {
-        let all = hub.inner.subs.lock().expect("subs lock");
-        all.values()
-            .filter(|s| s.lease.idle(ttl))
-            .map(|s| s.id.clone())
-            .collect()
-    };
-    let shutdown = hub.inner.shutdown.clone();
-    lease::reap("subscription", hub.inner.ttl, shutdown, idle, |id| {
-        hub.remove(id, "expired")
-    })
-    .await
 }

@@ -47,6 +47,12 @@
 //! `pathd_live_plans` (gauge), `pathd_plan_replans_total{kind}` (`repair` or `full`),
 //! `pathd_plan_replan_duration_seconds` (histogram), `pathd_plan_events_total`.
 
+mod event;
+mod register;
+mod work;
+
+pub use event::PlanEvent;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -60,7 +66,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::compute::Compute;
 use crate::config::Config;
-use crate::live::feed::{Feed, FeedEvent, Next};
+use crate::live::driver::{Driver, Plan};
+use crate::live::feed::{Feed, Next};
+use crate::live::flows::changed_between;
 use crate::live::lease::{self, Lease, Leased, Streamed};
 use crate::plans::PlanError;
 use crate::plans::{NODE_MEMORY, PlanJob};
@@ -68,56 +76,6 @@ use crate::plans::{NODE_MEMORY, PlanJob};
 /// Most recent events kept per live plan (each holds the whole plan, so fewer than a
 /// subscription's `--subscription-event-buffer`, which caps it too).
 pub const MAX_RING: usize = 16;
-
-/// One event of a live plan (`LivePlanEvent` in `openapi.yaml`), also its current state.
-#[derive(Clone, Debug, Serialize)]
-pub struct PlanEvent {
-    /// The plan's id.
-    pub id: String,
-    /// 1 for the first event, +1 per event.
-    pub seq: u64,
-    /// The map version the plan holds for.
-    pub map_version: u64,
-    /// Why it was sent: `initial`, `blocked`, `delayed`, `restored`, `resync`, or a final
-    /// `deleted`, `map_deleted`, `map_replaced`, `expired`.
-    pub reason: &'static str,
-    /// `solved`, `partial` or `failed`.
-    pub status: &'static str,
-    /// The time step of the paths' first cells.
-    pub start_step: u64,
-    /// `[x, y]` per time step from `start_step` for every agent, all one length.
-    pub paths: Vec<Vec<[u32; 2]>>,
-    /// Sum over agents of the steps (from `start_step`) until each rests at its goal.
-    pub sum_of_costs: u64,
-    /// Time steps of the paths.
-    pub makespan: u64,
-    /// The sum of the agents' own distances from their cells at `start_step`.
-    pub lower_bound: u64,
-    /// Agents whose paths this event changed (every agent for `initial`).
-    pub replanned: Vec<usize>,
-    /// True when only `replanned` were re-planned, everybody else keeping their path.
-    pub repaired: bool,
-    /// Time the re-plan took, ms.
-    pub elapsed_ms: f64,
-}
-
-impl FeedEvent for PlanEvent {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-    fn set_seq(&mut self, seq: u64) {
-        self.seq = seq;
-    }
-    fn map_version(&self) -> u64 {
-        self.map_version
-    }
-    fn reason(&self) -> &'static str {
-        self.reason
-    }
-    fn set_reason(&mut self, reason: &'static str) {
-        self.reason = reason;
-    }
-}
 
 /// The plan as it stands and the progress reported.
 struct Current {
@@ -308,6 +266,10 @@ impl Leased for LivePlan {
     fn lease(&self) -> &Lease {
         &self.lease
     }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 /// Every live plan (cheap to clone).
@@ -323,6 +285,8 @@ struct Inner {
     ring: usize,
     shutdown: CancellationToken,
     plans: Mutex<Registered>,
+    /// Plans with work queued, for the driver.
+    driver: Driver<LivePlan>,
     started: AtomicBool,
 }
 
@@ -379,6 +343,7 @@ impl Plans {
                 ring: config.subscription_event_buffer.clamp(1, MAX_RING),
                 shutdown,
                 plans: Mutex::default(),
+                driver: Driver::default(),
                 started: AtomicBool::new(false),
             }),
         }
@@ -435,145 +400,6 @@ impl Plans {
         Ok(plan)
     }
 
-    /// Registers `made` and brings it up to the map's version now (`current()`, read under
-    /// the plans' lock): when a write landed since the plan was made, the cells that differ
-    /// between its grid and the current one are queued as its first patch (a write installs
-    /// its version before it hands its cells to [`Self::on_patch`], which takes the same
-    /// lock, so every change reaches the plan exactly once). `Ok(None)` when the map is
-    /// gone or changed shape.
-    pub fn register(
-        &self,
-        made: Created,
-        current: impl FnOnce() -> Option<(u64, Arc<Grid>)>,
-    ) -> Result<Option<Arc<LivePlan>>, PlanError> {
-        self.start_tasks();
-        let Created {
-            map,
-            grid,
-            version,
-            job,
-            plan,
-        } = made;
-        let mut plans = self.inner.plans.lock().expect("plans lock");
-        if plans.by_id.len() >= self.inner.max_total {
-            drop(plans);
-            self.check_room()?;
-            return Err(PlanError::Internal("the plans' room check disagreed"));
-        }
-        let catch_up = match current() {
-            None => return Ok(None),
-            Some((v, _)) if v == version => None,
-            Some((v, now)) => match changed_between(&grid, &now) {
-                Some(cells) => Some(Item::Patch {
-                    grid: now,
-                    version: v,
-                    changed: Arc::new(cells),
-                }),
-                None => return Ok(None),
-            },
-        };
-        let mut id = random_hex128();
-        while plans.by_id.contains_key(&id) {
-            id = random_hex128();
-        }
-        let cur = Current {
-            grid,
-            version,
-            status: plan.status,
-            start_step: 0,
-            paths: plan.paths.clone(),
-            time_step: 0,
-            positions: job.starts.clone(),
-        };
-        let live = Arc::new(LivePlan {
-            id: id.clone(),
-            secret: random_hex128(),
-            map,
-            goals: job.goals.clone(),
-            job,
-            current: Mutex::new(cur),
-            feed: Mutex::new(Feed::new(
-                PlanEvent {
-                    id: id.clone(),
-                    seq: 1,
-                    map_version: version,
-                    reason: "initial",
-                    status: plan.status.as_str(),
-                    start_step: 0,
-                    paths: plan
-                        .paths
-                        .iter()
-                        .map(|p| p.iter().map(|c| [c.x, c.y]).collect())
-                        .collect(),
-                    sum_of_costs: plan.sum_of_costs,
-                    makespan: plan.makespan,
-                    lower_bound: plan.lower_bound,
-                    replanned: (0..plan.paths.len()).collect(),
-                    repaired: false,
-                    elapsed_ms: plan.stats.elapsed.as_secs_f64() * 1e3,
-                },
-                self.inner.ring,
-            )),
-            changed: watch::channel(1).0,
-            work: Mutex::default(),
-            lease: Lease::new(),
-        });
-        plans.insert(Arc::clone(&live));
-        metrics::gauge!("pathd_live_plans").set(plans.by_id.len() as f64);
-        drop(plans);
-        if let Some(item) = catch_up {
-            self.enqueue(&live, item);
-        }
-        Ok(Some(live))
-    }
-
-    /// Queues a patch of `map` (now `grid` at `version`, `changed` cells) for every plan
-    /// on it. Called under the map's writer lock, after the new version is in: it only
-    /// queues.
-    pub fn on_patch(&self, map: &str, grid: &Arc<Grid>, version: u64, changed: &[Point]) {
-        let plans: Vec<Arc<LivePlan>> = {
-            let reg = self.inner.plans.lock().expect("plans lock");
-            match reg.by_map.get(map) {
-                Some(m) => m.values().cloned().collect(),
-                None => return,
-            }
-        };
-        let cells = Arc::new(changed.to_vec());
-        for plan in plans {
-            self.enqueue(
-                &plan,
-                Item::Patch {
-                    grid: Arc::clone(grid),
-                    version,
-                    changed: Arc::clone(&cells),
-                },
-            );
-        }
-    }
-
-    /// Queues a progress report of `plan` and waits for it to be taken in (and any
-    /// re-plan it causes): `400` when it is malformed (the plan is then unchanged).
-    pub async fn progress(
-        &self,
-        plan: &Arc<LivePlan>,
-        time_step: Option<u64>,
-        positions: Option<Vec<Point>>,
-    ) -> Result<(), PlanError> {
-        let (reply, rx) = oneshot::channel();
-        self.enqueue(
-            plan,
-            Item::Progress {
-                time_step,
-                positions,
-                reply,
-            },
-        );
-        match rx.await {
-            Ok(r) => r,
-            Err(_) => Err(not_found(&plan.id)),
-        }
-    }
-
     /// Ends plan `id` with a final event `reason`; false when there was none.
     pub fn remove(&self, id: &str, reason: &'static str) -> bool {
         let removed = {
@@ -610,268 +436,22 @@ impl Plans {
         ended.len()
     }
 
-    fn enqueue(&self, plan: &Arc<LivePlan>, item: Item) {
-        let mut w = plan.work.lock().expect("work lock");
-        w.items.push_back(item);
-        if w.scheduled {
-            return;
-        }
-        w.scheduled = true;
-        drop(w);
-        let (plan, compute) = (Arc::clone(plan), self.inner.compute.clone());
-        tokio::spawn(async move {
-            let p = Arc::clone(&plan);
-            if let Err(e) = compute.run_background(move |_| drain(&p)).await {
-                tracing::error!(error = %e, plan = %plan.id, "live plan work failed");
-                // The pool stopped: answer whoever waits.
-                let mut w = plan.work.lock().expect("work lock");
-                w.scheduled = false;
-                w.items.clear();
-            }
-        });
-    }
-
     fn start_tasks(&self) {
         if self.inner.started.swap(true, Ordering::AcqRel) {
             return;
         }
+        tokio::spawn(register::drive(Arc::clone(&self.inner)));
         tokio::spawn(reap(self.clone()));
     }
-}
-
-/// Works off `plan`'s queue on a pool thread, in order.
-fn drain(plan: &LivePlan) {
-    loop {
-        let items: Vec<Item> = {
-            let mut w = plan.work.lock().expect("work lock");
-            if w.items.is_empty() {
-                w.scheduled = false;
-                return;
-            }
-            w.items.drain(..).collect()
-        };
-        let mut patch: Option<(Arc<Grid>, u64, Vec<Point>)> = None;
-        for item in items {
-            match item {
-                Item::Patch {
-                    grid,
-                    version,
-                    changed,
-                } => {
-                    let p = patch.get_or_insert_with(|| (Arc::clone(&grid), version, Vec::new()));
-                    p.0 = grid;
-                    p.1 = version;
-                    p.2.extend(changed.iter().copied());
-                }
-                Item::Progress {
-                    time_step,
-                    positions,
-                    reply,
-                } => {
-                    if let Some((grid, version, cells)) = patch.take() {
-                        take_patch(plan, grid, version, &cells);
-                    }
-                    let _ = reply.send(take_progress(plan, time_step, positions));
-                }
-            }
-        }
-        if let Some((grid, version, cells)) = patch.take() {
-            take_patch(plan, grid, version, &cells);
-        }
-    }
-}
-
-/// A patch: re-plans the agents whose remaining paths (or cells) it walls.
-fn take_patch(plan: &LivePlan, grid: Arc<Grid>, version: u64, changed: &[Point]) {
-    let mut cur = plan.current.lock().expect("plan lock");
-    cur.grid = grid;
-    cur.version = version;
-    let walled: HashSet<Point> = changed
-        .iter()
-        .copied()
-        .filter(|&p| !cur.grid.is_passable(p))
-        .collect();
-    let opened = changed.iter().any(|&p| cur.grid.is_passable(p));
-    let hit: Vec<usize> = (0..cur.paths.len())
-        .filter(|&i| {
-            walled.contains(&cur.positions[i])
-                || cur.remaining(i).iter().any(|c| walled.contains(c))
-        })
-        .collect();
-    if !hit.is_empty() {
-        replan(plan, &mut cur, hit, "blocked");
-    } else if opened && cur.status != MapfStatus::Solved {
-        let all = (0..cur.paths.len()).collect();
-        replan(plan, &mut cur, all, "restored");
-    } else {
-        // Nothing of the plan changed: it holds for this version too.
-        let mut feed = plan.feed.lock().expect("feed lock");
-        feed.version = feed.version.max(version);
-    }
-}
-
-/// A progress report: checked, then delayed agents re-planned.
-fn take_progress(
-    plan: &LivePlan,
-    time_step: Option<u64>,
-    positions: Option<Vec<Point>>,
-) -> Result<(), PlanError> {
-    let mut cur = plan.current.lock().expect("plan lock");
-    let t = time_step.unwrap_or(cur.time_step);
-    if t < cur.time_step {
-        return Err(PlanError::Invalid(format!(
-            "time_step {t} is before the last reported one, {}",
-            cur.time_step
-        )));
-    }
-    let n = cur.paths.len();
-    let positions = match positions {
-        None => (0..n).map(|i| cur.planned(i, t)).collect(),
-        Some(p) => {
-            check_positions(&cur, &p)?;
-            p
-        }
-    };
-    let delayed: Vec<usize> = (0..n)
-        .filter(|&i| positions[i] != cur.planned(i, t))
-        .collect();
-    cur.time_step = t;
-    cur.positions = positions;
-    if !delayed.is_empty() {
-        replan(plan, &mut cur, delayed, "delayed");
-    }
-    Ok(())
-}
-
-/// Positions reported for every agent: one each, on the map, passable (or where the agent
-/// stood when a patch walled it), on distinct cells.
-fn check_positions(cur: &Current, p: &[Point]) -> Result<(), PlanError> {
-    if p.len() != cur.paths.len() {
-        return Err(PlanError::Invalid(format!(
-            "{} positions for {} agents",
-            p.len(),
-            cur.paths.len()
-        )));
-    }
-    let mut seen = HashMap::new();
-    for (i, &c) in p.iter().enumerate() {
-        if !cur.grid.in_bounds(c) {
-            return Err(PlanError::OutOfBounds(format!(
-                "agent {i}'s position {c} is off the map"
-            )));
-        }
-        if !cur.grid.is_passable(c) && c != cur.positions[i] {
-            return Err(PlanError::StartBlocked(format!(
-                "agent {i}'s position {c} is blocked"
-            )));
-        }
-        if let Some(j) = seen.insert(c, i) {
-            return Err(PlanError::Invalid(format!(
-                "agents {j} and {i} are both at {c}"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Re-plans from the reported time step and positions: `agents` alone where a repair
-/// suffices, else everybody; publishes the new plan with `reason`.
-fn replan(plan: &LivePlan, cur: &mut Current, agents: Vec<usize>, reason: &'static str) {
-    let started = Instant::now();
-    let n = cur.paths.len();
-    let goals = &plan.goals;
-    let grid = Arc::clone(&cur.grid);
-    let movement = plan.job.movement;
-    let opts = MapfOptions {
-        objective: plan.job.objective,
-        deadline: started.checked_add(plan.job.time_limit),
-        cancel: None,
-        first_solution: true,
-        seed: plan.job.seed,
-        max_nodes: Some(NODE_MEMORY / (8 * n.max(1) + 160)),
-    };
-    let old: Vec<Vec<Point>> = (0..n).map(|i| cur.remaining(i).to_vec()).collect();
-    let mut replanned = agents.clone();
-    let mut repaired = false;
-    let outcome = if goals.iter().any(|&g| !grid.is_passable(g)) {
-        None
-    } else {
-        let mut done = None;
-        if cur.status == MapfStatus::Solved {
-            let mut rest = old.clone();
-            for &a in &agents {
-                rest[a] = vec![cur.positions[a]];
-            }
-            if let Ok(Some(p)) = mapf::repair(&grid, movement, &rest, goals, &agents, &opts) {
-                metrics::counter!("pathd_plan_replans_total", "kind" => "repair").increment(1);
-                repaired = true;
-                done = Some(p);
-            }
-        }
-        if done.is_none() {
-            metrics::counter!("pathd_plan_replans_total", "kind" => "full").increment(1);
-            done = mapf::solve_live(&grid, movement, &cur.positions, goals, &opts).ok();
-            if let Some(p) = &done {
-                replanned = (0..n)
-                    .filter(|&i| !same_path(&old[i], &p.paths[i]))
-                    .collect();
-            }
-        }
-        done
-    };
-    let (status, paths, lower_bound) = match outcome {
-        Some(p) => (p.status, p.paths, p.lower_bound),
-        // A goal walled: nobody can finish; everybody waits where they are.
-        None => {
-            replanned = (0..n).collect();
-            (
-                MapfStatus::Failed,
-                cur.positions.iter().map(|&p| vec![p]).collect(),
-                0,
-            )
-        }
-    };
-    cur.status = status;
-    cur.start_step = cur.time_step;
-    cur.paths = paths;
-    let elapsed = started.elapsed();
-    metrics::histogram!("pathd_plan_replan_duration_seconds").record(elapsed.as_secs_f64());
-    tracing::debug!(plan = %plan.id, reason, repaired, replanned = replanned.len(), ms = elapsed.as_secs_f64() * 1e3, "live plan re-planned");
-    let ev = plan.event(cur, reason, lower_bound, replanned, repaired, elapsed);
-    plan.publish(ev);
-}
-
-/// True when two paths visit the same cells at the same steps (the shorter one resting at
-/// its last cell).
-fn same_path(a: &[Point], b: &[Point]) -> bool {
-    let len = a.len().max(b.len());
-    (0..len).all(|t| a[t.min(a.len() - 1)] == b[t.min(b.len() - 1)])
-}
-
-/// The cells whose cost differs between `a` and `b`, if they have one shape.
-fn changed_between(a: &Grid, b: &Grid) -> Option<Vec<Point>> {
-    if a.width() != b.width() || a.height() != b.height() || a.movement() != b.movement() {
-        return None;
-    }
-    let w = a.width() as usize;
-    let (x, y) = (a.costs(), b.costs());
-    Some(
-        (0..x.len())
-            .filter(|&i| x[i] != y[i])
-            .map(|i| Point::new((i % w) as u32, (i / w) as u32))
-            .collect(),
-    )
 }
 
 /// Drops plans idle for longer than the TTL (no open stream, no request).
 async fn reap(plans: Plans) {
     let idle = |ttl| {
-        let all = plans.inner.plans.lock().expect("plans lock");
-        all.by_id
-            .values()
-            .filter(|p| p.lease.idle(ttl))
-            .map(|p| p.id.clone())
-            .collect()
+        lease::idle(
+            plans.inner.plans.lock().expect("plans lock").by_id.values(),
+            ttl,
+        )
     };
     let shutdown = plans.inner.shutdown.clone();
     lease::reap("live plan", plans.inner.ttl, shutdown, idle, |id| {

@@ -210,7 +210,7 @@ fn describe() {
     );
     describe_counter!(
         "pathd_forwarded_requests_total",
-        "Subscription requests forwarded to the replica that owns the subscription, by \
+        "Subscription and flow field requests forwarded to the replica that owns them, by \
          outcome (`answered`, or `unreachable`: the owner did not answer, tried again)"
     );
     describe_counter!(
@@ -221,6 +221,15 @@ fn describe() {
         "pathd_subscription_takeover_seconds",
         Unit::Seconds,
         "Time to take one subscription over (claim its record, join it again here)"
+    );
+    describe_counter!(
+        "pathd_flowfield_takeovers_total",
+        "Flow fields this replica took over from a replica that left the membership"
+    );
+    describe_histogram!(
+        "pathd_flowfield_takeover_seconds",
+        Unit::Seconds,
+        "Time to take one flow field over (claim its record, compute it again here)"
     );
     describe_gauge!(
         "pathd_maps_held",

@@ -28,17 +28,6 @@ const NOT_YET_CUT: &[(&str, &str, &str)] = &[
          (needs a domain query and a `QueryError` of its own)",
     ),
     (
-        "cluster",
-        "http",
-        "forward.rs and gate.rs proxy HTTP (belong in http/), takeover.rs joins through \
-         `routes::subscriptions::join`, subs.rs stores the wire `PathRequest`",
-    ),
-    (
-        "cluster",
-        "state",
-        "the cluster's tasks and gate take the whole `AppState`, which holds the cluster",
-    ),
-    (
         "maps",
         "cluster",
         "the maps service holds the cluster's `Placement` (stubs of maps held elsewhere)",

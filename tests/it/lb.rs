@@ -1,5 +1,6 @@
-//! Subscriptions behind a plain round-robin load balancer: a real `nginx` on loopback in
-//! front of three real pathd replicas sharing one NATS JetStream (`src/cluster/`).
+//! Subscriptions and flow fields behind a plain round-robin load balancer: a real `nginx`
+//! on loopback in front of three real pathd replicas sharing one NATS JetStream
+//! (`src/cluster/`).
 //!
 //! Needs `nginx` and `nats-server` (Debian packages; `scripts/test.sh` installs both through
 //! `scripts/ensure-nats.sh` and `scripts/ensure-nginx.sh`). Without them these tests say so
@@ -146,6 +147,63 @@ pub(crate) async fn members(rs: &[&Replica], n: usize) {
     }
 }
 
+/// Three replicas on one NATS behind a round-robin nginx (with a client), the 60x20 open
+/// map `open` put through it; `None` (the test passes, saying so) without nats-server or
+/// nginx.
+async fn fleet() -> Option<(
+    Proxy,
+    Vec<Replica>,
+    Nats,
+    reqwest::Client,
+    tempfile::TempDir,
+)> {
+    let (Some(nats_bin), Some(nginx_bin)) = (nats_server(), nginx()) else {
+        return None;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let nats = Nats::start(&nats_bin, &tmp.path().join("js"), vec![]);
+    let rs: Vec<Replica> = (0..3)
+        .map(|_| Replica::start(&nats.url(), tmp.path(), &[]))
+        .collect();
+    for r in &rs {
+        r.ready().await;
+    }
+    members(&rs.iter().collect::<Vec<_>>(), 3).await;
+    let proxy = Proxy::start(
+        &nginx_bin,
+        &tmp.path().join("nginx"),
+        &rs.iter().map(|r| r.port).collect::<Vec<_>>(),
+    );
+    let http = reqwest::Client::new();
+    let (s, _, v) = send(
+        http.put(proxy.at("/v1/maps/open"))
+            .header("content-type", "text/plain")
+            .body(open_text(60, 20)),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    Some((proxy, rs, nats, http, tmp))
+}
+
+/// The replicas of `rs` but the `killed`th.
+fn others(rs: &[Replica], killed: usize) -> Vec<&Replica> {
+    let all = rs.iter().enumerate();
+    all.filter(|(i, _)| *i != killed).map(|(_, r)| r).collect()
+}
+
+/// Kills the replica whose id is `id` with -9; its index in `rs`.
+async fn kill9(rs: &mut [Replica], id: &str) -> usize {
+    let mut found = None;
+    for (i, r) in rs.iter().enumerate() {
+        if r.get("/readyz").await.1["cluster"]["replica"] == id {
+            found = Some(i);
+        }
+    }
+    let i = found.expect("the owner is one of the replicas");
+    rs[i].kill9();
+    i
+}
+
 /// A wall across the 60x20 map at column `x`, leaving row `gap` open; `clear` is the column
 /// of the previous wall, opened again.
 fn wall(x: u32, gap: u32, clear: Option<u32>) -> Value {
@@ -195,6 +253,27 @@ async fn send(req: reqwest::RequestBuilder) -> (u16, reqwest::header::HeaderMap,
     (s, headers, v)
 }
 
+/// Asserts `ev` is event `seq` with `reason`.
+fn is(ev: &Ev, seq: u64, reason: &str) {
+    assert_eq!((ev.seq(), ev.reason()), (seq, reason), "{:?}", ev.data);
+}
+
+/// Patches the map `open` through the proxy with `body`.
+async fn patch_open(http: &reqwest::Client, proxy: &Proxy, body: Value) {
+    let (s, _, v) = send(http.patch(proxy.at("/v1/maps/open")).json(&body)).await;
+    assert_eq!(s, 200, "{v}");
+}
+
+/// Sends `req` and asserts the answer is the error `status` with `code`.
+async fn refused(req: reqwest::RequestBuilder, status: u16, code: &str) {
+    let (s, _, v) = send(req).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (status, Some(code)),
+        "{v}"
+    );
+}
+
 fn served_by(h: &reqwest::header::HeaderMap) -> String {
     h.get("x-pathd-replica")
         .and_then(|v| v.to_str().ok())
@@ -208,31 +287,9 @@ fn served_by(h: &reqwest::header::HeaderMap) -> String {
 /// the resume is exact and a `resync` at the next `seq` where the owner died.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_work_behind_round_robin_nginx_and_survive_their_owner() {
-    let (Some(nats_bin), Some(nginx_bin)) = (nats_server(), nginx()) else {
+    let Some((proxy, mut rs, nats, http, _tmp)) = fleet().await else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let nats = Nats::start(&nats_bin, &tmp.path().join("js"), vec![]);
-    let mut rs: Vec<Replica> = (0..3)
-        .map(|_| Replica::start(&nats.url(), tmp.path(), &[]))
-        .collect();
-    for r in &rs {
-        r.ready().await;
-    }
-    members(&rs.iter().collect::<Vec<_>>(), 3).await;
-    let proxy = Proxy::start(
-        &nginx_bin,
-        &tmp.path().join("nginx"),
-        &rs.iter().map(|r| r.port).collect::<Vec<_>>(),
-    );
-    let http = reqwest::Client::new();
-    let (s, _, v) = send(
-        http.put(proxy.at("/v1/maps/open"))
-            .header("content-type", "text/plain")
-            .body(open_text(60, 20)),
-    )
-    .await;
-    assert_eq!(s, 201, "{v}");
 
     // Three subscriptions, created through the proxy (so on different replicas).
     let mut subs = Vec::new();
@@ -313,20 +370,8 @@ async fn subscriptions_work_behind_round_robin_nginx_and_survive_their_owner() {
 
     // Kill -9 the owner of the first subscription.
     let victim = owners[0].clone();
-    let mut killed = None;
-    for (i, r) in rs.iter().enumerate() {
-        if r.get("/readyz").await.1["cluster"]["replica"] == victim.as_str() {
-            killed = Some(i);
-        }
-    }
-    let killed = killed.expect("the owner is one of the replicas");
-    rs[killed].kill9();
-    let alive: Vec<&Replica> = rs
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != killed)
-        .map(|(_, r)| r)
-        .collect();
+    let killed = kill9(&mut rs, &victim).await;
+    let alive = others(&rs, killed);
 
     // A patch while the owner is gone: streams still open get its event at once; the ones
     // that ran through the dead replica ended, and reconnect through the proxy.
@@ -418,12 +463,7 @@ async fn subscriptions_work_behind_round_robin_nginx_and_survive_their_owner() {
         assert_eq!(f.take(ev).reason(), "deleted");
         assert!(f.events.next().await.is_none(), "the stream ends");
         for _ in 0..2 {
-            let (s, _, v) = send(http.get(&url)).await;
-            assert_eq!(
-                (s, v["error"]["code"].as_str()),
-                (404, Some("subscription_not_found")),
-                "{v}"
-            );
+            refused(http.get(&url), 404, "subscription_not_found").await;
         }
     }
     drop(proxy);
@@ -529,5 +569,122 @@ async fn records_follow_their_subscription_and_a_stopped_replica_hands_over() {
     .await;
     assert_eq!((s, v["position"].clone()), (200, json!([1, 8])), "{v}");
     a.kill9();
+    drop(nats);
+}
+
+/// Flow fields belong to the world too (issue 28): one created through a round-robin nginx
+/// is read, followed and deleted through any replica; its owner is killed with -9 and a
+/// live replica recomputes it from its stored record on the current map and serves it on,
+/// same id and secret, its stream continuing through the proxy with a `resync` that says
+/// why (the repairs the dead owner made cannot be replayed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flow_fields_survive_their_owner_behind_round_robin_nginx() {
+    let Some((proxy, mut rs, nats, http, _tmp)) = fleet().await else {
+        return;
+    };
+    let create = json!({"goal": [57, 10], "region": {"x": 0, "y": 0, "width": 60, "height": 20}});
+    let (s, h, v) = send(
+        http.post(proxy.at("/v1/maps/open/flowfields"))
+            .json(&create),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let id = v["id"].as_str().unwrap().to_owned();
+    let secret = v["secret"].as_str().unwrap().to_owned();
+    let victim = served_by(&h);
+    assert!(id.starts_with(&format!("{victim}-")), "{id} {h:?}");
+    let url = proxy.at(&format!("/v1/flowfields/{id}"));
+
+    // Reads through the proxy reach every replica; the owner answers each one.
+    let mut forwarded = 0;
+    for _ in 0..3 {
+        let (s, h, v) = send(http.get(&url)).await;
+        assert_eq!((s, v["id"].as_str()), (200, Some(id.as_str())), "{v}");
+        assert_eq!(served_by(&h), victim, "{h:?}");
+        forwarded += h.contains_key("x-pathd-forwarded-by") as usize;
+    }
+    assert_eq!(
+        forwarded, 2,
+        "two of three round-robin reads were forwarded"
+    );
+
+    // Followed through the proxy; a patch repairs it.
+    let mut events = Sse::open(&http, &format!("{url}/events"), None).await;
+    let first = events.expect().await;
+    is(&first, 0, "current");
+    let mut last = 0;
+    patch_open(&http, &proxy, wall(30, 19, None)).await;
+    let ev = events.expect().await;
+    is(&ev, last + 1, "changed");
+    last = ev.seq();
+
+    // Kill -9 its owner, and patch the map while it is gone.
+    let killed = kill9(&mut rs, &victim).await;
+    patch_open(&http, &proxy, wall(40, 0, Some(30))).await;
+
+    // The stream ran through the dead owner: it ends, and goes on through the proxy where
+    // it stopped, with a `resync` at the next `seq` that says why.
+    let ended = tokio::time::timeout(Duration::from_secs(5), events.next()).await;
+    assert!(
+        matches!(ended, Ok(None)),
+        "the stream ends with its owner: {ended:?}"
+    );
+    let mut events = Sse::open(&http, &format!("{url}/events"), Some(last)).await;
+    let ev = events.expect().await;
+    is(&ev, last + 1, "resync");
+    assert_eq!(ev.data["why"], "taken_over", "{:?}", ev.data);
+    assert_eq!(ev.data["map_version"], 3, "{:?}", ev.data);
+    assert_eq!(ev.data["id"], id.as_str());
+    last = ev.seq();
+
+    // Served again through the proxy by a live replica, recomputed on the current map: the
+    // same field as one made fresh now.
+    let (s, h, taken) = send(http.get(&url)).await;
+    assert_eq!((s, taken["seq"].as_u64()), (200, Some(last)), "{taken}");
+    let new_owner = served_by(&h);
+    assert!(!new_owner.is_empty() && new_owner != victim, "{new_owner}");
+    assert_eq!(taken["map_version"], 3, "{taken}");
+    let (s, _, fresh) = send(
+        http.post(proxy.at("/v1/maps/open/flowfields"))
+            .json(&create),
+    )
+    .await;
+    assert_eq!(s, 201, "{fresh}");
+    for k in ["directions", "costs", "reachable", "goal", "region", "size"] {
+        assert_eq!(taken[k], fresh[k], "{k}");
+    }
+
+    // The next patch reaches the stream within 5 s, from the new owner.
+    patch_open(&http, &proxy, wall(20, 10, Some(40))).await;
+    let ev = tokio::time::timeout(Duration::from_secs(5), events.expect())
+        .await
+        .expect("an event within 5 s of the patch");
+    is(&ev, last + 1, "changed");
+    assert_eq!(ev.data["map_version"], 4, "{:?}", ev.data);
+
+    // GET and DELETE through the proxy reach the new owner from any replica; the secret
+    // from the create answer still rules.
+    let alive = others(&rs, killed);
+    for r in &alive {
+        let (s, h, v) = send(r.client.get(r.at(&format!("/v1/flowfields/{id}")))).await;
+        assert_eq!((s, served_by(&h)), (200, new_owner.clone()), "{v}");
+    }
+    let wrong = http.delete(&url).header("x-flowfield-secret", "wrong");
+    refused(wrong, 403, "forbidden").await;
+    let r = http
+        .delete(&url)
+        .header("x-flowfield-secret", &secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let ev = events.expect().await;
+    is(&ev, last + 2, "deleted");
+    assert!(events.next().await.is_none(), "the stream ends");
+    for r in &alive {
+        let url = r.at(&format!("/v1/flowfields/{id}"));
+        refused(r.client.get(url), 404, "flowfield_not_found").await;
+    }
+    drop(proxy);
     drop(nats);
 }

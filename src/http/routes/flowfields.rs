@@ -5,27 +5,23 @@
 //! its secret, handed out once in the create answer, in [`SECRET_HEADER`] (or the admin
 //! token): `403 forbidden` otherwise.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::extract::{Extension, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use futures_util::Stream;
 use pathd_engine::{FlowError, FlowField, FlowSpec, Point, Region};
 use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
+use crate::cluster::{Held, View};
 use crate::http::auth::{QueryAuth, carries_admin_token};
 use crate::http::error::{ApiError, ErrorCode, Json, Path};
 use crate::http::routes::cells::base64;
 use crate::http::routes::maps::lookup;
-use crate::live::flows::{Flow, Next, StreamGuard};
+use crate::http::{gate, sse};
+use crate::live::flows::{Flow, Origin};
 use crate::state::AppState;
 
 /// The header that carries a flow field's secret on `DELETE`.
@@ -67,6 +63,23 @@ pub struct FlowRequest {
     pub size: Option<u32>,
     /// The unit-type profile (default: the map's default profile).
     pub profile: Option<String>,
+}
+
+impl FlowRequest {
+    /// What the engine computes.
+    fn spec(&self) -> FlowSpec {
+        FlowSpec {
+            goal: Point::new(self.goal[0], self.goal[1]),
+            region: self.region.map(|r| Region {
+                x: r.x,
+                y: r.y,
+                width: r.width,
+                height: r.height,
+            }),
+            max_cost: self.max_cost,
+            size: self.size.unwrap_or(1),
+        }
+    }
 }
 
 /// A flow field (`FlowField` in `openapi.yaml`).
@@ -153,30 +166,20 @@ async fn create(
     Path(name): Path<String>,
     Json(req): Json<FlowRequest>,
 ) -> Result<Response, ApiError> {
-    let spec = FlowSpec {
-        goal: Point::new(req.goal[0], req.goal[1]),
-        region: req.region.map(|r| Region {
-            x: r.x,
-            y: r.y,
-            width: r.width,
-            height: r.height,
-        }),
-        max_cost: req.max_cost,
-        size: req.size.unwrap_or(1),
-    };
+    let spec = req.spec();
     let entry = lookup(&state, &name)?;
-    let cells = spec
-        .region
-        .unwrap_or_else(|| Region::whole(&entry.grid))
-        .cells() as u64;
-    state.live().flows().check_room(cells)?;
-    let flow = compute_and_register(&state, &name, req.profile.as_deref(), spec).await?;
-    // Until the answer is ready, the field is removed again if this stops (the encoding
-    // refused by a full pool, or the client gone): nobody else could ever know its secret.
+    let region = spec.region.unwrap_or_else(|| Region::whole(&entry.grid));
+    state.live().flows().check_room(region.cells() as u64)?;
+    let profile = req.profile.as_deref();
+    let flow = compute_and_register(&state, &name, profile, spec, &Origin::New).await?;
+    // Until the answer is ready, the field is removed again if this stops (its record not
+    // stored, the encoding refused by a full pool, or the client gone): nobody else could
+    // ever know its secret.
     let unclaimed = Unclaimed {
         hub: state.live().clone(),
         id: Some(flow.id.clone()),
     };
+    state.cluster().adopt_flow(&flow).await?;
     let f = Arc::clone(&flow);
     let created = state
         .compute()
@@ -187,22 +190,21 @@ async fn create(
         .await?;
     unclaimed.claim();
     tracing::info!(map = %name, flowfield = %flow.id, "flow field created");
-    let mut resp = (StatusCode::CREATED, Json(created)).into_response();
-    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/flowfields/{}", flow.id)) {
-        resp.headers_mut().insert(header::LOCATION, loc);
-    }
-    Ok(resp)
+    let location = format!("/v1/flowfields/{}", flow.id);
+    Ok(gate::created(&state, Json(created), &location))
 }
 
 /// Computes the field on the map's current version and registers it, caught up with any
 /// write that landed meanwhile (read-only work never holds the map's write order); only a
 /// map replaced by one of another shape meanwhile makes it compute again, and after
-/// [`OPTIMISTIC_TRIES`] of those, once under the write order.
-async fn compute_and_register(
+/// [`OPTIMISTIC_TRIES`] of those, once under the write order. A takeover makes the field of
+/// a dead replica again so (`origin`).
+pub(crate) async fn compute_and_register(
     state: &AppState,
     name: &str,
     profile: Option<&str>,
     spec: FlowSpec,
+    origin: &Origin,
 ) -> Result<Arc<crate::live::flows::Flow>, ApiError> {
     for attempt in 0..=OPTIMISTIC_TRIES {
         let _order = state
@@ -230,6 +232,7 @@ async fn compute_and_register(
             }
         };
         if let Some(flow) = state.live().flows().register(
+            origin,
             &entry.name,
             entry.version,
             field,
@@ -284,29 +287,19 @@ async fn read(
 }
 
 /// `DELETE /v1/flowfields/{id}` (operationId `deleteFlowField`): `204`; open streams get a
-/// final `deleted` event and end. Needs the secret (or the admin token): `403 forbidden`.
+/// final `deleted` event and end. Needs the secret (or the admin token): `403 forbidden`;
+/// with replicas it is checked against the stored hash (the gate's [`View`]).
 async fn remove(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    view: Option<Extension<View>>,
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
     let flow = state.live().flows().get(&id)?;
-    let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
-    let allowed = given.is_some_and(|g| flow.secret_matches(g.trim()))
-        || carries_admin_token(&headers, &state);
-    if !allowed {
-        return Err(ApiError::forbidden(format!(
-            "deleting a flow field needs its secret (from the create answer) in \
-             `X-Flowfield-Secret`, or the admin token; {}",
-            if given.is_some() {
-                "the secret given is wrong"
-            } else {
-                "none was given"
-            }
-        )));
-    }
+    may_delete(&state, &headers, &flow, view)?;
     if state.live().flows().remove(&id, "deleted") {
+        state.cluster().forget(Held::FlowField, &id).await;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(state
@@ -318,12 +311,32 @@ async fn remove(
     }
 }
 
-struct Follow {
-    flow: Arc<Flow>,
-    last: Option<u64>,
-    rx: watch::Receiver<u64>,
-    shutdown: CancellationToken,
-    _guard: StreamGuard,
+/// `Ok` when the request may delete `flow`: it presents the field's secret in
+/// [`SECRET_HEADER`] (checked against the stored hash when the cluster's gate gave a
+/// [`View`]) or carries the admin token.
+fn may_delete(
+    state: &AppState,
+    headers: &HeaderMap,
+    flow: &Flow,
+    view: Option<Extension<View>>,
+) -> Result<(), ApiError> {
+    let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
+    let matches = |g: &str| match &view {
+        Some(Extension(v)) => v.secret_matches(g, |g| flow.secret_matches(g)),
+        None => flow.secret_matches(g),
+    };
+    if given.is_some_and(|g| matches(g.trim())) || carries_admin_token(headers, state) {
+        return Ok(());
+    }
+    Err(ApiError::forbidden(format!(
+        "deleting a flow field needs its secret (from the create answer) in \
+         `X-Flowfield-Secret`, or the admin token; {}",
+        if given.is_some() {
+            "the secret given is wrong"
+        } else {
+            "none was given"
+        }
+    )))
 }
 
 /// `GET /v1/flowfields/{id}/events` (operationId `flowFieldEvents`): the change stream.
@@ -335,45 +348,11 @@ async fn events(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     let flow = state.live().flows().get(&id)?;
-    let last = match headers.get("last-event-id") {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .ok_or_else(|| ApiError::invalid_request("Last-Event-ID must be a seq number"))?,
-        ),
-    };
-    let follow = Follow {
-        _guard: flow.open_stream(),
-        rx: flow.watch(),
-        flow,
-        last,
-        shutdown: state.live().flows().shutdown_token().clone(),
-    };
-    let stream = futures_util::stream::unfold(follow, |mut st| async move {
-        loop {
-            st.rx.borrow_and_update();
-            match st.flow.next_after(st.last) {
-                Next::Send(ev) => {
-                    st.last = Some(ev.seq);
-                    let sse = SseEvent::default()
-                        .id(ev.seq.to_string())
-                        .json_data(&*ev)
-                        .unwrap_or_else(|_| SseEvent::default().comment("unserializable event"));
-                    metrics::counter!("pathd_sse_events_sent_total").increment(1);
-                    return Some((Ok(sse), st));
-                }
-                Next::End => return None,
-                Next::Wait => {}
-            }
-            tokio::select! {
-                r = st.rx.changed() => if r.is_err() { return None },
-                _ = st.shutdown.cancelled() => return None,
-            }
-        }
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    let last = sse::last_event_id(&headers)?;
+    let (guard, rx) = (flow.open_stream(), flow.watch());
+    let shutdown = state.live().flows().shutdown_token().clone();
+    let next = move |last| flow.next_after(last);
+    Ok(sse::follow(next, rx, last, shutdown, guard).into_response())
 }

@@ -64,56 +64,67 @@ async fn plan(
         state.live().plans().check_room()?;
     }
     for _ in 0..LIVE_TRIES {
-        let entry = lookup(&state, &name)?;
-        let job = req.to_job(&entry.grid)?;
-        let snapshot = Arc::clone(&entry);
-        let objective = job.objective;
-        let j = job.clone();
-        let plan = state
-            .compute()
-            .run(move |cancel| j.run(&snapshot.grid, Some(cancel)))
-            .await?
-            .map_err(|e| error(e, &entry.grid))?;
-        tracing::Span::current().record("algorithm", "mapf");
-        let body = PlanResponse::new(&plan, objective, entry.version);
+        let made = solve(&state, &name, &req).await?;
         if !live {
+            let body = PlanResponse::new(&made.plan, made.job.objective, made.version);
             return Ok(Json(body).into_response());
         }
-        let registry = state.registry();
-        let made = Created {
-            map: name.clone(),
-            grid: Arc::clone(&entry.grid),
-            version: entry.version,
-            job,
-            plan,
-        };
-        let Some(kept) = state.live().plans().register(made, || {
-            registry
-                .get(&name)
-                .map(|e| (e.version, Arc::clone(&e.grid)))
-        })?
-        else {
-            // The map went away or changed shape meanwhile: plan again on what is there.
-            continue;
-        };
-        tracing::info!(map = %name, plan = %kept.id, "live plan created");
-        let created = CreatedBody {
-            plan: body,
-            id: kept.id.clone(),
-            secret: kept.secret().to_owned(),
-            seq: 1,
-            start_step: 0,
-            time_step: 0,
-        };
-        let mut resp = (StatusCode::CREATED, Json(created)).into_response();
-        if let Ok(loc) = HeaderValue::from_str(&format!("/v1/plans/{}", kept.id)) {
-            resp.headers_mut().insert(header::LOCATION, loc);
+        if let Some(resp) = keep(&state, made)? {
+            return Ok(resp);
         }
-        return Ok(resp);
+        // The map went away or changed shape meanwhile: plan again on what is there.
     }
     Err(ApiError::internal(
         "the map kept changing shape while the live plan was made",
     ))
+}
+
+/// Runs the solver for `req` on one search worker, on map `name`'s current snapshot.
+async fn solve(state: &AppState, name: &str, req: &PlanRequest) -> Result<Created, ApiError> {
+    let entry = lookup(state, name)?;
+    let job = req.to_job(&entry.grid)?;
+    let (snapshot, j) = (Arc::clone(&entry), job.clone());
+    let plan = state
+        .compute()
+        .run(move |cancel| j.run(&snapshot.grid, Some(cancel)))
+        .await?
+        .map_err(|e| error(e, &entry.grid))?;
+    tracing::Span::current().record("algorithm", "mapf");
+    Ok(Created {
+        map: name.to_owned(),
+        grid: Arc::clone(&entry.grid),
+        version: entry.version,
+        job,
+        plan,
+    })
+}
+
+/// Keeps `made` live: its `201` answer, or `None` when the map went away or changed shape
+/// since it was planned.
+fn keep(state: &AppState, made: Created) -> Result<Option<Response>, ApiError> {
+    let body = PlanResponse::new(&made.plan, made.job.objective, made.version);
+    let (registry, name) = (state.registry(), made.map.clone());
+    let current = || {
+        let e = registry.get(&name)?;
+        Some((e.version, Arc::clone(&e.grid)))
+    };
+    let Some(kept) = state.live().plans().register(made, current)? else {
+        return Ok(None);
+    };
+    tracing::info!(map = %name, plan = %kept.id, "live plan created");
+    let created = CreatedBody {
+        plan: body,
+        id: kept.id.clone(),
+        secret: kept.secret().to_owned(),
+        seq: 1,
+        start_step: 0,
+        time_step: 0,
+    };
+    let mut resp = (StatusCode::CREATED, Json(created)).into_response();
+    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/plans/{}", kept.id)) {
+        resp.headers_mut().insert(header::LOCATION, loc);
+    }
+    Ok(Some(resp))
 }
 
 /// Plans made again when the map changes shape before a live plan is registered.

@@ -13,28 +13,23 @@
 //! create answer and presented in the [`SECRET_HEADER`] header (or the admin token):
 //! `403 forbidden` otherwise.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Extension, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use futures_util::Stream;
 use pathd_engine::{Algorithm, Limits, Point};
 use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
-use crate::cluster::View;
+use crate::cluster::{Held, View};
 use crate::http::auth::{QueryAuth, carries_admin_token};
 use crate::http::dto::PathRequest;
 use crate::http::error::{ApiError, Json, Path};
 use crate::http::routes::maps::lookup;
-use crate::live::{Next, StreamGuard, Sub};
+use crate::http::{gate, sse};
+use crate::live::{Next, Sub};
 use crate::state::AppState;
 
 /// The header that carries a subscription's secret on `PATCH` and `DELETE`.
@@ -89,7 +84,7 @@ fn may_change(
     view: &View,
 ) -> Result<(), ApiError> {
     let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
-    if given.is_some_and(|g| view.secret_matches(sub, g.trim()))
+    if given.is_some_and(|g| view.secret_matches(g.trim(), |g| sub.secret_matches(g)))
         || carries_admin_token(headers, state)
     {
         Ok(())
@@ -161,6 +156,29 @@ async fn create(
     Json(req): Json<PathRequest>,
 ) -> Result<Response, ApiError> {
     let (query, timeout) = req.to_query(state.config())?;
+    subscribable(&req, &query)?;
+    crate::http::routes::paths::wait_version(&state, &name, req.min_version).await?;
+    lookup(&state, &name)?;
+    state.live().check_room(&name)?;
+    let sub = join(&state, &name, req.profile.as_deref(), &query, timeout).await?;
+    let adopted = state
+        .cluster()
+        .adopt(&sub, gate::definition(&req, sub.goal));
+    let view = adopted.await.inspect_err(|_| {
+        state.live().remove(&sub.id, "deleted");
+    })?;
+    tracing::info!(map = %name, subscription = %view.id, "subscription created");
+    let created = SubscriptionBody {
+        secret: Some(sub.secret().to_owned()),
+        ..body(&sub, &view)
+    };
+    let location = format!("/v1/subscriptions/{}", view.id);
+    Ok(gate::created(&state, Json(created), &location))
+}
+
+/// `400 invalid_request` for what a subscription cannot do: game-style goals, another
+/// algorithm than its shared goal search, partial paths, debug output or traces.
+fn subscribable(req: &PathRequest, query: &pathd_engine::Query) -> Result<(), ApiError> {
     if !req.games()?.is_plain() {
         return Err(ApiError::invalid_request(
             "`goals`, `goal_radius`, `flee` and `snap` are not available for subscriptions",
@@ -180,32 +198,7 @@ async fn create(
             "`partial`, `debug`, `trace` and `path_format` are not available for subscriptions",
         ));
     }
-    crate::http::routes::paths::wait_version(&state, &name, req.min_version).await?;
-    lookup(&state, &name)?;
-    state.live().check_room(&name)?;
-    let sub = join(&state, &name, req.profile.as_deref(), &query, timeout).await?;
-    let view = match state.cluster().adopt(&sub, &req).await {
-        Ok(v) => v,
-        Err(e) => {
-            state.live().remove(&sub.id, "deleted");
-            return Err(e);
-        }
-    };
-    tracing::info!(map = %name, subscription = %view.id, "subscription created");
-    let created = SubscriptionBody {
-        secret: Some(sub.secret().to_owned()),
-        ..body(&sub, &view)
-    };
-    let mut resp = (StatusCode::CREATED, Json(created)).into_response();
-    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/subscriptions/{}", view.id)) {
-        resp.headers_mut().insert(header::LOCATION, loc);
-    }
-    if let Some(r) = state.cluster().replica()
-        && let Ok(v) = HeaderValue::from_str(r)
-    {
-        resp.headers_mut().insert(crate::cluster::REPLICA_HEADER, v);
-    }
-    Ok(resp)
+    Ok(())
 }
 
 /// Joins the goal group on the map's current version without holding its write order
@@ -316,7 +309,7 @@ async fn remove(
     let (sub, view) = here(&state, &id, view)?;
     may_change(&state, &headers, &sub, &view)?;
     if state.live().remove(&view.local, "deleted") {
-        state.cluster().forget(&view.id).await;
+        state.cluster().forget(Held::Subscription, &view.id).await;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(state
@@ -325,15 +318,6 @@ async fn remove(
             .err()
             .map_or_else(ApiError::not_found, ApiError::from))
     }
-}
-
-struct Follow {
-    sub: Arc<Sub>,
-    view: View,
-    last: Option<u64>,
-    rx: watch::Receiver<u64>,
-    shutdown: CancellationToken,
-    _guard: StreamGuard,
 }
 
 /// `GET /v1/subscriptions/{id}/events` (operationId `subscriptionEvents`): the event
@@ -345,49 +329,16 @@ async fn events(
     Path(id): Path<String>,
     view: Option<Extension<View>>,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     let (sub, view) = here(&state, &id, view)?;
-    let last = match headers.get("last-event-id") {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .ok()
-                .and_then(|s| s.trim().parse::<u64>().ok())
-                .ok_or_else(|| ApiError::invalid_request("Last-Event-ID must be a seq number"))?,
-        ),
-    };
-    let last = last.map(|l| view.local_last(l));
-    let follow = Follow {
-        _guard: sub.open_stream(),
-        rx: sub.watch(),
-        sub,
-        view,
-        last,
-        shutdown: state.live().shutdown_token().clone(),
-    };
-    let stream = futures_util::stream::unfold(follow, |mut st| async move {
-        loop {
-            st.rx.borrow_and_update();
-            let next = st.sub.feed().next_after(st.last);
-            match next {
-                Next::Send(ev) => {
-                    st.last = Some(ev.seq);
-                    let ev = st.view.event(&ev);
-                    let sse = SseEvent::default()
-                        .id(ev.seq.to_string())
-                        .json_data(&ev)
-                        .unwrap_or_else(|_| SseEvent::default().comment("unserializable event"));
-                    metrics::counter!("pathd_sse_events_sent_total").increment(1);
-                    return Some((Ok(sse), st));
-                }
-                Next::End => return None,
-                Next::Wait => {}
-            }
-            tokio::select! {
-                r = st.rx.changed() => if r.is_err() { return None },
-                _ = st.shutdown.cancelled() => return None,
-            }
-        }
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    let last = sse::last_event_id(&headers)?;
+    let (guard, rx) = (sub.open_stream(), sub.watch());
+    let shutdown = state.live().shutdown_token().clone();
+    // The hub's events as the public ones (ids and `seq`s of the view).
+    let next =
+        move |last: Option<u64>| match sub.feed().next_after(last.map(|l| view.local_last(l))) {
+            Next::Send(ev) => Next::Send(Arc::new(view.event(&ev))),
+            other => other,
+        };
+    Ok(sse::follow(next, rx, last, shutdown, guard).into_response())
 }

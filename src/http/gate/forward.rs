@@ -1,4 +1,5 @@
-//! Forwarding a subscription request to the replica that owns it.
+//! Forwarding a request for a subscription or a flow field to the replica that owns it, or
+//! for a map to one that holds it (`--placement K`).
 //!
 //! The request (method, path, query, headers such as `X-Subscription-Secret`,
 //! `Last-Event-ID` and `Authorization`, and body) goes to the owner's advertised URL with
@@ -6,6 +7,7 @@
 //! through (an SSE stream stays a stream). A forwarded request is never forwarded again: a
 //! replica that does not hold it answers `421`, and the first replica looks again.
 
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -13,15 +15,31 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 
-use super::{FORWARD_WAIT, FORWARDED_HEADER, View};
+use crate::cluster::{ClusterError, FORWARD_WAIT, FORWARDED_HEADER, Held, Member, View};
 use crate::http::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+
+/// The client that forwards requests to other replicas.
+static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(1))
+        .build()
+        .expect("an HTTP client")
+});
+
+/// The error code of an id of `held` nobody holds.
+fn not_found_code(held: Held) -> ErrorCode {
+    match held {
+        Held::Subscription => ErrorCode::SubscriptionNotFound,
+        Held::FlowField => ErrorCode::FlowfieldNotFound,
+    }
+}
 
 /// What the gate does with a request.
 pub(super) enum Outcome {
     /// Answer this (the owner's answer, or an error).
     Answer(Response),
-    /// Serve it here after all (the subscription arrived here meanwhile).
+    /// Serve it here after all (it arrived here meanwhile).
     Here(Box<(Request, View)>),
 }
 
@@ -32,11 +50,11 @@ fn plausible(id: &str) -> bool {
         .is_some_and(|(r, rest)| hex(r, 12) && hex(rest, 32))
 }
 
-fn not_found(id: &str) -> Response {
+fn not_found(held: Held, id: &str) -> Response {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        ErrorCode::SubscriptionNotFound,
-        format!("no subscription {id:?}"),
+        not_found_code(held),
+        format!("no {} {id:?}", held.noun()),
     )
     .into_response()
 }
@@ -59,29 +77,26 @@ fn hop_by_hop(name: &header::HeaderName) -> bool {
     )
 }
 
-/// Serves `id` from its owner (waiting at most [`FORWARD_WAIT`] for an owner that is gone
-/// to be replaced), or hands the request back when this replica holds it by then.
-pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome {
-    let Some(inner) = state.cluster().inner.clone() else {
-        return Outcome::Answer(not_found(id));
+/// Serves `id` (of kind `K`) from its owner (waiting at most [`FORWARD_WAIT`] for an owner
+/// that is gone to be replaced), or hands the request back when this replica holds it by
+/// then.
+pub(super) async fn forward(state: &AppState, held: Held, id: &str, req: Request) -> Outcome {
+    let cluster = state.cluster();
+    let Some(me) = cluster.replica() else {
+        return Outcome::Answer(not_found(held, id));
     };
     if !plausible(id) {
-        return Outcome::Answer(not_found(id));
+        return Outcome::Answer(not_found(held, id));
     }
     let forwarded = req.headers().contains_key(FORWARDED_HEADER);
-    let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
+    let (parts, bytes) = match buffered(state, req).await {
         Ok(b) => b,
-        Err(_) => {
-            return Outcome::Answer(
-                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
-            );
-        }
+        Err(resp) => return Outcome::Answer(resp),
     };
     let deadline = Instant::now() + FORWARD_WAIT;
     let mut first = true;
     loop {
-        if let Some(view) = inner.view(id) {
+        if let Some(view) = cluster.view(held, id) {
             return Outcome::Here(Box::new((
                 Request::from_parts(parts, Body::from(bytes)),
                 view,
@@ -89,61 +104,41 @@ pub(super) async fn forward(state: &AppState, id: &str, req: Request) -> Outcome
         }
         // First from the watcher's mirror of the records (no round trip to NATS); when that
         // led nowhere (an owner gone, or one that no longer holds it), from the bucket.
-        let cached = if first { inner.mirrored(id) } else { None };
+        let owner = match cluster.owner(held, id, first).await {
+            Ok(Some(o)) => o,
+            Ok(None) => return Outcome::Answer(not_found(held, id)),
+            Err(e) => return Outcome::Answer(ApiError::from(e).into_response()),
+        };
         first = false;
-        let rec = match cached {
-            Some(r) => Ok(Some(r)),
-            None => inner.record(id).await,
-        };
-        let rec = match rec {
-            Ok(Some(r)) => r,
-            Ok(None) => return Outcome::Answer(not_found(id)),
-            Err(e) => return Outcome::Answer(e.into_response()),
-        };
         if forwarded {
             // The first replica looks again (the record may be moving right now).
             return Outcome::Answer(
                 ApiError::new(
                     StatusCode::MISDIRECTED_REQUEST,
-                    ErrorCode::SubscriptionNotFound,
-                    format!("subscription {id:?} is not held by this replica"),
+                    not_found_code(held),
+                    format!("{} {id:?} is not held by this replica", held.noun()),
                 )
                 .into_response(),
             );
         }
-        if rec.owner != inner.replica {
-            match inner.member_url(&rec.owner) {
-                Some(url) => match send(&inner, &url, &parts, bytes.clone()).await {
-                    Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
-                        metrics::counter!("pathd_forwarded_requests_total", "outcome" => "answered")
-                            .increment(1);
-                        return Outcome::Answer(relay(resp, &inner.replica));
+        if owner != me {
+            match cluster.member_url(&owner) {
+                Some(url) => {
+                    let metric = "pathd_forwarded_requests_total";
+                    let to = (me, owner.as_str(), url.as_str());
+                    if let Some(resp) = answer_from(to, &parts, &bytes, metric).await {
+                        return Outcome::Answer(resp);
                     }
-                    Ok(_) => {}
-                    Err(e) => {
-                        metrics::counter!("pathd_forwarded_requests_total", "outcome" => "unreachable")
-                            .increment(1);
-                        tracing::debug!(owner = %rec.owner, error = %e, "owner not reachable");
-                    }
-                },
-                None => inner.kick.notify_one(),
+                }
+                None => cluster.kick(),
             }
         }
         if Instant::now() >= deadline {
-            return Outcome::Answer(
-                ApiError {
-                    retry_after: Some(1),
-                    ..ApiError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        ErrorCode::StoreUnavailable,
-                        format!(
-                            "the replica that owns subscription {id:?} is gone and no replica \
-                             has taken it over yet; retry shortly"
-                        ),
-                    )
-                }
-                .into_response(),
-            );
+            return Outcome::Answer(retry_shortly(format!(
+                "the replica that owns {} {id:?} is gone and no replica has taken \
+                             it over yet; retry shortly",
+                held.noun()
+            )));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -165,10 +160,10 @@ pub(super) enum MapOutcome {
 /// here when placement gives the map here, else answered `421` (the first replica tries
 /// the next holder).
 pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> MapOutcome {
-    let Some(inner) = state.cluster().inner.clone() else {
+    let cluster = state.cluster();
+    let (Some(p), Some(me)) = (cluster.placement(), cluster.replica()) else {
         return MapOutcome::Here(Box::new(req));
     };
-    let p = &inner.placement;
     let forwarded = req.headers().contains_key(FORWARDED_HEADER);
     // A map nobody holds (a new one, or none at all) that placement gives here is served
     // here; asked again on every round below, as placement settles.
@@ -186,124 +181,94 @@ pub(super) async fn forward_map(state: &AppState, name: &str, req: Request) -> M
             .into_response(),
         );
     }
-    let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
+    let (parts, bytes) = match buffered(state, req).await {
         Ok(b) => b,
-        Err(_) => {
-            return MapOutcome::Answer(
-                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
-            );
-        }
+        Err(resp) => return MapOutcome::Answer(resp),
     };
     let deadline = Instant::now() + FORWARD_WAIT;
     loop {
-        if super::gate::held_here(state, name) || mine() {
+        if super::held_here(state, name) || mine() {
             return MapOutcome::Here(Box::new(Request::from_parts(parts, Body::from(bytes))));
         }
         if !forwarded {
-            let holding = inner.members.holding(name);
-            let mut candidates: Vec<super::Member> = super::members::ranked(name, &holding)
-                .into_iter()
-                .filter(|m| m.id != inner.replica)
-                .cloned()
-                .collect();
+            let mut candidates = cluster.holders_of(name);
             if candidates.is_empty() && p.stub(name).is_none() {
                 // Nobody has it: the replica placement gives it to answers (a create, or
                 // `404`).
                 if let Some(first) = p.holders(name).first()
-                    && *first != inner.replica
-                    && let Some(url) = inner.member_url(first)
+                    && *first != me
+                    && let Some(url) = cluster.member_url(first)
                 {
-                    candidates.push(super::Member {
+                    candidates.push(Member {
                         id: first.clone(),
                         url,
                     });
                 }
             }
             for c in candidates {
-                match send(&inner, &c.url, &parts, bytes.clone()).await {
-                    Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
-                        p.forwarded();
-                        metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "answered")
-                            .increment(1);
-                        return MapOutcome::Answer(relay(resp, &inner.replica));
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "unreachable")
-                            .increment(1);
-                        tracing::debug!(holder = %c.id, error = %e, "holder not reachable");
-                    }
+                let metric = "pathd_map_forwarded_requests_total";
+                let to = (me, c.id.as_str(), c.url.as_str());
+                if let Some(resp) = answer_from(to, &parts, &bytes, metric).await {
+                    p.forwarded();
+                    return MapOutcome::Answer(resp);
                 }
             }
         }
         if Instant::now() >= deadline {
             metrics::counter!("pathd_map_forwarded_requests_total", "outcome" => "no_holder")
                 .increment(1);
-            return MapOutcome::Answer(
-                ApiError {
-                    retry_after: Some(1),
-                    ..ApiError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        ErrorCode::StoreUnavailable,
-                        format!(
-                            "no replica has map {name:?} ready: its holder is gone and the next \
+            return MapOutcome::Answer(retry_shortly(format!(
+                "no replica has map {name:?} ready: its holder is gone and the next \
                              one is still loading it; retry shortly"
-                        ),
-                    )
-                }
-                .into_response(),
-            );
+            )));
         }
-        inner.kick.notify_one();
+        cluster.kick();
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
-/// Serves flow field `id` from the replica that made it (the first part of its id), when
-/// that is a live member other than this one and the request was not forwarded already;
-/// else here (`404 flowfield_not_found` for a field nobody holds).
-pub(super) async fn forward_flow(state: &AppState, id: &str, req: Request) -> MapOutcome {
-    let Some(inner) = state.cluster().inner.clone() else {
-        return MapOutcome::Here(Box::new(req));
-    };
-    let owner = match id.split_once('-') {
-        Some((r, _)) if plausible(id) && r != inner.replica => r.to_owned(),
-        _ => return MapOutcome::Here(Box::new(req)),
-    };
-    let Some(url) = inner.member_url(&owner) else {
-        return MapOutcome::Here(Box::new(req));
-    };
-    if req.headers().contains_key(FORWARDED_HEADER) {
-        return MapOutcome::Here(Box::new(req));
-    }
-    let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, state.config().max_body_bytes).await {
-        Ok(b) => b,
-        Err(_) => {
-            return MapOutcome::Answer(
-                ApiError::payload_too_large(state.config().max_body_bytes).into_response(),
-            );
+/// The answer of replica `to` (`(me, its id, its URL)`), relayed; `None` when it answered
+/// `421` (it does not hold it after all) or did not answer. Counted in `metric` by
+/// `outcome`.
+async fn answer_from(
+    (me, id, url): (&str, &str, &str),
+    parts: &Parts,
+    bytes: &axum::body::Bytes,
+    metric: &'static str,
+) -> Option<Response> {
+    match send(me, url, parts, bytes.clone()).await {
+        Ok(resp) if resp.status() != StatusCode::MISDIRECTED_REQUEST => {
+            metrics::counter!(metric, "outcome" => "answered").increment(1);
+            Some(relay(resp, me))
         }
-    };
-    match send(&inner, &url, &parts, bytes.clone()).await {
-        Ok(resp) => {
-            metrics::counter!("pathd_forwarded_requests_total", "outcome" => "answered")
-                .increment(1);
-            MapOutcome::Answer(relay(resp, &inner.replica))
-        }
+        Ok(_) => None,
         Err(e) => {
-            metrics::counter!("pathd_forwarded_requests_total", "outcome" => "unreachable")
-                .increment(1);
-            tracing::debug!(%owner, error = %e, "flow field's replica not reachable");
-            MapOutcome::Here(Box::new(Request::from_parts(parts, Body::from(bytes))))
+            metrics::counter!(metric, "outcome" => "unreachable").increment(1);
+            tracing::debug!(replica = %id, error = %e, "replica not reachable");
+            None
         }
     }
 }
 
-/// Sends the request to `base` (the owner); the answer's headers within 10 s.
+/// `503 store_unavailable` with `Retry-After: 1`, saying `why`.
+fn retry_shortly(why: String) -> Response {
+    ApiError::from(ClusterError::StoreUnavailable(why)).into_response()
+}
+
+/// The request's head and its whole body (sent again at every try), or `413`.
+async fn buffered(state: &AppState, req: Request) -> Result<(Parts, axum::body::Bytes), Response> {
+    let limit = state.config().max_body_bytes;
+    let (parts, body) = req.into_parts();
+    match axum::body::to_bytes(body, limit).await {
+        Ok(b) => Ok((parts, b)),
+        Err(_) => Err(ApiError::payload_too_large(limit).into_response()),
+    }
+}
+
+/// Sends the request to `base` (the owner) as forwarded by `me`; the answer's headers
+/// within 10 s.
 async fn send(
-    inner: &super::subs::Inner,
+    me: &str,
     base: &str,
     parts: &Parts,
     body: axum::body::Bytes,
@@ -318,11 +283,10 @@ async fn send(
             headers.append(k.clone(), v.clone());
         }
     }
-    if let Ok(me) = HeaderValue::from_str(&inner.replica) {
+    if let Ok(me) = HeaderValue::from_str(me) {
         headers.insert(FORWARDED_HEADER, me);
     }
-    let req = inner
-        .http
+    let req = CLIENT
         .request(parts.method.clone(), format!("{base}{path}"))
         .headers(headers)
         .body(body);
