@@ -2,8 +2,9 @@
 //! module docs of [`super`] for how the workers share them).
 //!
 //! A chunk's turn gathers what its items give into one *part* of the caller's choosing (a
-//! `Vec` of answers, or the bytes of their answers written on the worker) and sends that
-//! part back in one message. Writing on the worker matters for long answers: whatever a
+//! `Vec` of answers, or the bytes of their answers written on the worker); the turn that
+//! answers the batch's last items sends every part back in one message (one wake-up of
+//! the waiting request). Writing on the worker matters for long answers: whatever a
 //! search allocates (its path) is then freed by the thread that allocated it, instead of
 //! crossing to the runtime's thread, where the allocator's slow path (another thread's
 //! arena) showed up in `perf` as a tenth of a batch's CPU.
@@ -109,12 +110,14 @@ impl Compute {
         let cancel: Cancel = Arc::new(AtomicBool::new(false));
         let guard = CancelOnDrop(Some(Arc::clone(&cancel)));
         let (tx, mut rx) = mpsc::unbounded_channel();
+        let parts = Mutex::new(Vec::with_capacity(n.div_ceil(chunk)));
         let shared = Arc::clone(&self.inner.shared);
         let batch = Arc::new(Batch {
             id: shared.new_id(),
             f,
             cancel,
             unanswered: AtomicUsize::new(n),
+            parts,
             permit: Mutex::new(Some(permit)),
             tx,
             shared: Arc::clone(&shared),
@@ -128,18 +131,11 @@ impl Compute {
         let id = batch.id;
         drop(batch); // the jobs hold it (and the permit) now
         shared.enqueue(id, jobs, false);
-        let mut parts = Vec::with_capacity(n.div_ceil(chunk));
-        let mut answered = 0;
-        while answered < n {
-            match rx.recv().await {
-                Some((at, Ok((done, part)))) => {
-                    answered += done;
-                    parts.push((at, part));
-                }
-                Some((_, Err(panic))) => return Err(panicked(panic)),
-                None => return Err(PoolError::Stopped("search job dropped without an answer")),
-            }
-        }
+        let mut parts = match rx.recv().await {
+            Some(Ok(parts)) => parts,
+            Some(Err(panic)) => return Err(panicked(panic)),
+            None => return Err(PoolError::Stopped("search job dropped without an answer")),
+        };
         guard.disarm();
         parts.sort_unstable_by_key(|&(at, _)| at);
         Ok(parts.into_iter().map(|(_, part)| part).collect())
@@ -159,8 +155,10 @@ impl ChunkSearcher<'_> {
     }
 }
 
-/// What a batch's chunks send back: `(first index, (items done, their part))`.
-type Part<P> = (usize, std::thread::Result<(usize, P)>);
+/// What a batch's chunks send back: every part with the index of its first item (sent
+/// once, by the turn that answers the last items: one wake-up of the waiting request, not
+/// one a turn), or the panic of one.
+type Parts<P> = std::thread::Result<Vec<(usize, P)>>;
 
 /// A batch run in chunks ([`Compute::run_parts`]).
 struct Batch<P, F> {
@@ -170,10 +168,12 @@ struct Batch<P, F> {
     /// Items not answered yet: the chunk that answers the last ones frees the permit
     /// before it sends them (as a single job does).
     unanswered: AtomicUsize,
+    /// The parts answered so far, each with the index of its first item.
+    parts: Mutex<Vec<(usize, P)>>,
     /// The batch's admission permit, held until its last item is answered or its last
     /// job is gone.
     permit: Mutex<Option<OwnedSemaphorePermit>>,
-    tx: mpsc::UnboundedSender<Part<P>>,
+    tx: mpsc::UnboundedSender<Parts<P>>,
     shared: Arc<Shared>,
 }
 
@@ -226,27 +226,32 @@ where
         }));
         shared.running.fetch_sub(1, Ordering::Relaxed);
         publish(shared);
-        let out = match out {
-            Ok(()) => {
-                if !items.as_slice().is_empty() && !self.cancel.load(Ordering::Relaxed) {
-                    // Gave way: the rest waits for the batch's next turn.
-                    let id = self.id;
-                    let rest = Self::job(Arc::clone(&self), at + done, items);
-                    shared.requeue(id, rest);
-                }
-                if self.unanswered.fetch_sub(done, Ordering::Relaxed) == done {
-                    // Free the slot before answering (see `Compute::job`).
-                    drop(
-                        self.permit
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .take(),
-                    );
-                }
-                Ok((done, part))
-            }
-            Err(panic) => Err(panic),
+        if let Err(panic) = out {
+            let _ = self.tx.send(Err(panic));
+            return;
+        }
+        if !items.as_slice().is_empty() && !self.cancel.load(Ordering::Relaxed) {
+            // Gave way: the rest waits for the batch's next turn.
+            let id = self.id;
+            let rest = Self::job(Arc::clone(&self), at + done, items);
+            shared.requeue(id, rest);
+        }
+        let all = {
+            let mut parts = self.parts.lock().unwrap_or_else(PoisonError::into_inner);
+            parts.push((at, part));
+            // Under the lock, so the turn that answers the last items finds every part.
+            (self.unanswered.fetch_sub(done, Ordering::Relaxed) == done)
+                .then(|| std::mem::take(&mut *parts))
         };
-        let _ = self.tx.send((at, out));
+        if let Some(all) = all {
+            // Free the slot before answering (see `Compute::job`).
+            drop(
+                self.permit
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take(),
+            );
+            let _ = self.tx.send(Ok(all));
+        }
     }
 }
