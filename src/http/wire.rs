@@ -466,7 +466,8 @@ impl IntoResponse for BatchResponse {
 }
 
 /// Consecutive answers of a batch, written on the worker that ran them (see
-/// [`crate::compute::Compute::run_parts`]): their JSON, comma-separated.
+/// [`crate::compute::Compute::run_parts`]): their JSON, each with a comma before it (the
+/// first part's first comma is cut when the body is sent, without a copy).
 #[derive(Debug, Default)]
 pub struct BatchPart {
     /// The items' JSON so far.
@@ -479,21 +480,33 @@ impl BatchPart {
     /// Appends one query's item: its answer, or the error that query alone got (as
     /// [`BatchItem`] writes them).
     pub fn push(&mut self, item: Result<PathResponse, ApiError>) {
-        if !self.json.is_empty() {
-            self.json.push(b',');
-        }
         let written = match item {
             Ok(ok) => {
-                self.json.reserve(ok.json_len_bound());
+                let bound = ok.json_len_bound();
+                // Room for a chunk's worth of such answers at once, not a doubling a few
+                // answers (each a copy of the part so far).
+                let want = if self.json.capacity() == 0 {
+                    bound * PART_ITEMS
+                } else {
+                    bound
+                };
+                self.json.reserve(want);
+                self.json.push(b',');
                 ok.write_json(&mut self.json)
             }
-            Err(e) => put(&mut self.json, &BatchError::from(e.body())),
+            Err(e) => {
+                self.json.push(b',');
+                put(&mut self.json, &BatchError::from(e.body()))
+            }
         };
         if let Err(e) = written {
             self.failed.get_or_insert_with(|| e.to_string());
         }
     }
 }
+
+/// Answers a part makes room for at its first (a chunk holds at most 16 queries).
+const PART_ITEMS: usize = 8;
 
 /// A batch's answer from its parts in order: the same bytes as the [`BatchResponse`] of
 /// their items.
@@ -506,30 +519,88 @@ pub struct BatchBody {
 }
 
 impl BatchBody {
-    /// Appends its JSON to `buf`: the same bytes as the [`BatchResponse`] of its items
-    /// (the unit tests hold them equal), or the first error an item's writing met.
-    pub fn write_json(&self, buf: &mut Vec<u8>) -> serde_json::Result<()> {
+    /// Its JSON in the pieces it is sent in (the opening, each part, the closing), or the
+    /// first error an item's writing met: together the same bytes as the
+    /// [`BatchResponse`] of its items (the unit tests hold them equal).
+    fn pieces(self) -> serde_json::Result<Vec<Bytes>> {
         if let Some(e) = self.parts.iter().find_map(|p| p.failed.as_deref()) {
             return Err(serde::ser::Error::custom(e));
         }
-        buf.extend_from_slice(b"{\"map_version\":");
-        put(buf, &self.map_version)?;
-        buf.extend_from_slice(b",\"results\":[");
-        for (i, part) in self.parts.iter().filter(|p| !p.json.is_empty()).enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            buf.extend_from_slice(&part.json);
+        let mut head = Vec::with_capacity(48);
+        head.extend_from_slice(b"{\"map_version\":");
+        put(&mut head, &self.map_version)?;
+        head.extend_from_slice(b",\"results\":[");
+        let mut pieces = Vec::with_capacity(self.parts.len() + 2);
+        pieces.push(Bytes::from(head));
+        for part in self.parts.into_iter().filter(|p| !p.json.is_empty()) {
+            let json = Bytes::from(part.json);
+            // The first item of all goes without its comma.
+            let first = pieces.len() == 1;
+            pieces.push(if first { json.slice(1..) } else { json });
         }
-        buf.extend_from_slice(b"]}");
-        Ok(())
+        pieces.push(Bytes::from_static(b"]}"));
+        Ok(pieces)
     }
 }
 
 impl IntoResponse for BatchBody {
+    /// The pieces as they are, one body frame each: no copy into one buffer (a batch of
+    /// long paths is hundreds of kilobytes), and the exact length known, so the answer
+    /// still carries `Content-Length`.
     fn into_response(self) -> Response {
-        let len: usize = self.parts.iter().map(|p| p.json.len() + 1).sum();
-        Written::new(64 + len, |buf| self.write_json(buf)).into_response()
+        match self.pieces() {
+            Ok(pieces) => (
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                axum::body::Body::new(Pieces::new(pieces)),
+            )
+                .into_response(),
+            Err(e) => Written(Err(e.to_string())).into_response(),
+        }
+    }
+}
+
+/// A body of pieces sent one frame each, of exactly their length.
+struct Pieces {
+    /// The pieces not yet sent, in order.
+    left: std::collections::VecDeque<Bytes>,
+    /// Their length.
+    len: u64,
+}
+
+impl Pieces {
+    fn new(pieces: Vec<Bytes>) -> Self {
+        let len = pieces.iter().map(|p| p.len() as u64).sum();
+        Pieces {
+            left: pieces.into(),
+            len,
+        }
+    }
+}
+
+impl hyper::body::Body for Pieces {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        let next = self.left.pop_front().map(|piece| {
+            self.len -= piece.len() as u64;
+            Ok(hyper::body::Frame::data(piece))
+        });
+        std::task::Poll::Ready(next)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left.is_empty()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.len)
     }
 }
 
@@ -679,8 +750,8 @@ mod tests {
         ]
     }
 
-    #[test]
-    fn a_batch_written_in_parts_is_serdes_batch() {
+    /// The same items as serde writes them in a batch.
+    fn whole() -> String {
         let whole = BatchResponse {
             map_version: 9,
             results: items()
@@ -691,7 +762,33 @@ mod tests {
                 })
                 .collect(),
         };
-        let want = serde_json::to_string(&whole).unwrap();
+        serde_json::to_string(&whole).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_batch_answer_is_its_pieces_with_their_exact_length() {
+        let mut part = BatchPart::default();
+        for item in items() {
+            part.push(item);
+        }
+        let batch = BatchBody {
+            map_version: 9,
+            parts: vec![BatchPart::default(), part],
+        };
+        let resp = batch.into_response();
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], "application/json");
+        let want = whole();
+        let body = resp.into_body();
+        let len = hyper::body::Body::size_hint(&body).exact();
+        assert_eq!(len, Some(want.len() as u64), "hyper sends Content-Length");
+        let got = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        assert_eq!(String::from_utf8(got.to_vec()).unwrap(), want);
+    }
+
+    #[test]
+    fn a_batch_written_in_parts_is_serdes_batch() {
+        let want = whole();
         // However the chunks' turns cut the items into parts (empty parts included).
         for cuts in [
             &[5][..],
@@ -715,16 +812,14 @@ mod tests {
                 map_version: 9,
                 parts,
             };
-            let mut got = Vec::new();
-            body.write_json(&mut got).unwrap();
+            let got = body.pieces().unwrap().concat();
             assert_eq!(String::from_utf8(got).unwrap(), want, "{cuts:?}");
         }
         let empty = BatchBody {
             map_version: 1,
             parts: vec![],
         };
-        let mut got = Vec::new();
-        empty.write_json(&mut got).unwrap();
+        let got = empty.pieces().unwrap().concat();
         assert_eq!(got, br#"{"map_version":1,"results":[]}"#);
     }
 
