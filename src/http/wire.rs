@@ -298,17 +298,6 @@ impl Block {
     /// `,[x,y]` (no comma before the first).
     fn pair(&mut self, buf: &mut Vec<u8>, p: Point, first: bool) {
         let mut n = self.room(buf);
-        if let (Some((x, xb)), Some((y, yb))) = (packed(p.x), packed(p.y)) {
-            // The bytes little-endian in one word, each piece shifted past those before.
-            let mut v = u128::from(b',') | u128::from(b'[') << 8 | x << 16;
-            let mut bits = 16 + xb;
-            v |= u128::from(b',') << bits;
-            v |= y << (bits + 8);
-            bits += 8 + yb;
-            v |= u128::from(b']') << bits;
-            self.put(n, v, bits + 8, first);
-            return;
-        }
         let out = &mut self.bytes;
         if !first {
             out[n] = b',';
@@ -325,14 +314,6 @@ impl Block {
     /// `,x,y` (no comma before the first).
     fn flat(&mut self, buf: &mut Vec<u8>, p: Point, first: bool) {
         let mut n = self.room(buf);
-        if let (Some((x, xb)), Some((y, yb))) = (packed(p.x), packed(p.y)) {
-            let mut v = u128::from(b',') | x << 8;
-            let bits = 8 + xb;
-            v |= u128::from(b',') << bits;
-            v |= y << (bits + 8);
-            self.put(n, v, bits + 8 + yb, first);
-            return;
-        }
         let out = &mut self.bytes;
         if !first {
             out[n] = b',';
@@ -342,24 +323,6 @@ impl Block {
         out[n] = b',';
         self.len = number(p.y, out, n + 1);
     }
-
-    /// Puts the `bits / 8` bytes packed in `v` at `n` (without the leading comma for the
-    /// first cell): one 16-byte copy, the room for which [`Block::room`] left.
-    fn put(&mut self, n: usize, v: u128, bits: u32, first: bool) {
-        let skip = if first { 8 } else { 0 };
-        self.bytes[n..n + 16].copy_from_slice(&(v >> skip).to_le_bytes());
-        self.len = n + ((bits - skip) / 8) as usize;
-    }
-}
-
-/// `n`'s digits packed little-endian (the first in the lowest byte) and their width in
-/// bits, for `n` below 10 000.
-fn packed(n: u32) -> Option<(u128, u32)> {
-    let digits = SMALL.get(n as usize)?;
-    Some((
-        u128::from(u32::from_le_bytes(*digits)),
-        digits_of(n) as u32 * 8,
-    ))
 }
 
 /// The decimal digits of every number below 10 000, left-aligned in four bytes (the rest
