@@ -10,10 +10,13 @@
 # Prints requests/s, queries/s and the ratios the targets are stated in:
 #   single/healthz (target >= 0.5) and batch queries/s / engine queries/s (target >= 0.5).
 # Env: SECS=10 (each wrk run), CONNS=64, THREADS=2 (wrk's), FORMAT=pairs|flat|turns
-# (the queries' path_format), PATHD_POOL_THREADS (default: one per core).
+# (the queries' path_format), PATHD_POOL_THREADS (default: one per core), PATHD_BIN (a
+# pathd binary to measure instead of this tree's release build, e.g. another commit's, to
+# set two builds side by side in the same minutes; the engine's rate is always this tree's).
 # Everything it starts is stopped on exit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ORIG="$PWD"
 cd "$ROOT"
 SECS="${SECS:-10}"
 CONNS="${CONNS:-64}"
@@ -23,10 +26,16 @@ if ! command -v wrk >/dev/null 2>&1; then
     echo "installing wrk (Debian package)" >&2
     apt-get install -y -qq wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 fi
-cargo build --release --locked --bin pathd
-cargo build --release --locked -p pathd-engine --example engine_rate
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 case $TARGET in /*) ;; *) TARGET="$ROOT/$TARGET" ;; esac
+if [ -n "${PATHD_BIN:-}" ]; then
+    case $PATHD_BIN in /*) ;; *) PATHD_BIN="$ORIG/$PATHD_BIN" ;; esac
+    [ -x "$PATHD_BIN" ] || { echo "no pathd binary at $PATHD_BIN" >&2; exit 2; }
+else
+    cargo build --release --locked --bin pathd
+    PATHD_BIN="$TARGET/release/pathd"
+fi
+cargo build --release --locked -p pathd-engine --example engine_rate
 
 WORK="$(mktemp -d)"
 PID=""
@@ -43,7 +52,7 @@ PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); 
 BASE="http://127.0.0.1:$PORT"
 PATHD_ADDR="127.0.0.1:$PORT" PATHD_MAPS_DIR="$ROOT/maps" PATHD_DATA_DIR="$WORK/data" \
     PATHD_LOG_FORMAT=json RUST_LOG=warn \
-    "$TARGET/release/pathd" serve >"$WORK/server.log" 2>&1 &
+    "$PATHD_BIN" serve >"$WORK/server.log" 2>&1 &
 PID=$!
 
 Q='{"start": [5, 100], "goal": [250, 190], "algorithm": "jps_plus", "path_format": "'"$FORMAT"'"}'

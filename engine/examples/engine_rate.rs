@@ -4,13 +4,28 @@
 //! It derives what pathd derives for the map with its default settings (JPS+'s jump table
 //! and as many landmarks as `--landmark-memory-mb`'s default affords), answers one untimed
 //! query per thread (a searcher sizes its scratch memory then), checks every answer is
-//! found with the first answer's cost, and prints `engine <queries/s> <threads> <cost>`.
+//! found with the first answer's cost, and prints `engine <queries/s> <threads> <cost>
+//! <cells>`.
+//!
+//! Each query is the engine's whole share of a server query: the checks of its ends, the
+//! search, the cell path built from the jump points (every cell, as the server answers
+//! it) and the waypoints, the search's own timing, and the limits pathd gives every query
+//! (its default `--max-expansions`, a deadline from `--max-timeout-ms` started as the
+//! query starts, a cancellation flag), checked as the server's are. Not in it: what the
+//! server adds around the engine (HTTP, parsing and writing JSON, the pool's queue,
+//! metrics).
 use pathd_engine::{
-    Algorithm, DEFAULT_LANDMARK_MEMORY, Derived, JumpTable, Landmarks, Point, Query, Searcher,
-    Status,
+    Algorithm, DEFAULT_LANDMARK_MEMORY, Derived, JumpTable, Landmarks, Limits, Point, Query,
+    Searcher, Status,
 };
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// pathd's default `--max-expansions`.
+const MAX_EXPANSIONS: u64 = 20_000_000;
+/// pathd's default `--max-timeout-ms`.
+const TIMEOUT: Duration = Duration::from_millis(5000);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -48,10 +63,18 @@ fn main() {
                 s.spawn(|| {
                     let mut searcher = Searcher::new();
                     let _ = searcher.find_path_derived(&grid, derived, &query);
+                    // The limits a server query runs with (its deadline set as it starts).
+                    let mut limited = query.clone();
+                    limited.limits = Limits {
+                        max_expansions: Some(MAX_EXPANSIONS),
+                        deadline: None,
+                        cancel: Some(Arc::new(AtomicBool::new(false))),
+                    };
                     let mut done = 0u64;
                     while !stop.load(Ordering::Relaxed) {
+                        limited.limits.deadline = Instant::now().checked_add(TIMEOUT);
                         let r = searcher
-                            .find_path_derived(&grid, derived, &query)
+                            .find_path_derived(&grid, derived, &limited)
                             .expect("the same query");
                         assert!(r.status == Status::Found && r.cost == first.cost);
                         done += 1;

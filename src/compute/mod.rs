@@ -47,8 +47,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use pathd_engine::Searcher;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
+mod chunks;
 mod error;
 mod sched;
 mod searchers;
@@ -235,108 +236,6 @@ impl Compute {
         self.run_admitted(permit, f).await
     }
 
-    /// Runs `f` over `items`, one job per item, as one request of the fair queue (one
-    /// admission permit, else `503`): the workers interleave its jobs with other
-    /// requests' (see module docs) and run them in parallel when nothing else waits.
-    /// Answers in input order.
-    pub async fn run_batch<I, T, F>(&self, items: Vec<I>, f: F) -> Result<Vec<T>, PoolError>
-    where
-        I: Send + 'static,
-        T: Send + 'static,
-        F: Fn(I, &Cancel) -> T + Send + Sync + 'static,
-    {
-        self.run_chunks(items, 1, move |item, cancel, _: &mut ChunkSearcher<'_>| {
-            f(item, cancel)
-        })
-        .await
-    }
-
-    /// Runs `f` over `items` as one request of the fair queue (one admission permit, else
-    /// `503`), in jobs of at most `chunk` items: each job runs its items one after the
-    /// other on one worker with one searcher (checked out at its first item, handed to
-    /// every item) and sends their answers back at once. A chunk gives way to a waiting
-    /// single-job request between two items and stops at the first item after its client
-    /// left (see module docs). Answers in input order.
-    pub async fn run_chunked<I, T, F>(
-        &self,
-        items: Vec<I>,
-        chunk: usize,
-        f: F,
-    ) -> Result<Vec<T>, PoolError>
-    where
-        I: Send + 'static,
-        T: Send + 'static,
-        F: Fn(I, &Cancel, &mut Searcher) -> T + Send + Sync + 'static,
-    {
-        self.run_chunks(
-            items,
-            chunk,
-            move |item, cancel, s: &mut ChunkSearcher<'_>| f(item, cancel, s.get()),
-        )
-        .await
-    }
-
-    async fn run_chunks<I, T, F>(
-        &self,
-        mut items: Vec<I>,
-        chunk: usize,
-        f: F,
-    ) -> Result<Vec<T>, PoolError>
-    where
-        I: Send + 'static,
-        T: Send + 'static,
-        F: Fn(I, &Cancel, &mut ChunkSearcher<'_>) -> T + Send + Sync + 'static,
-    {
-        let n = items.len();
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let chunk = chunk.max(1);
-        let permit = self.try_admit()?;
-        let cancel: Cancel = Arc::new(AtomicBool::new(false));
-        let guard = CancelOnDrop(Some(Arc::clone(&cancel)));
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let shared = Arc::clone(&self.inner.shared);
-        let batch = Arc::new(Batch {
-            id: shared.new_id(),
-            f,
-            cancel,
-            unanswered: AtomicUsize::new(n),
-            permit: Mutex::new(Some(permit)),
-            tx,
-            shared: Arc::clone(&shared),
-        });
-        let mut jobs = VecDeque::with_capacity(n.div_ceil(chunk));
-        while !items.is_empty() {
-            let at = (items.len() - 1) / chunk * chunk;
-            let tail = items.split_off(at);
-            jobs.push_front(Batch::job(Arc::clone(&batch), at, tail.into_iter()));
-        }
-        let id = batch.id;
-        drop(batch); // the jobs hold it (and the permit) now
-        shared.enqueue(id, jobs, false);
-        let mut out: Vec<Option<T>> = Vec::with_capacity(n);
-        out.resize_with(n, || None);
-        let mut answered = 0;
-        while answered < n {
-            match rx.recv().await {
-                Some((at, Ok(part))) => {
-                    answered += part.len();
-                    for (slot, v) in out[at..].iter_mut().zip(part) {
-                        *slot = Some(v);
-                    }
-                }
-                Some((_, Err(panic))) => return Err(panicked(panic)),
-                None => return Err(PoolError::Stopped("search job dropped without an answer")),
-            }
-        }
-        guard.disarm();
-        Ok(out
-            .into_iter()
-            .map(|v| v.expect("every item answered once"))
-            .collect())
-    }
-
     /// Occupies `n` workers (and their admission permits) until the returned guard is
     /// dropped; returns once all `n` are running. For maintenance windows and for tests that
     /// need a saturated pool deterministically.
@@ -432,110 +331,6 @@ fn panicked(panic: Box<dyn std::any::Any + Send>) -> PoolError {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
     PoolError::Panicked(msg)
-}
-
-/// A searcher for a chunk's items, checked out at the first item that asks for one and
-/// handed back when the chunk's turn ends.
-struct ChunkSearcher<'a> {
-    pool: &'a Searchers,
-    held: Option<SearcherGuard<'a>>,
-}
-
-impl ChunkSearcher<'_> {
-    fn get(&mut self) -> &mut Searcher {
-        self.held.get_or_insert_with(|| self.pool.checkout())
-    }
-}
-
-/// What a batch's chunks share: part answers go back as `(first index, answers)`.
-type Part<T> = (usize, std::thread::Result<Vec<T>>);
-
-/// A batch run in chunks ([`Compute::run_chunked`]).
-struct Batch<T, F> {
-    id: u64,
-    f: F,
-    cancel: Cancel,
-    /// Items not answered yet: the chunk that answers the last ones frees the permit
-    /// before it sends them (as a single job does).
-    unanswered: AtomicUsize,
-    /// The batch's admission permit, held until its last item is answered or its last
-    /// job is gone.
-    permit: Mutex<Option<OwnedSemaphorePermit>>,
-    tx: mpsc::UnboundedSender<Part<T>>,
-    shared: Arc<Shared>,
-}
-
-impl<T, F> Batch<T, F>
-where
-    T: Send + 'static,
-{
-    /// The job that runs `items`, the first of them item `at` of the batch.
-    fn job<I>(batch: Arc<Self>, at: usize, items: std::vec::IntoIter<I>) -> Job
-    where
-        I: Send + 'static,
-        F: Fn(I, &Cancel, &mut ChunkSearcher<'_>) -> T + Send + Sync + 'static,
-    {
-        Box::new(move || batch.run(at, items))
-    }
-
-    /// One turn of a chunk: its items until the last, a cancel, or a single-job request
-    /// waiting (then the rest goes back to the front of the batch's queue).
-    fn run<I>(self: Arc<Self>, at: usize, mut items: std::vec::IntoIter<I>)
-    where
-        I: Send + 'static,
-        F: Fn(I, &Cancel, &mut ChunkSearcher<'_>) -> T + Send + Sync + 'static,
-    {
-        let shared = &*self.shared;
-        shared.queued.fetch_sub(1, Ordering::Relaxed);
-        // A chunk whose client left while it waited is skipped (its items dropped).
-        if self.cancel.load(Ordering::Relaxed) {
-            publish(shared);
-            return;
-        }
-        shared.running.fetch_add(1, Ordering::Relaxed);
-        publish(shared);
-        let mut done = Vec::with_capacity(items.len());
-        let out = catch_unwind(AssertUnwindSafe(|| {
-            let mut searcher = ChunkSearcher {
-                pool: &shared.searchers,
-                held: None,
-            };
-            while let Some(item) = items.next() {
-                done.push((self.f)(item, &self.cancel, &mut searcher));
-                if items.as_slice().is_empty()
-                    || self.cancel.load(Ordering::Relaxed)
-                    || shared.singles_waiting.load(Ordering::Relaxed) > 0
-                {
-                    break;
-                }
-            }
-        }));
-        shared.running.fetch_sub(1, Ordering::Relaxed);
-        publish(shared);
-        let out = match out {
-            Ok(()) => {
-                let n = done.len();
-                if !items.as_slice().is_empty() && !self.cancel.load(Ordering::Relaxed) {
-                    // Gave way: the rest waits for the batch's next turn.
-                    let id = self.id;
-                    let rest = Self::job(Arc::clone(&self), at + n, items);
-                    shared.requeue(id, rest);
-                }
-                if self.unanswered.fetch_sub(n, Ordering::Relaxed) == n {
-                    // Free the slot before answering (see `Compute::job`).
-                    drop(
-                        self.permit
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .take(),
-                    );
-                }
-                Ok(done)
-            }
-            Err(panic) => Err(panic),
-        };
-        let _ = self.tx.send((at, out));
-    }
 }
 
 #[cfg(test)]

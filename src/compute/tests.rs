@@ -299,3 +299,49 @@ async fn a_chunked_batch_stops_when_its_client_leaves() {
         "only the item running when it left"
     );
 }
+
+/// A batch's parts: each turn of a chunk gathers its items into one part, and the parts
+/// come back in input order, so concatenated they hold every item once, in order.
+#[tokio::test]
+async fn parts_gather_a_turn_each_in_input_order() {
+    let c = Compute::new(2, 4);
+    let parts = c
+        .run_parts((0..14).collect(), 4, |i: u32, _, _, part: &mut Vec<u32>| {
+            part.push(i)
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        parts,
+        vec![
+            (0..4).collect::<Vec<_>>(),
+            (4..8).collect(),
+            (8..12).collect(),
+            (12..14).collect()
+        ]
+    );
+    let none = c
+        .run_parts(Vec::<u32>::new(), 4, |i, _, _, part: &mut Vec<u32>| {
+            part.push(i)
+        })
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+}
+
+/// `run_batch` hands its jobs no searcher, so a job that checks out its own (a table's
+/// row) holds one searcher, not two.
+#[tokio::test]
+async fn a_batch_job_checks_out_no_searcher_of_its_own() {
+    let c = Compute::new(1, 4);
+    let c2 = c.clone();
+    let held = c
+        .run_batch((0..3).collect(), move |_: u32, _| {
+            let _mine = c2.searcher();
+            c2.inner.shared.searchers.0.lock().unwrap().len()
+        })
+        .await
+        .unwrap();
+    assert_eq!(held, vec![0, 0, 0], "only the job's own searcher is out");
+    assert_eq!(c.inner.shared.searchers.0.lock().unwrap().len(), 1);
+}

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use pathd_engine::Point;
 use serde::{Serialize, Serializer};
 
-use crate::http::dto::{BatchItem, BatchResponse, PathResponse};
+use crate::http::dto::{BatchError, BatchItem, BatchResponse, PathResponse};
 use crate::http::error::{ApiError, ErrorCode};
 
 /// How an answer writes its `path`.
@@ -96,12 +96,6 @@ fn is_turn(path: &[Point], i: usize) -> bool {
     if i == 0 || i + 1 == path.len() {
         return true;
     }
-    let step = |a: Point, b: Point| {
-        (
-            i64::from(b.x) - i64::from(a.x),
-            i64::from(b.y) - i64::from(a.y),
-        )
-    };
     step(path[i - 1], path[i]) != step(path[i], path[i + 1])
 }
 
@@ -221,115 +215,201 @@ fn field<T: Serialize + ?Sized>(
     put(buf, value)
 }
 
-/// Appends the cells as their format writes them: each cell assembled on the stack, then
-/// appended.
+/// Most bytes one cell takes (`,[4294967295,4294967295]`), with room for the four bytes
+/// [`number`] writes for a shorter number.
+const CELL_MAX: usize = 28;
+
+/// Appends the cells as their format writes them: cells are assembled in a block on the
+/// stack and the block appended when full, so the buffer sees one copy per block instead
+/// of a capacity check per byte (which, with a `memcpy` call per cell before it, cost more
+/// than the search on long paths).
 fn put_cells(buf: &mut Vec<u8>, cells: &PathCells) {
     buf.reserve(cells.json_len_bound());
     buf.push(b'[');
-    let mut cell = [0u8; 24];
+    let mut out = Block::default();
     match cells.format {
-        PathFormat::Pairs | PathFormat::Turns => {
-            for (i, p) in cells.written().enumerate() {
-                // `,[x,y]` (no comma before the first).
-                cell[0] = b',';
-                cell[1] = b'[';
-                let mut n = number(p.x, &mut cell, 2);
-                cell[n] = b',';
-                n = number(p.y, &mut cell, n + 1);
-                cell[n] = b']';
-                push_all(buf, &cell[usize::from(i == 0)..=n]);
+        PathFormat::Pairs => {
+            for (i, &p) in cells.cells.iter().enumerate() {
+                out.pair(buf, p, i == 0);
+            }
+        }
+        PathFormat::Turns => {
+            let c = &cells.cells;
+            if let Some(&first) = c.first() {
+                out.pair(buf, first, true);
+            }
+            // The middle cells where the step changes (see `is_turn`), then the last.
+            for w in c.windows(3) {
+                if step(w[0], w[1]) != step(w[1], w[2]) {
+                    out.pair(buf, w[1], false);
+                }
+            }
+            if let [_, .., last] = c[..] {
+                out.pair(buf, last, false);
             }
         }
         PathFormat::Flat => {
-            for (i, p) in cells.cells.iter().enumerate() {
-                // `,x,y`.
-                cell[0] = b',';
-                let mut n = number(p.x, &mut cell, 1);
-                cell[n] = b',';
-                n = number(p.y, &mut cell, n + 1);
-                push_all(buf, &cell[usize::from(i == 0)..n]);
+            for (i, &p) in cells.cells.iter().enumerate() {
+                out.flat(buf, p, i == 0);
             }
         }
     }
+    out.flush(buf);
     buf.push(b']');
 }
 
-/// Appends a few bytes one at a time: for a cell's 6-14 bytes this beats
-/// `extend_from_slice`, whose copy of a length unknown at compile time is a call to
-/// `memcpy` (18% of a batch answer's CPU in a `perf` profile).
-fn push_all(buf: &mut Vec<u8>, bytes: &[u8]) {
-    for &b in bytes {
-        buf.push(b);
-    }
+/// The step from `a` to `b`.
+fn step(a: Point, b: Point) -> (i64, i64) {
+    (
+        i64::from(b.x) - i64::from(a.x),
+        i64::from(b.y) - i64::from(a.y),
+    )
 }
 
-/// The two digits of every number below 100.
-const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566\
-676869707172737475767778798081828384858687888990919293949596979899";
+/// Cells written but not yet appended (see [`put_cells`]).
+struct Block {
+    bytes: [u8; 64 * CELL_MAX],
+    len: usize,
+}
 
-/// Writes `n` in decimal into `out` from `at` (at most 10 bytes); returns the end.
-fn number(n: u32, out: &mut [u8; 24], at: usize) -> usize {
-    let two = |k: u32| {
-        let k = k as usize * 2;
-        [DIGIT_PAIRS[k], DIGIT_PAIRS[k + 1]]
-    };
-    match n {
-        0..=9 => {
-            out[at] = b'0' + n as u8;
-            at + 1
-        }
-        10..=99 => {
-            out[at..at + 2].copy_from_slice(&two(n));
-            at + 2
-        }
-        100..=999 => {
-            out[at] = b'0' + (n / 100) as u8;
-            out[at + 1..at + 3].copy_from_slice(&two(n % 100));
-            at + 3
-        }
-        1000..=9999 => {
-            out[at..at + 2].copy_from_slice(&two(n / 100));
-            out[at + 2..at + 4].copy_from_slice(&two(n % 100));
-            at + 4
-        }
-        _ => {
-            let mut digits = itoa::Buffer::new();
-            let s = digits.format(n).as_bytes();
-            out[at..at + s.len()].copy_from_slice(s);
-            at + s.len()
+impl Default for Block {
+    fn default() -> Self {
+        Block {
+            bytes: [0; 64 * CELL_MAX],
+            len: 0,
         }
     }
 }
 
-/// A `200` JSON answer written by `write` into one buffer of `capacity` bytes (grown only
-/// if the estimate was short), handed to the connection without a copy.
-fn json_response(
-    capacity: usize,
-    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
-) -> Response {
-    let mut buf = Vec::with_capacity(capacity);
-    match write(&mut buf) {
-        Ok(()) => (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            Bytes::from(buf),
-        )
+impl Block {
+    /// Room for one more cell, appending the block to `buf` when full.
+    fn room(&mut self, buf: &mut Vec<u8>) -> usize {
+        if self.len + CELL_MAX > self.bytes.len() {
+            self.flush(buf);
+        }
+        self.len
+    }
+
+    fn flush(&mut self, buf: &mut Vec<u8>) {
+        buf.extend_from_slice(&self.bytes[..self.len]);
+        self.len = 0;
+    }
+
+    /// `,[x,y]` (no comma before the first).
+    fn pair(&mut self, buf: &mut Vec<u8>, p: Point, first: bool) {
+        let mut n = self.room(buf);
+        let out = &mut self.bytes;
+        if !first {
+            out[n] = b',';
+            n += 1;
+        }
+        out[n] = b'[';
+        n = number(p.x, out, n + 1);
+        out[n] = b',';
+        n = number(p.y, out, n + 1);
+        out[n] = b']';
+        self.len = n + 1;
+    }
+
+    /// `,x,y` (no comma before the first).
+    fn flat(&mut self, buf: &mut Vec<u8>, p: Point, first: bool) {
+        let mut n = self.room(buf);
+        let out = &mut self.bytes;
+        if !first {
+            out[n] = b',';
+            n += 1;
+        }
+        n = number(p.x, out, n);
+        out[n] = b',';
+        self.len = number(p.y, out, n + 1);
+    }
+}
+
+/// The decimal digits of every number below 10 000, left-aligned in four bytes (the rest
+/// zero): a cell's coordinates are written with one four-byte copy each.
+static SMALL: [[u8; 4]; 10_000] = small_numbers();
+
+const fn small_numbers() -> [[u8; 4]; 10_000] {
+    let mut table = [[0u8; 4]; 10_000];
+    let mut n = 0;
+    while n < 10_000 {
+        let digits = [n / 1000, n / 100 % 10, n / 10 % 10, n % 10];
+        let skip = 4 - digits_of(n as u32);
+        let mut i = 0;
+        while i + skip < 4 {
+            table[n][i] = b'0' + digits[i + skip] as u8;
+            i += 1;
+        }
+        n += 1;
+    }
+    table
+}
+
+/// How many digits `n` has, for `n` below 10 000.
+const fn digits_of(n: u32) -> usize {
+    1 + (n >= 10) as usize + (n >= 100) as usize + (n >= 1000) as usize
+}
+
+/// Writes `n` in decimal into `out` from `at` (at most 10 bytes, and up to 4 bytes are
+/// written even for a shorter number: the caller leaves that room); returns the end.
+#[inline]
+fn number(n: u32, out: &mut [u8], at: usize) -> usize {
+    if n < 10_000 {
+        out[at..at + 4].copy_from_slice(&SMALL[n as usize]);
+        return at + digits_of(n);
+    }
+    let mut digits = itoa::Buffer::new();
+    let s = digits.format(n).as_bytes();
+    out[at..at + s.len()].copy_from_slice(s);
+    at + s.len()
+}
+
+/// A `200` JSON answer already written (on a search worker, see
+/// [`crate::compute::Compute::run_parts`]), or why it could not be.
+#[derive(Debug)]
+pub struct Written(Result<Vec<u8>, String>);
+
+impl Written {
+    /// The JSON `write` puts into one buffer of `capacity` bytes (grown only if the
+    /// estimate was short).
+    fn new(capacity: usize, write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) -> Self {
+        let mut buf = Vec::with_capacity(capacity);
+        Written(write(&mut buf).map(|()| buf).map_err(|e| e.to_string()))
+    }
+}
+
+impl IntoResponse for Written {
+    /// The buffer, handed to the connection without a copy.
+    fn into_response(self) -> Response {
+        match self.0 {
+            Ok(buf) => (
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                Bytes::from(buf),
+            )
+                .into_response(),
+            Err(e) => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::Internal,
+                format!("the answer could not be written: {e}"),
+            )
             .into_response(),
-        Err(e) => ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::Internal,
-            format!("the answer could not be written: {e}"),
-        )
-        .into_response(),
+        }
+    }
+}
+
+impl PathResponse {
+    /// Its JSON, written now (see [`Written`]).
+    pub fn written(&self) -> Written {
+        Written::new(self.json_len_bound(), |buf| self.write_json(buf))
     }
 }
 
 impl IntoResponse for PathResponse {
     fn into_response(self) -> Response {
-        json_response(self.json_len_bound(), |buf| self.write_json(buf))
+        self.written().into_response()
     }
 }
 
@@ -344,7 +424,146 @@ impl IntoResponse for BatchResponse {
                 BatchItem::Err(_) => 256,
             })
             .sum();
-        json_response(64 + items + self.results.len(), |buf| self.write_json(buf))
+        Written::new(64 + items + self.results.len(), |buf| self.write_json(buf)).into_response()
+    }
+}
+
+/// Consecutive answers of a batch, written on the worker that ran them (see
+/// [`crate::compute::Compute::run_parts`]): their JSON, each with a comma before it (the
+/// first part's first comma is cut when the body is sent, without a copy).
+#[derive(Debug, Default)]
+pub struct BatchPart {
+    /// The items' JSON so far.
+    json: Vec<u8>,
+    /// Why an item could not be written (the batch then answers `500 internal`).
+    failed: Option<String>,
+}
+
+impl BatchPart {
+    /// Appends one query's item: its answer, or the error that query alone got (as
+    /// [`BatchItem`] writes them).
+    pub fn push(&mut self, item: Result<PathResponse, ApiError>) {
+        let written = match item {
+            Ok(ok) => {
+                let bound = ok.json_len_bound();
+                // Room for a chunk's worth of such answers at once, not a doubling a few
+                // answers (each a copy of the part so far).
+                let want = if self.json.capacity() == 0 {
+                    bound * PART_ITEMS
+                } else {
+                    bound
+                };
+                self.json.reserve(want);
+                self.json.push(b',');
+                ok.write_json(&mut self.json)
+            }
+            Err(e) => {
+                self.json.push(b',');
+                put(&mut self.json, &BatchError::from(e.body()))
+            }
+        };
+        if let Err(e) = written {
+            self.failed.get_or_insert_with(|| e.to_string());
+        }
+    }
+}
+
+/// Answers a part makes room for at its first (a chunk holds at most 16 queries).
+const PART_ITEMS: usize = 8;
+
+/// A batch's answer from its parts in order: the same bytes as the [`BatchResponse`] of
+/// their items.
+#[derive(Debug)]
+pub struct BatchBody {
+    /// Version of the map snapshot every query searched.
+    pub map_version: u64,
+    /// The items, part after part.
+    pub parts: Vec<BatchPart>,
+}
+
+impl BatchBody {
+    /// Its JSON in the pieces it is sent in (the opening, each part, the closing), or the
+    /// first error an item's writing met: together the same bytes as the
+    /// [`BatchResponse`] of its items (the unit tests hold them equal).
+    fn pieces(self) -> serde_json::Result<Vec<Bytes>> {
+        if let Some(e) = self.parts.iter().find_map(|p| p.failed.as_deref()) {
+            return Err(serde::ser::Error::custom(e));
+        }
+        let mut head = Vec::with_capacity(48);
+        head.extend_from_slice(b"{\"map_version\":");
+        put(&mut head, &self.map_version)?;
+        head.extend_from_slice(b",\"results\":[");
+        let mut pieces = Vec::with_capacity(self.parts.len() + 2);
+        pieces.push(Bytes::from(head));
+        for part in self.parts.into_iter().filter(|p| !p.json.is_empty()) {
+            let json = Bytes::from(part.json);
+            // The first item of all goes without its comma.
+            let first = pieces.len() == 1;
+            pieces.push(if first { json.slice(1..) } else { json });
+        }
+        pieces.push(Bytes::from_static(b"]}"));
+        Ok(pieces)
+    }
+}
+
+impl IntoResponse for BatchBody {
+    /// The pieces as they are, one body frame each: no copy into one buffer (a batch of
+    /// long paths is hundreds of kilobytes), and the exact length known, so the answer
+    /// still carries `Content-Length`.
+    fn into_response(self) -> Response {
+        match self.pieces() {
+            Ok(pieces) => (
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                axum::body::Body::new(Pieces::new(pieces)),
+            )
+                .into_response(),
+            Err(e) => Written(Err(e.to_string())).into_response(),
+        }
+    }
+}
+
+/// A body of pieces sent one frame each, of exactly their length.
+struct Pieces {
+    /// The pieces not yet sent, in order.
+    left: std::collections::VecDeque<Bytes>,
+    /// Their length.
+    len: u64,
+}
+
+impl Pieces {
+    fn new(pieces: Vec<Bytes>) -> Self {
+        let len = pieces.iter().map(|p| p.len() as u64).sum();
+        Pieces {
+            left: pieces.into(),
+            len,
+        }
+    }
+}
+
+impl hyper::body::Body for Pieces {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        let next = self.left.pop_front().map(|piece| {
+            self.len -= piece.len() as u64;
+            Ok(hyper::body::Frame::data(piece))
+        });
+        std::task::Poll::Ready(next)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left.is_empty()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.len)
     }
 }
 
@@ -479,6 +698,113 @@ mod tests {
         let mut hand = Vec::new();
         empty.write_json(&mut hand).unwrap();
         assert_eq!(hand, serde_json::to_vec(&empty).unwrap());
+    }
+
+    /// The items of the batch the tests write: answers in every format, and errors.
+    fn items() -> Vec<Result<PathResponse, ApiError>> {
+        vec![
+            Ok(response(PathFormat::Flat, true)),
+            Err(ApiError::invalid_request("unknown path_format \"zip\"")),
+            Ok(response(PathFormat::Turns, false)),
+            Ok(response(PathFormat::Pairs, true)),
+            Err(ApiError::invalid_request(
+                "goals must hold at least one point",
+            )),
+        ]
+    }
+
+    /// The same items as serde writes them in a batch.
+    fn whole() -> String {
+        let whole = BatchResponse {
+            map_version: 9,
+            results: items()
+                .into_iter()
+                .map(|i| match i {
+                    Ok(ok) => BatchItem::Ok(Box::new(ok)),
+                    Err(e) => BatchItem::Err(e.body().into()),
+                })
+                .collect(),
+        };
+        serde_json::to_string(&whole).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_batch_answer_is_its_pieces_with_their_exact_length() {
+        let mut part = BatchPart::default();
+        for item in items() {
+            part.push(item);
+        }
+        let batch = BatchBody {
+            map_version: 9,
+            parts: vec![BatchPart::default(), part],
+        };
+        let resp = batch.into_response();
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], "application/json");
+        let want = whole();
+        let body = resp.into_body();
+        let len = hyper::body::Body::size_hint(&body).exact();
+        assert_eq!(len, Some(want.len() as u64), "hyper sends Content-Length");
+        let got = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        assert_eq!(String::from_utf8(got.to_vec()).unwrap(), want);
+    }
+
+    #[test]
+    fn a_batch_written_in_parts_is_serdes_batch() {
+        let want = whole();
+        // However the chunks' turns cut the items into parts (empty parts included).
+        for cuts in [
+            &[5][..],
+            &[1, 4],
+            &[2, 0, 2, 1],
+            &[1, 1, 1, 1, 1],
+            &[0, 5, 0],
+        ] {
+            let mut items = items().into_iter();
+            let parts = cuts
+                .iter()
+                .map(|&n| {
+                    let mut part = BatchPart::default();
+                    for item in items.by_ref().take(n) {
+                        part.push(item);
+                    }
+                    part
+                })
+                .collect();
+            let body = BatchBody {
+                map_version: 9,
+                parts,
+            };
+            let got = body.pieces().unwrap().concat();
+            assert_eq!(String::from_utf8(got).unwrap(), want, "{cuts:?}");
+        }
+        let empty = BatchBody {
+            map_version: 1,
+            parts: vec![],
+        };
+        let got = empty.pieces().unwrap().concat();
+        assert_eq!(got, br#"{"map_version":1,"results":[]}"#);
+    }
+
+    #[test]
+    fn every_format_writes_far_and_long_paths_as_serde_does() {
+        // Coordinates of every width up to u32::MAX, and runs longer than a block.
+        let far: Vec<Point> = (0..200u32)
+            .map(|i| match i / 50 {
+                0 => Point::new(i, 7),
+                1 => Point::new(u32::MAX - i, u32::MAX),
+                2 => Point::new(1_000_000 + i, 99_999 + i),
+                _ => Point::new(9, 123_456_789 - i),
+            })
+            .collect();
+        for format in [PathFormat::Pairs, PathFormat::Flat, PathFormat::Turns] {
+            for n in [3, 64, 65, 128, 200] {
+                let c = PathCells::new(far[..n].to_vec(), format);
+                let mut hand = Vec::new();
+                put_cells(&mut hand, &c);
+                assert_eq!(String::from_utf8(hand).unwrap(), json(&c), "{format:?} {n}");
+            }
+        }
     }
 
     #[test]

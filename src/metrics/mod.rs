@@ -531,17 +531,57 @@ pub fn refresh_process() {
 
 /// Records a finished search in the current request span and the query metrics.
 pub fn record_query(algorithm: &str, status: &str, expanded: u64, elapsed_secs: f64) {
-    let span = tracing::Span::current();
-    span.record("algorithm", algorithm);
-    span.record("expanded", expanded);
-    metrics::counter!(
-        "pathd_queries_total",
-        "algorithm" => algorithm.to_owned(),
-        "status" => status.to_owned()
-    )
-    .increment(1);
-    metrics::histogram!("pathd_query_duration_seconds", "algorithm" => algorithm.to_owned())
-        .record(elapsed_secs);
-    metrics::histogram!("pathd_query_expansions").record(expanded as f64);
-    metrics::counter!("pathd_expansions_total").increment(expanded);
+    QueryMetrics::default().record(algorithm, status, expanded, elapsed_secs);
+}
+
+/// [`record_query`] for a run of queries (a batch's chunk): each series is looked up once
+/// for the run, not once a query (a lookup builds the labelled key and locks the registry,
+/// which a batch's workers then took turns at).
+#[derive(Default)]
+pub struct QueryMetrics {
+    /// `pathd_queries_total` and `pathd_query_duration_seconds` by algorithm and status.
+    series: Vec<(String, String, metrics::Counter, metrics::Histogram)>,
+    /// `pathd_query_expansions` and `pathd_expansions_total`.
+    expansions: Option<(metrics::Histogram, metrics::Counter)>,
+}
+
+impl QueryMetrics {
+    /// Counts one query (see [`record_query`]).
+    pub fn record(&mut self, algorithm: &str, status: &str, expanded: u64, elapsed_secs: f64) {
+        let span = tracing::Span::current();
+        span.record("algorithm", algorithm);
+        span.record("expanded", expanded);
+        let at = match self
+            .series
+            .iter()
+            .position(|(a, s, ..)| a == algorithm && s == status)
+        {
+            Some(at) => at,
+            None => {
+                let total = metrics::counter!(
+                    "pathd_queries_total",
+                    "algorithm" => algorithm.to_owned(),
+                    "status" => status.to_owned()
+                );
+                let duration = metrics::histogram!(
+                    "pathd_query_duration_seconds",
+                    "algorithm" => algorithm.to_owned()
+                );
+                let (a, s) = (algorithm.to_owned(), status.to_owned());
+                self.series.push((a, s, total, duration));
+                self.series.len() - 1
+            }
+        };
+        let (_, _, total, duration) = &self.series[at];
+        total.increment(1);
+        duration.record(elapsed_secs);
+        let (histogram, counter) = self.expansions.get_or_insert_with(|| {
+            (
+                metrics::histogram!("pathd_query_expansions"),
+                metrics::counter!("pathd_expansions_total"),
+            )
+        });
+        histogram.record(expanded as f64);
+        counter.increment(expanded);
+    }
 }

@@ -22,12 +22,6 @@ const EDGE: &str = "http";
 /// the tree has no circle.
 const NOT_YET_CUT: &[(&str, &str, &str)] = &[
     (
-        "query",
-        "http",
-        "the query service takes the wire `PathRequest` and answers `ApiError` \
-         (needs a domain query and a `QueryError` of its own)",
-    ),
-    (
         "maps",
         "cluster",
         "the maps service holds the cluster's `Placement` (stubs of maps held elsewhere)",

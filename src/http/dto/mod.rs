@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::http::error::{ApiError, ErrorBody, ErrorCode};
 pub use crate::http::wire::{PathCells, PathFormat};
+use crate::query::{Games, PathQuery, QueryError, QuerySpec};
 pub use crate::saturating::{Saturating, saturating, saturating_param};
 
 mod batch;

@@ -70,23 +70,6 @@ pub struct FleeRequest {
     pub distance: f64,
 }
 
-/// What a path query asks beyond a plain start-goal search (`goals`, `goal_radius`,
-/// `flee`, `snap`), checked ([`PathRequest::games`]).
-#[derive(Clone, Debug, Default)]
-pub struct Games {
-    /// What the path should reach instead of `goal`.
-    pub target: Option<pathd_engine::targets::Target>,
-    /// The snapping radius.
-    pub snap: Option<u32>,
-}
-
-impl Games {
-    /// True when the query asks for none of them.
-    pub fn is_plain(&self) -> bool {
-        self.target.is_none() && self.snap.is_none()
-    }
-}
-
 /// Default weight of `weighted_astar`.
 pub const DEFAULT_WEIGHT: f64 = 1.5;
 
@@ -99,14 +82,35 @@ pub(crate) fn pair(p: Point) -> [u32; 2] {
 }
 
 impl PathRequest {
+    /// The query service's query (see [`PathQuery`]): the request checked against the
+    /// server's limits, its mistakes kept for the service to report in turn.
+    pub fn path_query(&self, config: &Config) -> PathQuery {
+        PathQuery {
+            min_version: self.min_version,
+            profile: self.profile.clone(),
+            spec: self.spec(config),
+        }
+    }
+
+    /// What the request asks, checked: [`Self::to_query`], then [`Self::games`].
+    pub fn spec(&self, config: &Config) -> Result<QuerySpec, QueryError> {
+        let (query, timeout) = self.to_query(config)?;
+        Ok(QuerySpec {
+            query,
+            timeout,
+            games: self.games()?,
+            trace: self.trace.unwrap_or(false),
+        })
+    }
+
     /// The engine query under the server's limits, and its time budget. The deadline is
     /// left unset: the worker sets it when the search starts, so queueing does not eat it.
-    pub fn to_query(&self, config: &Config) -> Result<(Query, Duration), ApiError> {
+    pub fn to_query(&self, config: &Config) -> Result<(Query, Duration), QueryError> {
         let algorithm = match self.algorithm.as_deref() {
             None => Algorithm::AStar,
             Some(name) => Algorithm::parse(name).ok_or_else(|| {
                 let names: Vec<_> = Algorithm::ALL.iter().map(|a| a.as_str()).collect();
-                ApiError::invalid_request(format!(
+                QueryError::Invalid(format!(
                     "unknown algorithm {name:?}; expected one of {}",
                     names.join(", ")
                 ))
@@ -129,8 +133,8 @@ impl PathRequest {
             (None, Some(goals), None) => goals.first().copied().unwrap_or(self.start),
             (None, None, Some(_)) => self.start,
             _ => {
-                return Err(ApiError::invalid_request(
-                    "a path query names exactly one of goal, goals and flee",
+                return Err(QueryError::Invalid(
+                    "a path query names exactly one of goal, goals and flee".into(),
                 ));
             }
         };
@@ -180,37 +184,33 @@ impl PathRequest {
     ///
     /// [`MAX_GOALS`]: pathd_engine::targets::MAX_GOALS
     /// [`MAX_SNAP`]: pathd_engine::targets::MAX_SNAP
-    pub fn games(&self) -> Result<Games, ApiError> {
+    pub fn games(&self) -> Result<Games, QueryError> {
         use pathd_engine::targets::{MAX_GOALS, MAX_SNAP, Target};
         if self.goal_visible.is_some() && self.goal_radius.is_none() {
-            return Err(ApiError::invalid_request(
-                "goal_visible goes with goal_radius",
+            return Err(QueryError::Invalid(
+                "goal_visible goes with goal_radius".into(),
             ));
         }
         if self.goal_radius.is_some() && self.goal.is_none() {
-            return Err(ApiError::invalid_request(
-                "goal_radius needs a single goal (not goals or flee)",
+            return Err(QueryError::Invalid(
+                "goal_radius needs a single goal (not goals or flee)".into(),
             ));
         }
         if let Some(s) = self.snap.filter(|&s| s > MAX_SNAP) {
-            return Err(ApiError::invalid_request(format!(
+            return Err(QueryError::Invalid(format!(
                 "snap {s} is too far: at most {MAX_SNAP} cells"
             )));
         }
         let target = match (&self.goals, self.goal_radius, &self.flee) {
             (Some(goals), _, _) if goals.len() > MAX_GOALS => {
-                return Err(ApiError::new(
-                    axum::http::StatusCode::BAD_REQUEST,
-                    ErrorCode::TooManyGoals,
-                    format!(
-                        "goals holds {} points; a query names at most {MAX_GOALS}",
-                        goals.len()
-                    ),
-                ));
+                return Err(QueryError::TooManyGoals(format!(
+                    "goals holds {} points; a query names at most {MAX_GOALS}",
+                    goals.len()
+                )));
             }
             (Some(goals), _, _) if goals.is_empty() => {
-                return Err(ApiError::invalid_request(
-                    "goals must hold at least one point",
+                return Err(QueryError::Invalid(
+                    "goals must hold at least one point".into(),
                 ));
             }
             (Some(goals), _, _) => Some(Target::Any(goals.iter().copied().map(point).collect())),
@@ -239,12 +239,12 @@ fn lesson_option<T: Copy>(
     parse: fn(&str) -> Option<T>,
     name: fn(T) -> &'static str,
     all: &[T],
-) -> Result<Option<T>, ApiError> {
+) -> Result<Option<T>, QueryError> {
     value
         .map(|v| {
             parse(v).ok_or_else(|| {
                 let names: Vec<_> = all.iter().map(|&t| name(t)).collect();
-                ApiError::invalid_request(format!(
+                QueryError::Invalid(format!(
                     "unknown {field} {v:?}; expected one of {}",
                     names.join(", ")
                 ))
@@ -317,6 +317,17 @@ pub struct Ends {
     /// With `snap`: whether an end moved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapped: Option<bool>,
+}
+
+impl From<crate::query::Ends> for Ends {
+    fn from(e: crate::query::Ends) -> Self {
+        Ends {
+            start: pair(e.start),
+            goal: e.goal.map(pair),
+            goal_index: e.goal_index,
+            snapped: e.snapped,
+        }
+    }
 }
 
 impl PathResponse {

@@ -93,6 +93,40 @@ impl From<QueryError> for ApiError {
     }
 }
 
+impl From<crate::query::QueryError> for ApiError {
+    fn from(e: crate::query::QueryError) -> Self {
+        use crate::query::QueryError as E;
+        match e {
+            E::Invalid(m) => ApiError::invalid_request(m),
+            E::TooManyGoals(m) => {
+                ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::TooManyGoals, m)
+            }
+            E::Engine(e) => ApiError::from(e),
+            E::ProfileNotFound(m) => {
+                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::ProfileNotFound, m)
+            }
+            E::Building(m) => ApiError {
+                retry_after: Some(1),
+                ..ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::AbstractionBuilding,
+                    m,
+                )
+            },
+            E::DerivationFailed(m) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::DerivationFailed,
+                m,
+            ),
+            E::NotApplicable(m) => {
+                ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::NotApplicable, m)
+            }
+            E::Maps(e) => ApiError::from(e),
+            E::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
 impl From<crate::maps::MapsError> for ApiError {
     fn from(e: crate::maps::MapsError) -> Self {
         use crate::maps::MapsError as E;

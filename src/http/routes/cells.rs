@@ -10,9 +10,12 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use pathd_engine::Grid;
 use serde::{Deserialize, Serialize};
 
+use crate::derived::MapEntry;
 use crate::http::auth::QueryAuth;
+use crate::http::dto::MapSummary;
 use crate::http::error::{ApiError, Json};
 use crate::http::routes::maps::lookup;
 use crate::state::AppState;
@@ -71,20 +74,23 @@ async fn get_cells(
     let Query(params) = params?;
     let base = lookup(&state, &name)?;
     let entry = crate::query::on_profile(&state, &base, params.profile.as_deref()).await?;
-    let summary = base.summary();
     let terrain = params.terrain.unwrap_or(false);
-    let grid = if terrain {
-        Arc::clone(&entry.terrain)
-    } else {
-        Arc::clone(&entry.grid)
-    };
-    let tag = match (terrain, &entry.profile) {
-        (true, _) => format!("\"v{}-terrain\"", entry.version),
-        (false, Some(p)) => format!("\"v{}-{p}\"", entry.version),
-        (false, None) => format!("\"v{}\"", entry.version),
-    };
+    let grid = Arc::clone(if terrain { &entry.terrain } else { &entry.grid });
     let raw = wants_bytes(&headers);
-    // O(cells): on the pool, which also bounds how many copies are in flight.
+    let body = costs(&state, grid, raw).await?;
+    let summary = base.summary();
+    let mut resp = if raw {
+        raw_cells(body, entry.version, &summary)
+    } else {
+        json_cells(body, entry.version, &summary)?
+    };
+    cache_headers(&mut resp, &entry, terrain);
+    Ok(resp)
+}
+
+/// The costs of `grid`, raw or in base64: `O(cells)`, so on the pool, which also bounds
+/// how many copies are in flight.
+async fn costs(state: &AppState, grid: Arc<Grid>, raw: bool) -> Result<Vec<u8>, ApiError> {
     let body = state
         .compute()
         .run(move |_| {
@@ -96,35 +102,50 @@ async fn get_cells(
             }
         })
         .await?;
-    let version = entry.version.to_string();
-    let mut resp = if raw {
-        let mut r = body.into_response();
-        let h = r.headers_mut();
-        h.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/octet-stream"),
-        );
-        for (k, v) in [
-            ("x-map-version", version.clone()),
-            ("x-map-width", summary.width.to_string()),
-            ("x-map-height", summary.height.to_string()),
-            ("x-map-movement", summary.movement.to_owned()),
-        ] {
-            if let Ok(v) = HeaderValue::from_str(&v) {
-                h.insert(k, v);
-            }
+    Ok(body)
+}
+
+/// The raw bytes, their shape in `X-Map-*` headers.
+fn raw_cells(body: Vec<u8>, version: u64, summary: &MapSummary) -> Response {
+    let mut r = body.into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    for (k, v) in [
+        ("x-map-version", version.to_string()),
+        ("x-map-width", summary.width.to_string()),
+        ("x-map-height", summary.height.to_string()),
+        ("x-map-movement", summary.movement.to_owned()),
+    ] {
+        if let Ok(v) = HeaderValue::from_str(&v) {
+            h.insert(k, v);
         }
-        r
-    } else {
-        Json(MapCells {
-            name: summary.name.clone(),
-            version: entry.version,
-            width: summary.width,
-            height: summary.height,
-            movement: summary.movement,
-            costs: String::from_utf8(body).map_err(ApiError::internal)?,
-        })
-        .into_response()
+    }
+    r
+}
+
+/// The JSON form, `costs` being the base64 `body`.
+fn json_cells(body: Vec<u8>, version: u64, summary: &MapSummary) -> Result<Response, ApiError> {
+    Ok(Json(MapCells {
+        name: summary.name.clone(),
+        version,
+        width: summary.width,
+        height: summary.height,
+        movement: summary.movement,
+        costs: String::from_utf8(body).map_err(ApiError::internal)?,
+    })
+    .into_response())
+}
+
+/// Revalidated caching: an `ETag` naming the version and what was asked (the terrain, or
+/// the costs of a profile), varying with `Accept`.
+fn cache_headers(resp: &mut Response, entry: &MapEntry, terrain: bool) {
+    let tag = match (terrain, &entry.profile) {
+        (true, _) => format!("\"v{}-terrain\"", entry.version),
+        (false, Some(p)) => format!("\"v{}-{p}\"", entry.version),
+        (false, None) => format!("\"v{}\"", entry.version),
     };
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -132,7 +153,6 @@ async fn get_cells(
         h.insert(header::ETAG, tag);
     }
     h.insert(header::VARY, HeaderValue::from_static("accept"));
-    Ok(resp)
 }
 
 /// Standard base64 (RFC 4648, with padding) of `bytes`: how binary arrays travel in JSON.

@@ -6,8 +6,8 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::routing::get;
-use pathd_engine::Point;
 use pathd_engine::targets::{MAX_SNAP, nearest_usable};
+use pathd_engine::{Grid, Point};
 use serde::{Deserialize, Serialize};
 
 use crate::http::auth::QueryAuth;
@@ -62,18 +62,36 @@ async fn nearest(
     params: Result<Query<NearestParams>, QueryRejection>,
 ) -> Result<Json<NearestCell>, ApiError> {
     let Query(p) = params?;
-    let radius = p.radius.unwrap_or(DEFAULT_RADIUS);
+    let radius = check_radius(p.radius)?;
+    let size = p.size.unwrap_or(1);
+    pathd_engine::query::check_size(size)?;
+    let entry = lookup(&state, &name)?;
+    let entry = crate::query::on_profile(&state, &entry, p.profile.as_deref()).await?;
+    let (cell, distance) = nearest_to(&entry.grid, Point::new(p.x, p.y), radius, size)?;
+    Ok(Json(NearestCell {
+        x: cell.x,
+        y: cell.y,
+        distance,
+        map_version: entry.version,
+    }))
+}
+
+/// The radius asked for (default [`DEFAULT_RADIUS`]), or `400 invalid_request` past
+/// [`MAX_SNAP`].
+fn check_radius(radius: Option<u32>) -> Result<u32, ApiError> {
+    let radius = radius.unwrap_or(DEFAULT_RADIUS);
     if radius > MAX_SNAP {
         return Err(ApiError::invalid_request(format!(
             "radius {radius} is too far: at most {MAX_SNAP}"
         )));
     }
-    let size = p.size.unwrap_or(1);
-    pathd_engine::query::check_size(size)?;
-    let entry = lookup(&state, &name)?;
-    let entry = crate::query::on_profile(&state, &entry, p.profile.as_deref()).await?;
-    let at = Point::new(p.x, p.y);
-    if !entry.grid.in_bounds(at) {
+    Ok(radius)
+}
+
+/// The usable cell nearest to `at` and its distance: `400 out_of_bounds` for a point off
+/// the map, `404 no_usable_cell` when none is within `radius`.
+fn nearest_to(grid: &Grid, at: Point, radius: u32, size: u32) -> Result<(Point, f64), ApiError> {
+    if !grid.in_bounds(at) {
         return Err(pathd_engine::QueryError::OutOfBounds {
             which: "point",
             point: at,
@@ -81,18 +99,11 @@ async fn nearest(
         .into());
     }
     // At most (2 * 64 + 1)^2 cells: cheap enough for the handler's own thread.
-    let (cell, distance) =
-        nearest_usable(&entry.grid, at, radius, size, |_| true).ok_or_else(|| {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                ErrorCode::NoUsableCell,
-                format!("no cell within {radius} of {at} fits a {size}x{size} agent"),
-            )
-        })?;
-    Ok(Json(NearestCell {
-        x: cell.x,
-        y: cell.y,
-        distance,
-        map_version: entry.version,
-    }))
+    nearest_usable(grid, at, radius, size, |_| true).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::NoUsableCell,
+            format!("no cell within {radius} of {at} fits a {size}x{size} agent"),
+        )
+    })
 }

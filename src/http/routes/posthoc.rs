@@ -28,12 +28,13 @@ use pathd_engine::trace::{HpaTrace, TraceEvent, TraceKind};
 use pathd_engine::{Point, Status};
 use serde_json::{Value, json};
 
+use crate::compute::{Cancel, Compute};
 use crate::http::auth::QueryAuth;
 use crate::http::body::BlockingJson;
 use crate::http::dto::PathRequest;
 use crate::http::error::{ApiError, Json};
 use crate::http::routes::trace::HpaTraceWire;
-use crate::query::{self, Tracing};
+use crate::query::{self, Prepared, Tracing};
 use crate::state::AppState;
 
 /// Posthoc format version the document follows.
@@ -59,39 +60,43 @@ async fn posthoc(
             "`path_format` does not apply to /posthoc (the trace file has its own format)",
         ));
     }
-    let prepared = query::prepare(&state, &name, &req, Tracing::Always).await?;
+    let q = req.path_query(state.config());
+    let prepared = query::prepare(&state, &name, q, Tracing::Always).await?;
     let compute = state.compute().clone();
     let doc = state
         .compute()
-        .run(move |cancel| {
-            let (start, goal) = (prepared.query.start, prepared.query.goal);
-            let snapshot = Arc::clone(&prepared.entry);
-            let (r, t) = prepared.run(cancel, &compute)?;
-            let t = t.expect("a posthoc query is always traced");
-            let found = r.status == Status::Found;
-            Ok::<_, ApiError>(document(
-                snapshot.grid.width(),
-                start,
-                goal,
-                &t.events,
-                found,
-                t.hpa.as_ref(),
-                json!({
-                    "map": snapshot.name,
-                    "map_version": snapshot.version,
-                    "algorithm": r.algorithm.as_str(),
-                    "status": r.status.as_str(),
-                    // As in a path answer: the cost of the answer to follow.
-                    "cost": r.smoothed_length.unwrap_or(r.cost),
-                    "path_cost": r.cost,
-                    "expanded": r.stats.expanded,
-                    "truncated": t.truncated,
-                    "hpa": t.hpa.as_ref().map(HpaTraceWire::new),
-                }),
-            ))
-        })
+        .run(move |cancel| traced(prepared, cancel, &compute))
         .await??;
     Ok(Json(doc))
+}
+
+/// Runs `prepared` with its trace on the calling worker and builds its document.
+fn traced(prepared: Prepared, cancel: &Cancel, compute: &Compute) -> Result<Value, ApiError> {
+    let (start, goal) = (prepared.query.start, prepared.query.goal);
+    let snapshot = Arc::clone(&prepared.entry);
+    let (r, t) = prepared.run(cancel, compute)?;
+    let t = t.expect("a posthoc query is always traced");
+    let found = r.status == Status::Found;
+    Ok(document(
+        snapshot.grid.width(),
+        start,
+        goal,
+        &t.events,
+        found,
+        t.hpa.as_ref(),
+        json!({
+            "map": snapshot.name,
+            "map_version": snapshot.version,
+            "algorithm": r.algorithm.as_str(),
+            "status": r.status.as_str(),
+            // As in a path answer: the cost of the answer to follow.
+            "cost": r.smoothed_length.unwrap_or(r.cost),
+            "path_cost": r.cost,
+            "expanded": r.stats.expanded,
+            "truncated": t.truncated,
+            "hpa": t.hpa.as_ref().map(HpaTraceWire::new),
+        }),
+    ))
 }
 
 /// Builds the Posthoc document of `events` (and HPA*'s record, if any) on a map `width`

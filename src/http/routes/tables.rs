@@ -23,7 +23,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use pathd_engine::{CostRow, Grid, LimitKind, Limits, Point, QueryError, Searcher};
+use pathd_engine::{CostRow, Grid, LimitKind, Limits, Point, QueryError, RandomPick, Searcher};
 use serde::{Deserialize, Serialize};
 
 use crate::compute::Cancel;
@@ -157,31 +157,14 @@ async fn matrix(
 ) -> Result<Json<MatrixResponse>, ApiError> {
     check_table(&req)?;
     let size = check_size(req.size)?;
-    wait_version(&state, &name, req.min_version).await?;
-    let entry = lookup(&state, &name)?;
-    let entry = crate::query::on_profile(&state, &entry, req.profile.as_deref()).await?;
+    let entry = snapshot(&state, &name, req.min_version, req.profile.as_deref()).await?;
     let (sources, targets) = (points(&req.sources), Arc::new(points(&req.targets)));
     for (what, list) in [("sources", &sources), ("targets", &*targets)] {
         check_on_map(&entry.grid, what, list)?;
     }
     let view = view(&state, &entry, size).await?;
     let limits = RowLimits::new(state.config(), req.timeout_ms);
-    let compute = state.compute().clone();
-    let rows = state
-        .compute()
-        .run_batch(sources, move |source: Point, cancel| {
-            let mut searcher = compute.searcher();
-            let limits = limits.start(cancel);
-            row(&mut searcher, view.grid(), source, &targets, &limits)
-                .inspect_err(|(kind, _)| {
-                    if *kind == Some(LimitKind::Cancelled) {
-                        compute.note_cancelled();
-                    }
-                })
-                .map_err(|(_, e)| e)
-        })
-        .await?;
-    let costs = rows.into_iter().collect::<Result<_, _>>()?;
+    let costs = rows(&state, view, sources, targets, limits).await?;
     tracing::Span::current().record("algorithm", "matrix");
     Ok(Json(MatrixResponse {
         costs,
@@ -198,9 +181,7 @@ async fn los(
     Path(name): Path<String>,
     BlockingJson(req): BlockingJson<LosRequest>,
 ) -> Result<Json<LosResponse>, ApiError> {
-    wait_version(&state, &name, req.min_version).await?;
-    let entry = lookup(&state, &name)?;
-    let entry = crate::query::on_profile(&state, &entry, req.profile.as_deref()).await?;
+    let entry = snapshot(&state, &name, req.min_version, req.profile.as_deref()).await?;
     let view = view(&state, &entry, 1).await?;
     let sight = state
         .compute()
@@ -221,20 +202,78 @@ async fn random(
     params: Result<Query<RandomParams>, QueryRejection>,
 ) -> Result<Json<RandomResponse>, ApiError> {
     let Query(p) = params?;
-    if !(p.radius.is_finite() && p.radius >= 0.0) {
-        return Err(ApiError::invalid_request(
-            "radius must be a finite number >= 0",
-        ));
-    }
+    check_radius(p.radius)?;
     let size = check_size(p.size)?;
-    wait_version(&state, &name, p.min_version).await?;
-    let entry = lookup(&state, &name)?;
-    let entry = crate::query::on_profile(&state, &entry, p.profile.as_deref()).await?;
+    let entry = snapshot(&state, &name, p.min_version, p.profile.as_deref()).await?;
     let start = Point::new(p.x, p.y);
     check_on_map(&entry.grid, "start", &[start])?;
     let view = view(&state, &entry, size).await?;
     let seed = p.seed.unwrap_or_else(rand::random);
-    let (limits, radius) = (RowLimits::new(state.config(), p.timeout_ms), p.radius);
+    let limits = RowLimits::new(state.config(), p.timeout_ms);
+    let pick = pick(&state, view, start, p.radius, seed, limits)
+        .await?
+        .map_err(|e| fitted(e, size))?
+        .map_err(|limit| limit_reached(limit, "the region within radius"))?;
+    tracing::Span::current().record("algorithm", "random");
+    Ok(Json(RandomResponse {
+        x: pick.point.x,
+        y: pick.point.y,
+        distance: pick.distance,
+        candidates: pick.candidates,
+        seed,
+        map_version: entry.version,
+    }))
+}
+
+/// The snapshot a request reads: after waiting for `min_version`, map `name`'s current
+/// entry or its view of `profile`.
+async fn snapshot(
+    state: &AppState,
+    name: &str,
+    min_version: Option<u64>,
+    profile: Option<&str>,
+) -> Result<Arc<MapEntry>, ApiError> {
+    wait_version(state, name, min_version).await?;
+    let entry = lookup(state, name)?;
+    Ok(crate::query::on_profile(state, &entry, profile).await?)
+}
+
+/// A table's rows on the pool, one job per source (see the module docs).
+async fn rows(
+    state: &AppState,
+    view: View,
+    sources: Vec<Point>,
+    targets: Arc<Vec<Point>>,
+    limits: RowLimits,
+) -> Result<Vec<Vec<Option<f64>>>, ApiError> {
+    let compute = state.compute().clone();
+    let rows = state
+        .compute()
+        .run_batch(sources, move |source: Point, cancel| {
+            let mut searcher = compute.searcher();
+            let limits = limits.start(cancel);
+            row(&mut searcher, view.grid(), source, &targets, &limits)
+                .inspect_err(|(kind, _)| {
+                    if *kind == Some(LimitKind::Cancelled) {
+                        compute.note_cancelled();
+                    }
+                })
+                .map_err(|(_, e)| e)
+        })
+        .await?;
+    rows.into_iter().collect()
+}
+
+/// A random cell within `radius` of `start` on the pool: the engine's refusal, or the
+/// limit that stopped the search, or the pick.
+async fn pick(
+    state: &AppState,
+    view: View,
+    start: Point,
+    radius: f64,
+    seed: u64,
+    limits: RowLimits,
+) -> Result<Picked, ApiError> {
     let compute = state.compute().clone();
     let pick = state
         .compute()
@@ -249,18 +288,23 @@ async fn random(
             }
             pick
         })
-        .await?
-        .map_err(|e| fitted(e, size))?
-        .map_err(|limit| limit_reached(limit, "the region within radius"))?;
-    tracing::Span::current().record("algorithm", "random");
-    Ok(Json(RandomResponse {
-        x: pick.point.x,
-        y: pick.point.y,
-        distance: pick.distance,
-        candidates: pick.candidates,
-        seed,
-        map_version: entry.version,
-    }))
+        .await?;
+    Ok(pick)
+}
+
+/// What the engine says of a random pick: its refusal, the limit that stopped it, or the
+/// pick.
+type Picked = Result<Result<RandomPick, LimitKind>, QueryError>;
+
+/// `400 invalid_request` unless `radius` is a finite number `>= 0`.
+fn check_radius(radius: f64) -> Result<(), ApiError> {
+    if radius.is_finite() && radius >= 0.0 {
+        Ok(())
+    } else {
+        Err(ApiError::invalid_request(
+            "radius must be a finite number >= 0",
+        ))
+    }
 }
 
 /// One row of a table on a worker: `400 limit_reached` when a limit stopped it (with the
