@@ -35,7 +35,9 @@ impl Rejoin for Rejoiner {
         Box::pin(async move {
             let state = &self.0;
             let req = request(def, position).map_err(refused)?;
-            let (query, timeout) = req.to_query(state.config()).map_err(refused)?;
+            let (query, timeout) = req
+                .to_query(state.config())
+                .map_err(|e| refused(e.into()))?;
             let profile = req.profile.as_deref();
             crate::http::routes::subscriptions::join(state, map, profile, &query, timeout)
                 .await
