@@ -19,11 +19,13 @@
 
 mod error;
 pub(crate) mod patch;
+mod placed;
 mod queue;
 mod recover;
 mod replicated;
 
 pub use patch::ProfileChange;
+pub use placed::Placer;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
@@ -91,8 +93,8 @@ struct Inner {
     /// The task applying a replicated store's feed, and its stop signal.
     follower: Mutex<Option<tokio::task::JoinHandle<()>>>,
     stop: tokio_util::sync::CancellationToken,
-    /// Which maps this replica holds (`--placement K`; see `replicated.rs`).
-    placement: std::sync::OnceLock<crate::cluster::Placement>,
+    /// Which maps this replica holds (`--placement K`: the cluster's placement; see `placed.rs`).
+    placement: std::sync::OnceLock<Arc<dyn Placer>>,
 }
 
 /// How long shutdown waits for admitted writes to finish before it gives up on them (they

@@ -38,11 +38,6 @@ const NOT_YET_CUT: &[(&str, &str, &str)] = &[
         "state",
         "the cluster's tasks and gate take the whole `AppState`, which holds the cluster",
     ),
-    (
-        "maps",
-        "cluster",
-        "the maps service holds the cluster's `Placement` (stubs of maps held elsewhere)",
-    ),
 ];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
