@@ -1,9 +1,19 @@
-//! The `# HELP` text of every metric.
+//! The `# HELP` text of every metric, by area.
+
+use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 
 /// Registers the `# HELP` text of every metric this crate exports. A new metric needs a
 /// line here (`tests/it/holes.rs` checks that every family `/metrics` prints has one).
 pub(super) fn describe() {
-    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    requests();
+    maps();
+    live();
+    cluster();
+    store();
+}
+
+/// Requests, queries, the search pool, connections, the build and the process.
+fn requests() {
     describe_counter!(
         "pathd_http_requests_total",
         "HTTP requests answered, by method (standard methods, else `other`), route template \
@@ -69,7 +79,6 @@ pub(super) fn describe() {
         "pathd_searches_cancelled_total",
         "Searches stopped because their client went away"
     );
-    describe_gauge!("pathd_maps_loaded", "Maps held in memory");
     describe_gauge!("pathd_connections_open", "Open client connections");
     describe_counter!(
         "pathd_connections_rejected_total",
@@ -83,6 +92,11 @@ pub(super) fn describe() {
         "pathd_accept_errors_total",
         "Failed accepts (e.g. too many open files), retried with backoff"
     );
+}
+
+/// Maps and their derived state (HPA*, JPS+, landmarks, subgoal graphs, the memory budget).
+fn maps() {
+    describe_gauge!("pathd_maps_loaded", "Maps held in memory");
     describe_gauge!(
         "pathd_maps_damaged",
         "Maps whose durable data is damaged and which are not served (pathd data check)"
@@ -154,6 +168,11 @@ pub(super) fn describe() {
         "pathd_writes_refused_total",
         "Writes refused with 503 overloaded: their map had --max-pending-writes writes waiting"
     );
+    describe_counter!("pathd_patches_total", "Map patches applied");
+}
+
+/// Subscriptions, flow fields and live plans: their repairs and events.
+fn live() {
     describe_counter!(
         "pathd_flowfield_recomputed_total",
         "Flow fields computed again because their map was replaced by one of another shape meanwhile"
@@ -161,45 +180,6 @@ pub(super) fn describe() {
     describe_counter!(
         "pathd_flowfield_caught_up_total",
         "Flow fields registered behind a write that landed while they were computed, repaired at once"
-    );
-    describe_counter!(
-        "pathd_forwarded_requests_total",
-        "Subscription requests forwarded to the replica that owns the subscription, by \
-         outcome (`answered`, or `unreachable`: the owner did not answer, tried again)"
-    );
-    describe_counter!(
-        "pathd_subscription_takeovers_total",
-        "Subscriptions this replica took over from a replica that left the membership"
-    );
-    describe_histogram!(
-        "pathd_subscription_takeover_seconds",
-        Unit::Seconds,
-        "Time to take one subscription over (claim its record, join it again here)"
-    );
-    describe_gauge!(
-        "pathd_maps_held",
-        "Maps this replica holds with their derived state (with --placement K, the others it forwards)"
-    );
-    describe_gauge!(
-        "pathd_maps_summaries_only",
-        "Maps this replica knows by their summary only (--placement K: held elsewhere)"
-    );
-    describe_counter!(
-        "pathd_placement_moves_total",
-        "Maps this replica took in (`in`) or dropped (`out`) as the membership changed"
-    );
-    describe_histogram!(
-        "pathd_placement_move_seconds",
-        Unit::Seconds,
-        "Time to take one map in: loading it from the stream until it is announced"
-    );
-    describe_counter!(
-        "pathd_map_forwarded_requests_total",
-        "Map requests forwarded to a replica that holds the map, by outcome"
-    );
-    describe_counter!(
-        "pathd_subscription_join_retries_total",
-        "Subscription joins tried again because a write landed while they were prepared"
     );
     describe_gauge!("pathd_subscriptions", "Live subscriptions");
     describe_gauge!(
@@ -249,8 +229,57 @@ pub(super) fn describe() {
         "pathd_sse_events_sent_total",
         "Server-Sent Event frames written to subscription streams"
     );
-    describe_counter!("pathd_patches_total", "Map patches applied");
-    // The replicated store (`--store nats://...`).
+    describe_counter!(
+        "pathd_patch_deliveries_total",
+        "Subscriptions patches reached (their repairs queued)"
+    );
+}
+
+/// The cluster: forwarding, subscription takeovers, placement.
+fn cluster() {
+    describe_counter!(
+        "pathd_forwarded_requests_total",
+        "Subscription requests forwarded to the replica that owns the subscription, by \
+         outcome (`answered`, or `unreachable`: the owner did not answer, tried again)"
+    );
+    describe_counter!(
+        "pathd_subscription_takeovers_total",
+        "Subscriptions this replica took over from a replica that left the membership"
+    );
+    describe_histogram!(
+        "pathd_subscription_takeover_seconds",
+        Unit::Seconds,
+        "Time to take one subscription over (claim its record, join it again here)"
+    );
+    describe_gauge!(
+        "pathd_maps_held",
+        "Maps this replica holds with their derived state (with --placement K, the others it forwards)"
+    );
+    describe_gauge!(
+        "pathd_maps_summaries_only",
+        "Maps this replica knows by their summary only (--placement K: held elsewhere)"
+    );
+    describe_counter!(
+        "pathd_placement_moves_total",
+        "Maps this replica took in (`in`) or dropped (`out`) as the membership changed"
+    );
+    describe_histogram!(
+        "pathd_placement_move_seconds",
+        Unit::Seconds,
+        "Time to take one map in: loading it from the stream until it is announced"
+    );
+    describe_counter!(
+        "pathd_map_forwarded_requests_total",
+        "Map requests forwarded to a replica that holds the map, by outcome"
+    );
+    describe_counter!(
+        "pathd_subscription_join_retries_total",
+        "Subscription joins tried again because a write landed while they were prepared"
+    );
+}
+
+/// The replicated store (`--store nats://...`) and replication lag.
+fn store() {
     describe_gauge!(
         "pathd_store_connected",
         "1 while the replicated store (NATS) is reachable, else 0"
@@ -301,9 +330,5 @@ pub(super) fn describe() {
         "pathd_replication_map_lag_seconds",
         Unit::Seconds,
         "Per map: age of the oldest stored version not yet applied here"
-    );
-    describe_counter!(
-        "pathd_patch_deliveries_total",
-        "Subscriptions patches reached (their repairs queued)"
     );
 }
