@@ -77,7 +77,7 @@ impl AppState {
                 .placement
                 .filter(|_| config.replication.store.is_some() && cfg!(feature = "nats")),
         );
-        maps.place_with(placement.clone());
+        maps.place_with(Arc::new(placement.clone()));
         let cluster = crate::cluster::Cluster::new(&config, placement);
         if let Some(r) = cluster.replica() {
             live.flows().set_id_prefix(r);

@@ -249,6 +249,25 @@ impl Placement {
     }
 }
 
+/// The maps service asks the placement which maps to hold (`crate::maps::Placer`).
+impl crate::maps::Placer for Placement {
+    fn active(&self) -> bool {
+        Placement::active(self)
+    }
+    fn wants(&self, name: &str) -> bool {
+        Placement::wants(self, name)
+    }
+    fn set_stub(&self, summary: MapSummary) {
+        Placement::set_stub(self, summary)
+    }
+    fn bump_stub(&self, name: &str, version: u64) {
+        Placement::bump_stub(self, name, version)
+    }
+    fn drop_stub(&self, name: &str) {
+        Placement::drop_stub(self, name)
+    }
+}
+
 /// The ids of `live` ordered by rendezvous score for `name`, best first.
 #[cfg(feature = "nats")]
 fn ranked(name: &str, live: &[Member]) -> Vec<String> {

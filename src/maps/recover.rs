@@ -48,7 +48,7 @@ impl Maps {
                     let entry = MapEntry::new(name, version, *grid, MapSource::Uploaded);
                     match self.placed() {
                         // Placed: held only once the membership says where (the summary
-                        // until then; `replicated.rs`).
+                        // until then; `placed.rs`).
                         Some(p) => p.set_stub(entry.summary()),
                         None => {
                             registry.insert(Arc::new(entry));

@@ -5,102 +5,11 @@ use std::sync::Arc;
 
 use pathd_engine::{Grid, Patch};
 
-use super::{Maps, MapsError, ProfileChange};
-use crate::cluster::Placement;
+use super::{Maps, ProfileChange};
 use crate::derived::{MapEntry, MapSource};
-use crate::store::{Change, Damage, Recovered, Replicated};
+use crate::store::{Change, Damage, Replicated};
 
 impl Maps {
-    /// Places this replica's maps with `p` (`--placement K`; set once, before recovery).
-    pub fn place_with(&self, p: Placement) {
-        let _ = self.inner.placement.set(p);
-    }
-
-    /// The placement, when maps are placed (`--placement K`).
-    pub fn placed(&self) -> Option<&Placement> {
-        self.inner.placement.get().filter(|p| p.active())
-    }
-
-    /// True when a replicated mutation of `name` (not held here) is only followed in its
-    /// summary: the map is held elsewhere, or will be loaded here whole from the stream (a
-    /// patch without its whole map cannot make a map here). A whole map this replica
-    /// should hold is installed instead.
-    fn held_elsewhere(&self, p: &Placement, name: &str, change: &Change) -> bool {
-        let whole = matches!(change, Change::Put(_) | Change::Patch { full: Some(_), .. });
-        !(whole && p.wants(name))
-    }
-
-    /// Loads `name` from the store and holds it here (placement moved it here): under its
-    /// write order, so every mutation of the stream is in it or applied after it, once.
-    /// `Ok(false)`: held already, or the store has no live map of that name.
-    pub async fn acquire(&self, name: &str) -> Result<bool, MapsError> {
-        let _order = self.write_order(name).await;
-        if self.inner.registry.get(name).is_some() {
-            if let Some(p) = self.placed() {
-                p.drop_stub(name);
-            }
-            return Ok(false);
-        }
-        let store = Arc::clone(&self.inner.store);
-        let n = name.to_owned();
-        let found = tokio::task::spawn_blocking(move || store.load(&n))
-            .await
-            .map_err(|e| MapsError::Internal(format!("store task failed: {e}")))?
-            .map_err(|e| MapsError::Store(e.to_string()))?;
-        match found {
-            Some(Recovered::Live {
-                name: n,
-                version,
-                grid,
-                ..
-            }) => {
-                let entry = Arc::new(MapEntry::new(n, version, *grid, MapSource::Uploaded));
-                self.install_replacement(name, &entry).await;
-                if let Some(p) = self.placed() {
-                    p.drop_stub(name);
-                }
-                tracing::info!(map = %name, version, "placed here: loaded from the stream");
-                Ok(true)
-            }
-            Some(Recovered::Deleted { version, .. }) => {
-                self.inner.registry.note_deleted(name, version);
-                if let Some(p) = self.placed() {
-                    p.drop_stub(name);
-                }
-                Ok(false)
-            }
-            Some(Recovered::Damaged(d)) => {
-                if let Some(p) = self.placed() {
-                    p.drop_stub(name);
-                }
-                self.mark_damaged(d);
-                Ok(false)
-            }
-            None => Ok(false),
-        }
-    }
-
-    /// Drops `name` here, keeping its summary (placement moved it to replicas that hold it
-    /// now). Not while subscriptions or flow fields of this replica run on it: `false` then.
-    pub async fn release_placed(&self, name: &str) -> bool {
-        let Some(p) = self.placed() else { return false };
-        let _order = self.write_order(name).await;
-        let Some(entry) = self.inner.registry.get(name) else {
-            return false;
-        };
-        if entry.source == MapSource::Bundled
-            || self.inner.live.usage(name).0 > 0
-            || self.inner.live.flows().has_map(name)
-        {
-            return false;
-        }
-        p.set_stub(entry.summary());
-        self.inner.registry.remove(name);
-        crate::memory::released(entry.grid.width() as usize * entry.grid.height() as usize);
-        tracing::info!(map = %name, version = entry.version, "placed elsewhere: dropped here");
-        true
-    }
-
     /// Applies a mutation read back from a replicated store (written by any replica,
     /// this one included), in the map's write order: skipped when this replica already
     /// has that version; otherwise served, with derived state rebuilt and the live hub told

@@ -106,6 +106,11 @@ async fn get_map(
     if !wants_text(&headers) {
         return Ok(Json(with_usage(&state, entry.summary())).into_response());
     }
+    moving_ai_text(&state, &entry).await
+}
+
+/// `entry` as a Moving AI file, or `406 not_acceptable` for a map with weighted cells.
+async fn moving_ai_text(state: &AppState, entry: &MapEntry) -> Result<Response, ApiError> {
     let (grid, terrain) = (Arc::clone(&entry.grid), Arc::clone(&entry.terrain));
     // A map whose terrain is Moving AI characters is written as it was read (trees,
     // water and swamp kept); others as their default profile's walls and ground.
@@ -147,13 +152,7 @@ async fn put_map(
         return Err(crate::maps::MapsError::InvalidName.into());
     }
     let Query(params) = params?;
-    let kind = upload::classify(&headers)?;
-    let body = body?;
-    let max_cells = state.config().max_map_cells;
-    let grid = state
-        .compute()
-        .run(move |_| upload::build_grid(kind, &body, params.movement.as_deref(), max_cells))
-        .await??;
+    let grid = uploaded_grid(&state, params, &headers, body).await?;
     // From here the write runs to completion even if this client goes away.
     let out = state.maps().put(name.clone(), grid).await?;
     let status = if out.created {
@@ -166,6 +165,22 @@ async fn put_map(
         resp.headers_mut().insert(header::LOCATION, loc);
     }
     Ok(resp)
+}
+
+/// The grid an upload describes (its format told by `Content-Type`), built on the pool.
+async fn uploaded_grid(
+    state: &AppState,
+    params: UploadParams,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<pathd_engine::Grid, ApiError> {
+    let kind = upload::classify(headers)?;
+    let body = body?;
+    let max_cells = state.config().max_map_cells;
+    state
+        .compute()
+        .run(move |_| upload::build_grid(kind, &body, params.movement.as_deref(), max_cells))
+        .await?
 }
 
 /// `DELETE /v1/maps/{name}` (operationId `deleteMap`): `204`; queries already running on

@@ -133,6 +133,21 @@ impl PatchRequest {
     }
 }
 
+/// `413 patch_too_large` when `patch` writes more than `limit` cells.
+fn within(patch: &Patch, limit: u64) -> Result<(), ApiError> {
+    if patch.area() <= limit {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::PatchTooLarge,
+        format!(
+            "a patch writes at most {limit} cells (cells plus rectangle areas); this one writes {}",
+            patch.area()
+        ),
+    ))
+}
+
 /// `PATCH /v1/maps/{name}` (operationId `patchMap`).
 async fn patch_map(
     _: AdminAuth,
@@ -141,17 +156,7 @@ async fn patch_map(
     BlockingJson(req): BlockingJson<PatchRequest>,
 ) -> Result<Json<PatchResponse>, ApiError> {
     let patch = req.to_patch()?;
-    let limit = state.config().max_patch_cells;
-    if patch.area() > limit {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorCode::PatchTooLarge,
-            format!(
-                "a patch writes at most {limit} cells (cells plus rectangle areas); this one writes {}",
-                patch.area()
-            ),
-        ));
-    }
+    within(&patch, state.config().max_patch_cells)?;
     tracing::Span::current().record("map", &name);
     // From here the write runs to completion even if this client goes away.
     let profiles = req.to_profiles()?;
