@@ -110,6 +110,9 @@ pub struct SubgoalGraph {
     place: Placement,
     /// Padded cell of each node.
     cells: Vec<u32>,
+    /// Padded `x | y << 16` of each node (padded sides are at most 8194): the query's
+    /// octile bound reads it without a division.
+    pos: Vec<u32>,
     /// Node of each padded cell ([`NONE`] where it is no subgoal).
     node_of: Vec<u32>,
     /// Each node's scan: the padded subgoal cells it reported, and the box it read.
@@ -208,11 +211,16 @@ impl SubgoalGraph {
         for (v, &c) in cells.iter().enumerate() {
             node_of[c as usize] = v as u32;
         }
+        let pos = cells
+            .iter()
+            .map(|&c| (c % pw as u32) | (c / pw as u32) << 16)
+            .collect();
         SubgoalGraph {
             width: grid.width(),
             height: grid.height(),
             place,
             cells,
+            pos,
             node_of,
             scans,
             ch,
@@ -258,10 +266,11 @@ impl SubgoalGraph {
     }
 
     /// Heap bytes held: the placement planes (3/8 byte a cell), the node index (4 bytes a
-    /// cell), the scans kept for updates, and the hierarchy (16 bytes an edge).
+    /// cell), each node's cell and coordinates (8 bytes a node), the scans kept for
+    /// updates, and the hierarchy (16 bytes an edge).
     pub fn memory_bytes(&self) -> usize {
         self.place.memory_bytes()
-            + self.cells.len() * 4
+            + self.cells.len() * 8
             + self.node_of.len() * 4
             + self
                 .scans

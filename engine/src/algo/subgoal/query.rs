@@ -46,10 +46,10 @@ impl Side {
         self.dist[v as usize]
     }
 
-    /// Records a cheaper way to `v` (from node `parent`, [`NONE`] for a seed); false if it
-    /// is not cheaper.
+    /// Records a cheaper way to `v` (from node `parent`, [`NONE`] for a seed), queued at
+    /// `key` (its distance plus the bound to the other end); false if it is not cheaper.
     #[inline(always)]
-    fn relax(&mut self, v: u32, d: f64, parent: u32) -> bool {
+    fn relax(&mut self, v: u32, d: f64, parent: u32, key: f64) -> bool {
         let old = self.dist[v as usize];
         if d >= old {
             return false;
@@ -59,7 +59,7 @@ impl Side {
         }
         self.dist[v as usize] = d;
         self.parent[v as usize] = parent;
-        self.heap.push(Reverse((d.to_bits(), v)));
+        self.heap.push(Reverse((key.to_bits(), v)));
         true
     }
 
@@ -104,6 +104,20 @@ pub(crate) fn search(
         return finish(scratch, xy(s), Status::Found, None, stats, started);
     }
     let n = graph.cells.len();
+    // The octile distance from node `v` to padded `(x, y)`, a hair short: a lower bound on
+    // every path between them, as every edge and connection costs its ends' octile
+    // distance (shortcuts their halves' sum), shrunk so that rounding in the sums of the
+    // path costs cannot push an optimal path's key above the best meeting's.
+    let pos = &graph.pos;
+    let bound = |v: u32, (x, y): (usize, usize)| {
+        let p = pos[v as usize];
+        let dx = (p & 0xffff).abs_diff(x as u32);
+        let dy = (p >> 16).abs_diff(y as u32);
+        let (lo, hi) = (dx.min(dy), dx.max(dy));
+        (f64::from(hi - lo) + f64::from(lo) * SQRT2) * (1.0 - 1e-12)
+    };
+    // Each side's bound is towards the other side's end.
+    let to = [xy(g), xy(s)];
     // Seed both searches: each end's directly h-reachable subgoals, and the end itself
     // when it is a subgoal.
     for (side, end) in [(0, s), (1, g)] {
@@ -113,10 +127,12 @@ pub(crate) fn search(
         scan(pl, end % pw, end / pw, &mut scratch.found);
         let own = graph.node_of[end];
         if own != NONE {
-            sd.relax(own, 0.0, NONE);
+            sd.relax(own, 0.0, NONE, bound(own, to[side]));
         }
         for &c in &scratch.found {
-            sd.relax(graph.node_of[c as usize], octile(pw, end as u32, c), NONE);
+            let v = graph.node_of[c as usize];
+            let d = octile(pw, end as u32, c);
+            sd.relax(v, d, NONE, d + bound(v, to[side]));
             stats.generated += 1;
         }
     }
@@ -124,17 +140,24 @@ pub(crate) fn search(
     let max_exp = query.limits.max_expansions.unwrap_or(u64::MAX);
     let (mut best, mut meet) = (f64::INFINITY, NONE);
     let mut limit = None;
+    // Two A* searches over the upward graph, keyed by distance plus the octile bound to
+    // the other end (consistent: an edge costs at least its ends' octile distance), taking
+    // the smaller key first. Every node of the optimal up-down path has a key below a
+    // meeting cost that exceeds the optimum, so both sides reach its highest node at its
+    // exact distance before either stops; a node whose key reaches the best meeting cost
+    // cannot lie on a cheaper path and is not queued.
     loop {
         let (tf, tb) = (scratch.sides[0].top(), scratch.sides[1].top());
         if tf.min(tb) >= best {
             break;
         }
         let side = usize::from(tb < tf);
-        let Some(Reverse((d, u))) = scratch.sides[side].heap.pop() else {
+        let Some(Reverse((key, u))) = scratch.sides[side].heap.pop() else {
             break;
         };
-        let d = f64::from_bits(d);
-        if d > scratch.sides[side].get(u) {
+        let d = scratch.sides[side].get(u);
+        // A later, cheaper entry for `u` holds a smaller key.
+        if f64::from_bits(key) > d + bound(u, to[side]) {
             continue;
         }
         if stats.expanded >= max_exp {
@@ -148,11 +171,17 @@ pub(crate) fn search(
             }
         }
         stats.expanded += 1;
-        let other = scratch.sides[1 - side].get(u);
-        if d + other < best {
-            (best, meet) = (d + other, u);
+        let (sd, other) = if side == 0 {
+            let [a, b] = &mut scratch.sides;
+            (a, &*b)
+        } else {
+            let [a, b] = &mut scratch.sides;
+            (b, &*a)
+        };
+        // A meeting at `u` (a seed of both sides is met only here).
+        if d + other.get(u) < best {
+            (best, meet) = (d + other.get(u), u);
         }
-        let sd = &mut scratch.sides[side];
         // Stall on demand: a higher neighbour that reaches `u` cheaper than `d` shows that
         // no shortest up-down path climbs through `u` with this cost (the cheaper way comes
         // down to it), so its edges need not be relaxed. Only a truly cheaper way counts:
@@ -165,11 +194,21 @@ pub(crate) fn search(
         {
             continue;
         }
-        // A node reached at `best` or more cannot lie on a cheaper meeting path: not queued.
         for a in up {
             let nd = d + a.cost;
-            if nd < best {
-                stats.generated += u64::from(sd.relax(a.head, nd, u));
+            if nd >= sd.get(a.head) {
+                continue;
+            }
+            let key = nd + bound(a.head, to[side]);
+            if key >= best {
+                continue;
+            }
+            sd.relax(a.head, nd, u, key);
+            stats.generated += 1;
+            // A meeting: both sides' ways to `a.head` make a path of that cost.
+            let m = nd + other.get(a.head);
+            if m < best {
+                (best, meet) = (m, a.head);
             }
         }
     }
