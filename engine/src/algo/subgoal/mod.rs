@@ -43,7 +43,9 @@
 //! 4. *The hierarchy keeps distances* ([`contract`]): the bidirectional upward search
 //!    returns the graph's shortest distance, and unpacking its shortcuts gives the graph
 //!    path, each of whose legs [`reach::h_path`] turns into cells at exactly its octile
-//!    cost.
+//!    cost. Unpacking stops early at a *direct* shortcut, one whose ends a legal
+//!    diagonal-first or cardinal-first path joins at the shortcut's cost (the octile
+//!    distance): that leg is refined like an edge.
 //!
 //! The tests hold every answer against a reference Dijkstra on seeded random maps (dense
 //! ones included, and after random patch sequences) and against the Moving AI optima.
@@ -92,7 +94,7 @@ pub(crate) mod query;
 mod reach;
 mod update;
 
-use contract::{Hierarchy, NONE};
+use contract::{DIRECT, Hierarchy, NONE};
 use place::Placement;
 use reach::Bbox;
 
@@ -200,9 +202,10 @@ impl SubgoalGraph {
             i += if mutual { 2 } else { 1 };
         }
         edges.truncate(kept);
-        let (ch, order) = contract::contract(cells.len(), &edges, budget);
+        let (mut ch, order) = contract::contract(cells.len(), &edges, budget);
         // Renumber the nodes as the hierarchy does.
         let cells: Vec<u32> = order.iter().map(|&v| cells[v as usize]).collect();
+        mark_direct(&mut ch, &place, &cells);
         let mut scans: Vec<_> = scans.into_iter().map(Some).collect();
         let scans = order
             .iter()
@@ -281,6 +284,38 @@ impl SubgoalGraph {
     }
 }
 
+/// Marks the shortcuts of `ch` (over nodes at padded `cells`) whose ends a legal
+/// diagonal-first or cardinal-first path joins at the shortcut's cost as [`DIRECT`]: the
+/// query refines such a leg into cells with [`reach::h_path`] as it does an edge of the
+/// subgoal graph, skipping the unpacking below it (most of a path's legs on maps full of
+/// small obstacles, where nearly every other cell of a path is a subgoal). The path found
+/// has the same cost as the unpacked one: the octile distance, a lower bound.
+fn mark_direct(ch: &mut Hierarchy, place: &Placement, cells: &[u32]) {
+    let pw = place.pw;
+    let xy = |v: u32| {
+        let c = cells[v as usize] as usize;
+        (c % pw, c / pw)
+    };
+    let mut buf = Vec::new();
+    for v in 0..cells.len() {
+        let (from, to) = (ch.first[v] as usize, ch.first[v + 1] as usize);
+        for arc in &mut ch.arcs[from..to] {
+            if arc.mid == NONE {
+                continue;
+            }
+            let h = octile(pw, cells[v], cells[arc.head as usize]);
+            // Costs are sums of 1s and sqrt 2s: equal true costs may differ in their last
+            // bits, and an h-path costs no less than the octile distance.
+            if arc.cost <= h * (1.0 + 1e-12) {
+                buf.clear();
+                if reach::h_path(place, xy(v as u32), xy(arc.head), &mut buf) {
+                    arc.mid = DIRECT;
+                }
+            }
+        }
+    }
+}
+
 /// The scan of padded subgoal cell `c`.
 fn scan_of(place: &Placement, c: usize) -> (Vec<u32>, Bbox) {
     let mut found = Vec::new();
@@ -315,6 +350,39 @@ mod tests {
             })
             .collect();
         Grid::from_costs(w, h, costs, Movement::Octile).unwrap()
+    }
+
+    /// Every shortcut marked direct is refined by a legal h-path of exactly its cost, and
+    /// the random map has some (they are what keeps unpacking short).
+    #[test]
+    fn direct_shortcuts_refine_at_their_cost() {
+        let grid = map();
+        let g = SubgoalGraph::build(&grid).unwrap();
+        let pw = g.place.pw;
+        let xy = |v: u32| {
+            let c = g.cells[v as usize] as usize;
+            (c % pw, c / pw)
+        };
+        let mut direct = 0;
+        for v in 0..g.cells.len() as u32 {
+            for a in g.ch.up(v).iter().filter(|a| a.mid == DIRECT) {
+                direct += 1;
+                let mut cells = Vec::new();
+                assert!(reach::h_path(&g.place, xy(v), xy(a.head), &mut cells));
+                let mut cost = 0.0;
+                let mut prev = xy(v);
+                for &c in &cells {
+                    cost += if c.0 != prev.0 && c.1 != prev.1 {
+                        SQRT2
+                    } else {
+                        1.0
+                    };
+                    prev = c;
+                }
+                assert!((cost - a.cost).abs() < 1e-9, "{v} -> {}", a.head);
+            }
+        }
+        assert!(direct > 0);
     }
 
     /// With the work budget spent early (some core) or at once (all core), the answers stay
