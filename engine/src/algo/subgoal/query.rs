@@ -19,11 +19,12 @@ use crate::query::{Algorithm, LimitKind, Query, SearchResult, Stats, Status};
 
 /// One direction's search memory: distances (infinite where this search has not been,
 /// reset through `touched` after each search, so the reads that dominate a search touch 8
-/// bytes a node) and parents (the node each was reached from, [`NONE`] for a seed).
+/// bytes a node) and parents (the node each was reached from and the index of the edge
+/// taken in [`super::contract::Hierarchy::arcs`], [`NONE`] for a seed).
 #[derive(Default)]
 struct Side {
     dist: Vec<f64>,
-    parent: Vec<u32>,
+    parent: Vec<(u32, u32)>,
     touched: Vec<u32>,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
 }
@@ -36,7 +37,7 @@ impl Side {
         self.touched.clear();
         if self.dist.len() < n {
             self.dist.resize(n, f64::INFINITY);
-            self.parent.resize(n, NONE);
+            self.parent.resize(n, (NONE, NONE));
         }
         self.heap.clear();
     }
@@ -46,10 +47,11 @@ impl Side {
         self.dist[v as usize]
     }
 
-    /// Records a cheaper way to `v` (from node `parent`, [`NONE`] for a seed), queued at
-    /// `key` (its distance plus the bound to the other end); false if it is not cheaper.
+    /// Records a cheaper way to `v` (from node `parent` by edge `arc`, both [`NONE`] for a
+    /// seed), queued at `key` (its distance plus the bound to the other end); false if it
+    /// is not cheaper.
     #[inline(always)]
-    fn relax(&mut self, v: u32, d: f64, parent: u32, key: f64) -> bool {
+    fn relax(&mut self, v: u32, d: f64, parent: (u32, u32), key: f64) -> bool {
         let old = self.dist[v as usize];
         if d >= old {
             return false;
@@ -63,7 +65,7 @@ impl Side {
         true
     }
 
-    fn parent(&self, v: u32) -> u32 {
+    fn parent(&self, v: u32) -> (u32, u32) {
         self.parent[v as usize]
     }
 
@@ -127,12 +129,12 @@ pub(crate) fn search(
         scan(pl, end % pw, end / pw, &mut scratch.found);
         let own = graph.node_of[end];
         if own != NONE {
-            sd.relax(own, 0.0, NONE, bound(own, to[side]));
+            sd.relax(own, 0.0, (NONE, NONE), bound(own, to[side]));
         }
         for &c in &scratch.found {
             let v = graph.node_of[c as usize];
             let d = octile(pw, end as u32, c);
-            sd.relax(v, d, NONE, d + bound(v, to[side]));
+            sd.relax(v, d, (NONE, NONE), d + bound(v, to[side]));
             stats.generated += 1;
         }
     }
@@ -194,7 +196,8 @@ pub(crate) fn search(
         {
             continue;
         }
-        for a in up {
+        let first = ch.first[u as usize];
+        for (i, a) in (first..).zip(up) {
             let nd = d + a.cost;
             if nd >= sd.get(a.head) {
                 continue;
@@ -203,7 +206,7 @@ pub(crate) fn search(
             if key >= best {
                 continue;
             }
-            sd.relax(a.head, nd, u, key);
+            sd.relax(a.head, nd, (u, i), key);
             stats.generated += 1;
             // A meeting: both sides' ways to `a.head` make a path of that cost.
             let m = nd + other.get(a.head);
@@ -231,18 +234,12 @@ pub(crate) fn search(
     } = scratch;
     nodes.clear();
     nodes.push(meet);
-    // Each chain walks down from the meeting node: the edge to a node's parent is in the
-    // parent's (lower) list.
+    // Each chain walks down from the meeting node by the edges its search took.
     for (side, sd) in sides.iter().enumerate() {
         let mut v = meet;
-        while sd.parent(v) != NONE {
-            let p = sd.parent(v);
-            let arc = ch
-                .up(p)
-                .iter()
-                .find(|a| a.head == v)
-                .expect("a parent edge");
-            ch.unpack(arc, v, p, nodes);
+        while sd.parent(v).0 != NONE {
+            let (p, arc) = sd.parent(v);
+            ch.unpack(&ch.arcs[arc as usize], v, p, nodes);
             v = p;
         }
         if side == 0 {
@@ -252,8 +249,11 @@ pub(crate) fn search(
     let full = &*nodes;
     // Refine each leg: start, the subgoals, goal.
     let mut cur = xy(s);
-    let legs = full.iter().map(|&v| graph.cells[v as usize] as usize);
-    for next in legs.chain(std::iter::once(g)).map(xy) {
+    let legs = full.iter().map(|&v| {
+        let p = graph.pos[v as usize];
+        ((p & 0xffff) as usize, (p >> 16) as usize)
+    });
+    for next in legs.chain(std::iter::once(xy(g))) {
         if next != cur {
             let ok = h_path(pl, cur, next, cells);
             debug_assert!(ok, "every leg is an h-path");
