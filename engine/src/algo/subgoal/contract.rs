@@ -47,6 +47,11 @@ use std::collections::BinaryHeap;
 /// No node (an original edge's middle; a seed's parent).
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// The middle of a *direct* shortcut: one whose ends are joined by a legal diagonal-first or
+/// cardinal-first path of the shortcut's cost, so the query refines it into cells at once
+/// instead of unpacking it (see [`super::SubgoalGraph`]'s assembly).
+pub(crate) const DIRECT: u32 = u32::MAX - 1;
+
 /// Nodes a witness search settles before giving up, when contracting a node.
 const SETTLE_LIMIT: usize = 150;
 
@@ -67,7 +72,7 @@ pub(crate) fn work_budget(n: usize) -> u64 {
 }
 
 /// One upward edge: its upper end, its cost and, for a shortcut, the node it bypasses
-/// ([`NONE`] for an edge of the subgoal graph). 16 bytes, read together by the query.
+/// ([`NONE`] for an edge of the subgoal graph, [`DIRECT`] for a direct shortcut). 16 bytes, read together by the query.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Arc {
     pub cost: f64,
@@ -108,11 +113,13 @@ impl Hierarchy {
         &up[i]
     }
 
-    /// Appends the subgoal-graph nodes of the edge `arc` between `from` and `to` (either
-    /// way round) after `from`, `to` included: `O(nodes appended)`.
+    /// Appends the nodes of the edge `arc` between `from` and `to` (either way round) after
+    /// `from`, `to` included, down to edges of the subgoal graph and direct shortcuts (each
+    /// consecutive pair then joined by a diagonal-first or cardinal-first path of its
+    /// octile cost): `O(nodes appended)`.
     pub(crate) fn unpack(&self, arc: &Arc, from: u32, to: u32, out: &mut Vec<u32>) {
         let m = arc.mid;
-        if m == NONE {
+        if m == NONE || m == DIRECT {
             out.push(to);
             return;
         }

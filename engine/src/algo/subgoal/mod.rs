@@ -43,7 +43,9 @@
 //! 4. *The hierarchy keeps distances* ([`contract`]): the bidirectional upward search
 //!    returns the graph's shortest distance, and unpacking its shortcuts gives the graph
 //!    path, each of whose legs [`reach::h_path`] turns into cells at exactly its octile
-//!    cost.
+//!    cost. Unpacking stops early at a *direct* shortcut, one whose ends a legal
+//!    diagonal-first or cardinal-first path joins at the shortcut's cost (the octile
+//!    distance): that leg is refined like an edge.
 //!
 //! The tests hold every answer against a reference Dijkstra on seeded random maps (dense
 //! ones included, and after random patch sequences) and against the Moving AI optima.
@@ -78,6 +80,17 @@
 //! 12% less memory (65.5 -> 57.3 bytes a cell on random512-20-0) and the same build time;
 //! absolute figures there are about 3x the table's.
 //!
+//! Since then the two upward searches are A* searches towards the other end (the octile
+//! bound; see [`query`]), and a shortcut whose ends a legal diagonal-first or
+//! cardinal-first path joins at its cost is refined at once rather than unpacked. On
+//! random512-20-0 a query now expands 223.5 nodes and scans 4,979 edges (was 707 and
+//! 18,457) and unpacks to 88 path nodes (was 186). Measured on the shared machine, both
+//! release binaries in the same minutes, as CPU time (user + sys of `pathd scen --algorithm
+//! subgoal` on the scenario file repeated 20 or 10 times, less a one-row run's build, per
+//! query; wall-clock figures there swing 5x with the neighbours' load): random512-20-0
+//! 325 -> 137 µs (0.42), random512-30-0 124 -> 62 (0.50), random512-40-0 39.2 -> 32.0
+//! (0.82), with the same build time and 2% more memory (node coordinates, 4 bytes a node).
+//!
 //! # Patches
 //!
 //! [`SubgoalGraph::update`] moves the subgoals within one step of the changed cells and
@@ -92,7 +105,7 @@ pub(crate) mod query;
 mod reach;
 mod update;
 
-use contract::{Hierarchy, NONE};
+use contract::{DIRECT, Hierarchy, NONE};
 use place::Placement;
 use reach::Bbox;
 
@@ -110,6 +123,9 @@ pub struct SubgoalGraph {
     place: Placement,
     /// Padded cell of each node.
     cells: Vec<u32>,
+    /// Padded `x | y << 16` of each node (padded sides are at most 8194): the query's
+    /// octile bound reads it without a division.
+    pos: Vec<u32>,
     /// Node of each padded cell ([`NONE`] where it is no subgoal).
     node_of: Vec<u32>,
     /// Each node's scan: the padded subgoal cells it reported, and the box it read.
@@ -197,9 +213,10 @@ impl SubgoalGraph {
             i += if mutual { 2 } else { 1 };
         }
         edges.truncate(kept);
-        let (ch, order) = contract::contract(cells.len(), &edges, budget);
+        let (mut ch, order) = contract::contract(cells.len(), &edges, budget);
         // Renumber the nodes as the hierarchy does.
         let cells: Vec<u32> = order.iter().map(|&v| cells[v as usize]).collect();
+        mark_direct(&mut ch, &place, &cells);
         let mut scans: Vec<_> = scans.into_iter().map(Some).collect();
         let scans = order
             .iter()
@@ -208,11 +225,16 @@ impl SubgoalGraph {
         for (v, &c) in cells.iter().enumerate() {
             node_of[c as usize] = v as u32;
         }
+        let pos = cells
+            .iter()
+            .map(|&c| (c % pw as u32) | (c / pw as u32) << 16)
+            .collect();
         SubgoalGraph {
             width: grid.width(),
             height: grid.height(),
             place,
             cells,
+            pos,
             node_of,
             scans,
             ch,
@@ -258,10 +280,11 @@ impl SubgoalGraph {
     }
 
     /// Heap bytes held: the placement planes (3/8 byte a cell), the node index (4 bytes a
-    /// cell), the scans kept for updates, and the hierarchy (16 bytes an edge).
+    /// cell), each node's cell and coordinates (8 bytes a node), the scans kept for
+    /// updates, and the hierarchy (16 bytes an edge).
     pub fn memory_bytes(&self) -> usize {
         self.place.memory_bytes()
-            + self.cells.len() * 4
+            + self.cells.len() * 8
             + self.node_of.len() * 4
             + self
                 .scans
@@ -269,6 +292,38 @@ impl SubgoalGraph {
                 .map(|(f, _)| f.capacity() * 4 + size_of::<(Vec<u32>, Bbox)>())
                 .sum::<usize>()
             + self.ch.memory_bytes()
+    }
+}
+
+/// Marks the shortcuts of `ch` (over nodes at padded `cells`) whose ends a legal
+/// diagonal-first or cardinal-first path joins at the shortcut's cost as [`DIRECT`]: the
+/// query refines such a leg into cells with [`reach::h_path`] as it does an edge of the
+/// subgoal graph, skipping the unpacking below it (most of a path's legs on maps full of
+/// small obstacles, where nearly every other cell of a path is a subgoal). The path found
+/// has the same cost as the unpacked one: the octile distance, a lower bound.
+fn mark_direct(ch: &mut Hierarchy, place: &Placement, cells: &[u32]) {
+    let pw = place.pw;
+    let xy = |v: u32| {
+        let c = cells[v as usize] as usize;
+        (c % pw, c / pw)
+    };
+    let mut buf = Vec::new();
+    for v in 0..cells.len() {
+        let (from, to) = (ch.first[v] as usize, ch.first[v + 1] as usize);
+        for arc in &mut ch.arcs[from..to] {
+            if arc.mid == NONE {
+                continue;
+            }
+            let h = octile(pw, cells[v], cells[arc.head as usize]);
+            // Costs are sums of 1s and sqrt 2s: equal true costs may differ in their last
+            // bits, and an h-path costs no less than the octile distance.
+            if arc.cost <= h * (1.0 + 1e-12) {
+                buf.clear();
+                if reach::h_path(place, xy(v as u32), xy(arc.head), &mut buf) {
+                    arc.mid = DIRECT;
+                }
+            }
+        }
     }
 }
 
@@ -306,6 +361,39 @@ mod tests {
             })
             .collect();
         Grid::from_costs(w, h, costs, Movement::Octile).unwrap()
+    }
+
+    /// Every shortcut marked direct is refined by a legal h-path of exactly its cost, and
+    /// the random map has some (they are what keeps unpacking short).
+    #[test]
+    fn direct_shortcuts_refine_at_their_cost() {
+        let grid = map();
+        let g = SubgoalGraph::build(&grid).unwrap();
+        let pw = g.place.pw;
+        let xy = |v: u32| {
+            let c = g.cells[v as usize] as usize;
+            (c % pw, c / pw)
+        };
+        let mut direct = 0;
+        for v in 0..g.cells.len() as u32 {
+            for a in g.ch.up(v).iter().filter(|a| a.mid == DIRECT) {
+                direct += 1;
+                let mut cells = Vec::new();
+                assert!(reach::h_path(&g.place, xy(v), xy(a.head), &mut cells));
+                let mut cost = 0.0;
+                let mut prev = xy(v);
+                for &c in &cells {
+                    cost += if c.0 != prev.0 && c.1 != prev.1 {
+                        SQRT2
+                    } else {
+                        1.0
+                    };
+                    prev = c;
+                }
+                assert!((cost - a.cost).abs() < 1e-9, "{v} -> {}", a.head);
+            }
+        }
+        assert!(direct > 0);
     }
 
     /// With the work budget spent early (some core) or at once (all core), the answers stay

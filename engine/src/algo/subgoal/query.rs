@@ -19,11 +19,12 @@ use crate::query::{Algorithm, LimitKind, Query, SearchResult, Stats, Status};
 
 /// One direction's search memory: distances (infinite where this search has not been,
 /// reset through `touched` after each search, so the reads that dominate a search touch 8
-/// bytes a node) and parents (the node each was reached from, [`NONE`] for a seed).
+/// bytes a node) and parents (the node each was reached from and the index of the edge
+/// taken in [`super::contract::Hierarchy::arcs`], [`NONE`] for a seed).
 #[derive(Default)]
 struct Side {
     dist: Vec<f64>,
-    parent: Vec<u32>,
+    parent: Vec<(u32, u32)>,
     touched: Vec<u32>,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
 }
@@ -36,7 +37,7 @@ impl Side {
         self.touched.clear();
         if self.dist.len() < n {
             self.dist.resize(n, f64::INFINITY);
-            self.parent.resize(n, NONE);
+            self.parent.resize(n, (NONE, NONE));
         }
         self.heap.clear();
     }
@@ -46,10 +47,11 @@ impl Side {
         self.dist[v as usize]
     }
 
-    /// Records a cheaper way to `v` (from node `parent`, [`NONE`] for a seed); false if it
+    /// Records a cheaper way to `v` (from node `parent` by edge `arc`, both [`NONE`] for a
+    /// seed), queued at `key` (its distance plus the bound to the other end); false if it
     /// is not cheaper.
     #[inline(always)]
-    fn relax(&mut self, v: u32, d: f64, parent: u32) -> bool {
+    fn relax(&mut self, v: u32, d: f64, parent: (u32, u32), key: f64) -> bool {
         let old = self.dist[v as usize];
         if d >= old {
             return false;
@@ -59,11 +61,11 @@ impl Side {
         }
         self.dist[v as usize] = d;
         self.parent[v as usize] = parent;
-        self.heap.push(Reverse((d.to_bits(), v)));
+        self.heap.push(Reverse((key.to_bits(), v)));
         true
     }
 
-    fn parent(&self, v: u32) -> u32 {
+    fn parent(&self, v: u32) -> (u32, u32) {
         self.parent[v as usize]
     }
 
@@ -104,6 +106,20 @@ pub(crate) fn search(
         return finish(scratch, xy(s), Status::Found, None, stats, started);
     }
     let n = graph.cells.len();
+    // The octile distance from node `v` to padded `(x, y)`, a hair short: a lower bound on
+    // every path between them, as every edge and connection costs its ends' octile
+    // distance (shortcuts their halves' sum), shrunk so that rounding in the sums of the
+    // path costs cannot push an optimal path's key above the best meeting's.
+    let pos = &graph.pos;
+    let bound = |v: u32, (x, y): (usize, usize)| {
+        let p = pos[v as usize];
+        let dx = (p & 0xffff).abs_diff(x as u32);
+        let dy = (p >> 16).abs_diff(y as u32);
+        let (lo, hi) = (dx.min(dy), dx.max(dy));
+        (f64::from(hi - lo) + f64::from(lo) * SQRT2) * (1.0 - 1e-12)
+    };
+    // Each side's bound is towards the other side's end.
+    let to = [xy(g), xy(s)];
     // Seed both searches: each end's directly h-reachable subgoals, and the end itself
     // when it is a subgoal.
     for (side, end) in [(0, s), (1, g)] {
@@ -113,10 +129,12 @@ pub(crate) fn search(
         scan(pl, end % pw, end / pw, &mut scratch.found);
         let own = graph.node_of[end];
         if own != NONE {
-            sd.relax(own, 0.0, NONE);
+            sd.relax(own, 0.0, (NONE, NONE), bound(own, to[side]));
         }
         for &c in &scratch.found {
-            sd.relax(graph.node_of[c as usize], octile(pw, end as u32, c), NONE);
+            let v = graph.node_of[c as usize];
+            let d = octile(pw, end as u32, c);
+            sd.relax(v, d, (NONE, NONE), d + bound(v, to[side]));
             stats.generated += 1;
         }
     }
@@ -124,17 +142,24 @@ pub(crate) fn search(
     let max_exp = query.limits.max_expansions.unwrap_or(u64::MAX);
     let (mut best, mut meet) = (f64::INFINITY, NONE);
     let mut limit = None;
+    // Two A* searches over the upward graph, keyed by distance plus the octile bound to
+    // the other end (consistent: an edge costs at least its ends' octile distance), taking
+    // the smaller key first. Every node of the optimal up-down path has a key below a
+    // meeting cost that exceeds the optimum, so both sides reach its highest node at its
+    // exact distance before either stops; a node whose key reaches the best meeting cost
+    // cannot lie on a cheaper path and is not queued.
     loop {
         let (tf, tb) = (scratch.sides[0].top(), scratch.sides[1].top());
         if tf.min(tb) >= best {
             break;
         }
         let side = usize::from(tb < tf);
-        let Some(Reverse((d, u))) = scratch.sides[side].heap.pop() else {
+        let Some(Reverse((key, u))) = scratch.sides[side].heap.pop() else {
             break;
         };
-        let d = f64::from_bits(d);
-        if d > scratch.sides[side].get(u) {
+        let d = scratch.sides[side].get(u);
+        // A later, cheaper entry for `u` holds a smaller key.
+        if f64::from_bits(key) > d + bound(u, to[side]) {
             continue;
         }
         if stats.expanded >= max_exp {
@@ -148,11 +173,17 @@ pub(crate) fn search(
             }
         }
         stats.expanded += 1;
-        let other = scratch.sides[1 - side].get(u);
-        if d + other < best {
-            (best, meet) = (d + other, u);
+        let (sd, other) = if side == 0 {
+            let [a, b] = &mut scratch.sides;
+            (a, &*b)
+        } else {
+            let [a, b] = &mut scratch.sides;
+            (b, &*a)
+        };
+        // A meeting at `u` (a seed of both sides is met only here).
+        if d + other.get(u) < best {
+            (best, meet) = (d + other.get(u), u);
         }
-        let sd = &mut scratch.sides[side];
         // Stall on demand: a higher neighbour that reaches `u` cheaper than `d` shows that
         // no shortest up-down path climbs through `u` with this cost (the cheaper way comes
         // down to it), so its edges need not be relaxed. Only a truly cheaper way counts:
@@ -165,11 +196,22 @@ pub(crate) fn search(
         {
             continue;
         }
-        // A node reached at `best` or more cannot lie on a cheaper meeting path: not queued.
-        for a in up {
+        let first = ch.first[u as usize];
+        for (i, a) in (first..).zip(up) {
             let nd = d + a.cost;
-            if nd < best {
-                stats.generated += u64::from(sd.relax(a.head, nd, u));
+            if nd >= sd.get(a.head) {
+                continue;
+            }
+            let key = nd + bound(a.head, to[side]);
+            if key >= best {
+                continue;
+            }
+            sd.relax(a.head, nd, (u, i), key);
+            stats.generated += 1;
+            // A meeting: both sides' ways to `a.head` make a path of that cost.
+            let m = nd + other.get(a.head);
+            if m < best {
+                (best, meet) = (m, a.head);
             }
         }
     }
@@ -192,18 +234,12 @@ pub(crate) fn search(
     } = scratch;
     nodes.clear();
     nodes.push(meet);
-    // Each chain walks down from the meeting node: the edge to a node's parent is in the
-    // parent's (lower) list.
+    // Each chain walks down from the meeting node by the edges its search took.
     for (side, sd) in sides.iter().enumerate() {
         let mut v = meet;
-        while sd.parent(v) != NONE {
-            let p = sd.parent(v);
-            let arc = ch
-                .up(p)
-                .iter()
-                .find(|a| a.head == v)
-                .expect("a parent edge");
-            ch.unpack(arc, v, p, nodes);
+        while sd.parent(v).0 != NONE {
+            let (p, arc) = sd.parent(v);
+            ch.unpack(&ch.arcs[arc as usize], v, p, nodes);
             v = p;
         }
         if side == 0 {
@@ -213,8 +249,11 @@ pub(crate) fn search(
     let full = &*nodes;
     // Refine each leg: start, the subgoals, goal.
     let mut cur = xy(s);
-    let legs = full.iter().map(|&v| graph.cells[v as usize] as usize);
-    for next in legs.chain(std::iter::once(g)).map(xy) {
+    let legs = full.iter().map(|&v| {
+        let p = graph.pos[v as usize];
+        ((p & 0xffff) as usize, (p >> 16) as usize)
+    });
+    for next in legs.chain(std::iter::once(xy(g))) {
         if next != cur {
             let ok = h_path(pl, cur, next, cells);
             debug_assert!(ok, "every leg is an h-path");
