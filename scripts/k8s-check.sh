@@ -6,7 +6,7 @@
 #   2. that the validator does catch a broken manifest (a copy with a misspelt field and a
 #      port given as a word must fail), so a green run means something;
 #   3. pathd's own rules: every PATHD_* variable the manifests set is a flag of
-#      `pathd serve` (src/config/flags.rs), and terminationGracePeriodSeconds outlasts the
+#      `pathd serve` (src/config/flags/), and terminationGracePeriodSeconds outlasts the
 #      drain delay, the drain bound and the 2 s NATS leave, while readiness turns false
 #      within the drain delay.
 #   scripts/k8s-check.sh                       # the default Kubernetes version
@@ -41,7 +41,12 @@ import sys
 
 import yaml
 
-flags = set(re.findall(r'env: "(PATHD_[A-Z0-9_]+)"', open("src/config/flags.rs").read()))
+import glob
+
+# The flag table of `pathd serve`, in one file or split by concern under src/config/flags/.
+sources = glob.glob("src/config/flags.rs") + glob.glob("src/config/flags/*.rs")
+flags = {f for s in sources for f in re.findall(r'env: "(PATHD_[A-Z0-9_]+)"', open(s).read())}
+assert flags, f"no flags found in {sources}"
 problems = []
 docs = [d for path in sys.argv[1:] for d in yaml.safe_load_all(open(path)) if d]
 config = {}
@@ -62,7 +67,7 @@ for d in docs:
             if e["name"] not in flags:
                 problems.append(f"env {e['name']} is no flag of `pathd serve`")
             env[e["name"]] = e.get("value")
-    # The defaults of src/config/flags.rs when the manifests leave them out.
+    # The defaults of src/config/flags/ when the manifests leave them out.
     delay = int(env.get("PATHD_DRAIN_DELAY_MS", 0)) / 1000
     grace = int(env.get("PATHD_SHUTDOWN_GRACE_MS", 10000)) / 1000
     needed = delay + grace + 2
