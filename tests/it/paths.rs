@@ -473,7 +473,7 @@ fn walk_turns(t: &[Point]) -> Vec<Point> {
 #[tokio::test]
 async fn long_paths_name_the_same_cells_in_every_format() {
     // arena2 corner to corner (the wire benchmark's query): hundreds of cells, written
-    // straight from the engine's points (src/http/wire.rs).
+    // straight from the engine's points (src/http/wire/).
     let dirs = Dirs::new();
     dirs.bundle("arena2");
     let config = dirs.config();
