@@ -46,6 +46,32 @@ pub fn carries_admin_token(headers: &HeaderMap, state: &AppState) -> bool {
     admin.is_some_and(|t| bearer(headers).is_some_and(|g| same(g, t)))
 }
 
+/// `Ok` when the request presents in `header` (its canonical spelling, as the messages name
+/// it) a secret that `matches` accepts (trimmed), or carries the admin token; else `403
+/// forbidden` saying that `action` needs it. The guard of every secret-held live resource
+/// (subscriptions, flow fields, live plans).
+pub fn secret_or_admin(
+    state: &AppState,
+    headers: &HeaderMap,
+    header: &str,
+    matches: impl Fn(&str) -> bool,
+    action: &str,
+) -> Result<(), ApiError> {
+    let given = headers.get(header).and_then(|v| v.to_str().ok());
+    if given.is_some_and(|g| matches(g.trim())) || carries_admin_token(headers, state) {
+        return Ok(());
+    }
+    Err(ApiError::forbidden(format!(
+        "{action} needs its secret (from the create answer) in `{header}`, or the admin \
+         token; {}",
+        if given.is_some() {
+            "the secret given is wrong"
+        } else {
+            "none was given"
+        }
+    )))
+}
+
 impl FromRequestParts<AppState> for AdminAuth {
     type Rejection = ApiError;
 

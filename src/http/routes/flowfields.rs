@@ -16,7 +16,7 @@ use pathd_engine::{FlowError, FlowField, FlowSpec, Point, Region};
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::{Held, View};
-use crate::http::auth::{QueryAuth, carries_admin_token};
+use crate::http::auth::{QueryAuth, secret_or_admin};
 use crate::http::error::{ApiError, ErrorCode, Json, Path};
 use crate::http::routes::cells::base64;
 use crate::http::routes::maps::lookup;
@@ -320,23 +320,17 @@ fn may_delete(
     flow: &Flow,
     view: Option<Extension<View>>,
 ) -> Result<(), ApiError> {
-    let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
     let matches = |g: &str| match &view {
         Some(Extension(v)) => v.secret_matches(g, |g| flow.secret_matches(g)),
         None => flow.secret_matches(g),
     };
-    if given.is_some_and(|g| matches(g.trim())) || carries_admin_token(headers, state) {
-        return Ok(());
-    }
-    Err(ApiError::forbidden(format!(
-        "deleting a flow field needs its secret (from the create answer) in \
-         `X-Flowfield-Secret`, or the admin token; {}",
-        if given.is_some() {
-            "the secret given is wrong"
-        } else {
-            "none was given"
-        }
-    )))
+    secret_or_admin(
+        state,
+        headers,
+        "X-Flowfield-Secret",
+        matches,
+        "deleting a flow field",
+    )
 }
 
 /// `GET /v1/flowfields/{id}/events` (operationId `flowFieldEvents`): the change stream.

@@ -15,7 +15,7 @@ use axum::routing::{get, post};
 use pathd_engine::Point;
 use serde::{Deserialize, Serialize};
 
-use crate::http::auth::{QueryAuth, carries_admin_token};
+use crate::http::auth::{QueryAuth, secret_or_admin};
 use crate::http::body::BlockingJson;
 use crate::http::error::{ApiError, Json};
 use crate::http::routes::maps::lookup;
@@ -133,20 +133,13 @@ const LIVE_TRIES: usize = 3;
 /// `Ok` when the request may change `plan`: its secret in [`SECRET_HEADER`] or the admin
 /// token.
 fn may_change(state: &AppState, headers: &HeaderMap, plan: &LivePlan) -> Result<(), ApiError> {
-    let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
-    if given.is_some_and(|g| plan.secret_matches(g.trim())) || carries_admin_token(headers, state) {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(format!(
-            "reporting progress on or deleting a live plan needs its secret (from the create \
-             answer) in `X-Plan-Secret`, or the admin token; {}",
-            if given.is_some() {
-                "the secret given is wrong"
-            } else {
-                "none was given"
-            }
-        )))
-    }
+    secret_or_admin(
+        state,
+        headers,
+        "X-Plan-Secret",
+        |g| plan.secret_matches(g),
+        "reporting progress on or deleting a live plan",
+    )
 }
 
 /// `GET /v1/plans/{id}` (operationId `getPlan`): the current plan and progress.

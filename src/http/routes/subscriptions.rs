@@ -24,7 +24,7 @@ use pathd_engine::{Algorithm, Limits, Point};
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::{Held, View};
-use crate::http::auth::{QueryAuth, carries_admin_token};
+use crate::http::auth::{QueryAuth, secret_or_admin};
 use crate::http::dto::PathRequest;
 use crate::http::error::{ApiError, Json, Path};
 use crate::http::routes::maps::lookup;
@@ -83,22 +83,13 @@ fn may_change(
     sub: &Sub,
     view: &View,
 ) -> Result<(), ApiError> {
-    let given = headers.get(SECRET_HEADER).and_then(|v| v.to_str().ok());
-    if given.is_some_and(|g| view.secret_matches(g.trim(), |g| sub.secret_matches(g)))
-        || carries_admin_token(headers, state)
-    {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(format!(
-            "moving or deleting a subscription needs its secret (from the create answer) in \
-             `X-Subscription-Secret`, or the admin token; {}",
-            if given.is_some() {
-                "the secret given is wrong"
-            } else {
-                "none was given"
-            }
-        )))
-    }
+    secret_or_admin(
+        state,
+        headers,
+        "X-Subscription-Secret",
+        |g| view.secret_matches(g, |g| sub.secret_matches(g)),
+        "moving or deleting a subscription",
+    )
 }
 
 /// The subscription a request names and its [`View`]: the one the cluster's gate found, or
