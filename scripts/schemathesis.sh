@@ -109,13 +109,13 @@ for name in ("fuzz", "fuzz-patch"):
 PY
 
 status=0
-# The event streams (subscriptionEvents, flowFieldEvents) never end on their own, which
-# schemathesis cannot consume; their JSON errors and frames are checked by the server tests
-# (tests/it/openapi.rs, tests/it/live.rs, tests/it/flowfields.rs). A plan's stream
-# (planEvents) does end, and schemathesis 4.32 then checks each event against the media
-# type's `schema` as if it were OpenAPI 3.2's `itemSchema` (an object of `id`, `event` and
-# `data`), where this 3.1 contract's `schema` is the whole body, a string: excluded too,
-# its frames and events checked by tests/it/openapi.rs and tests/it/plans_live.rs.
+# The event streams (subscriptionEvents, flowFieldEvents, planEvents) stay open while
+# their subscription, field or live plan lives, which schemathesis cannot consume (each
+# case would wait out the request timeout). Their frames are typed in the contract
+# (OpenAPI 3.2 `itemSchema`: `SubscriptionEventFrame`, `FlowFieldEventFrame`,
+# `LivePlanEventFrame`) and checked by the server tests: the contract's examples frame by
+# frame (tests/it/openapi.rs), real events (tests/it/live.rs, tests/it/flowfields.rs,
+# tests/it/plans_live.rs).
 run() {
     schemathesis --config-file scripts/schemathesis.toml run openapi.yaml \
         --url "$BASE" \

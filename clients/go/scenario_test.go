@@ -217,7 +217,7 @@ func TestScenario(t *testing.T) {
 	eq(t, "health", live.Status, "ok")
 	doc, err := anon.OpenAPI(ctx)
 	must(t, err)
-	if !strings.HasPrefix(doc, "openapi: 3.1") {
+	if !strings.HasPrefix(doc, "openapi: 3.2") {
 		t.Fatalf("openapi: %.40q", doc)
 	}
 	trace, err := anon.Posthoc(ctx, "tiny", PathRequest{Start: Point{0, 2}, Goal: Point{3, 1}})

@@ -27,7 +27,7 @@ impl Contract {
     fn raw() -> Value {
         let text = std::fs::read_to_string(repo_file("openapi.yaml")).unwrap();
         let spec: Value = serde_yaml_ng::from_str(&text).unwrap();
-        assert_eq!(spec["openapi"].as_str().map(|v| &v[..3]), Some("3.1"));
+        assert_eq!(spec["openapi"].as_str().map(|v| &v[..3]), Some("3.2"));
         spec
     }
 
@@ -1243,7 +1243,12 @@ fn every_operation_has_examples_that_match_the_contract() {
                     assert!(errors.is_empty(), "{what}: {errors:?}\n{ex}");
                 }
                 "text/event-stream" => {
-                    let schema = media["x-event-data"].clone();
+                    // OpenAPI 3.2: `itemSchema` is one frame (`id`, `event`, `data`); the
+                    // frame's `data` carries the typed event as JSON (`contentSchema`).
+                    let frame_schema = c.resolve(&media["itemSchema"]).clone();
+                    assert_eq!(frame_schema["type"], "object", "{what}: itemSchema");
+                    let schema = frame_schema["properties"]["data"]["contentSchema"].clone();
+                    assert!(schema.get("$ref").is_some(), "{what}: a typed event");
                     let mut frames = pathd_client::Frames::default();
                     frames.push(ex.as_str().unwrap().as_bytes());
                     frames.push(b"\n\n");
@@ -1257,6 +1262,12 @@ fn every_operation_has_examples_that_match_the_contract() {
                                 .map(|s| s.to_string()),
                             "{what}: id is seq"
                         );
+                        let mut as_sent = json!({"data": data});
+                        if let Some(id) = &frame.id {
+                            as_sent["id"] = json!(id);
+                        }
+                        let errors = schema_errors(&c, frame_schema.clone(), &as_sent);
+                        assert!(errors.is_empty(), "{what}: frame {errors:?}\n{as_sent}");
                         let event: Value = serde_json::from_str(&data).unwrap();
                         let errors = schema_errors(&c, schema.clone(), &event);
                         assert!(errors.is_empty(), "{what}: {errors:?}\n{event}");

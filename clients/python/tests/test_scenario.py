@@ -147,7 +147,7 @@ def test_the_shared_scenario(pathd, proxy):
 
     # The other operations: liveness, the contract, a search trace.
     assert anon.health()["status"] == "ok"
-    assert anon.openapi().startswith("openapi: 3.1")
+    assert anon.openapi().startswith("openapi: 3.2")
     kinds = [e["type"] for e in anon.posthoc("tiny", {"start": (0, 2), "goal": (3, 1)})["events"]]
     assert (kinds[0], kinds[-1]) == ("source", "end")
 

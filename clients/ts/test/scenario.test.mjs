@@ -158,7 +158,7 @@ test("the shared scenario", async () => {
 
   // The other operations: liveness, the contract, a search trace.
   assert.equal((await anon.health()).status, "ok");
-  assert.match(await anon.openapi(), /^openapi: 3\.1/);
+  assert.match(await anon.openapi(), /^openapi: 3\.2/);
   const trace = await anon.posthoc("tiny", { start: [0, 2], goal: [3, 1] });
   const kinds = trace.events.map((e) => e.type);
   assert.deepEqual([kinds[0], kinds.at(-1)], ["source", "end"]);
