@@ -64,7 +64,8 @@ stage_rust() {
     why="$url unreachable"
   else
     if [ -d "$dir/.git" ]; then
-      timeout 120 git -C "$dir" fetch -q --depth 1 origin HEAD && git -C "$dir" reset -q --hard FETCH_HEAD
+      git -C "$dir" remote set-url origin "$url" &&
+        timeout 120 git -C "$dir" fetch -q --depth 1 origin HEAD && git -C "$dir" reset -q --hard FETCH_HEAD
     else
       rm -rf "$dir" && mkdir -p "$(dirname "$dir")" && timeout 120 git clone -q --depth 1 "$url" "$dir"
     fi && args=(--db-dir "$dir" --source-label "live $url at $(git -C "$dir" log -1 --format='%h of %cs')") ||
