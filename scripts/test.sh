@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 ./scripts/ensure-nats.sh # the replication tests (tests/it/replicas.rs) start nats-server
 ./scripts/ensure-nginx.sh # tests/it/lb.rs puts a round-robin nginx in front of three replicas
 ./scripts/k8s-check.sh # deploy/k8s/ against the Kubernetes schemas, offline (kubernetes-validate)
+./scripts/advisories.sh # no dependency with a known advisory: Cargo.lock (RustSec), npm, pip, Go
 # The default build (no features) first: what it refuses and says (tests/it/no_nats.rs,
 # no_http2.rs). First, because `target/debug/pathd` is then rebuilt with every feature.
 cargo test -p pathd --locked --test it -- no_nats no_http2
