@@ -205,6 +205,13 @@ pub struct Subscription {
     pub seq: u64,
     /// The agent's position.
     pub position: Point,
+    /// The goal.
+    pub goal: Point,
+    /// The map it follows.
+    pub map: String,
+    /// The unit-type profile it follows, when it named one other than the map's default.
+    #[serde(default)]
+    pub profile: Option<String>,
 }
 
 /// One event of a subscription's stream; `resync` carries the full state.
@@ -286,6 +293,11 @@ pub struct FlowFieldEvent {
     pub reason: String,
     /// `[x, y, direction, cost]`, cost `null` when unreachable.
     pub cells: Vec<(u32, u32, u8, Option<f64>)>,
+    /// The map version the field holds for after this event.
+    pub map_version: u64,
+    /// Why a `resync` came (`too_many_cells`, `fell_behind`, `taken_over`, `moved`).
+    #[serde(default)]
+    pub why: Option<String>,
 }
 
 /// A distance table (`costMatrix`): at most 256 sources and 256 targets.
