@@ -5,6 +5,7 @@
 //! Needs `nats-server` (Debian package `nats-server`; `scripts/test.sh` installs it). Without
 //! it these tests say so and pass, except under CI (`CI` set), where they fail.
 
+pub(crate) use crate::common::api_error;
 use crate::common::next_event;
 
 use std::collections::{BTreeMap, HashSet};
@@ -264,27 +265,6 @@ pub(crate) fn cells_patch(cells: &[(u32, u32, u32)], if_version: Option<u64>) ->
             .map(|&(x, y, cost)| CellChange { x, y, cost })
             .collect(),
         if_version,
-    }
-}
-
-/// Asserts an error answer with this status and code; returns its message.
-#[track_caller]
-pub(crate) fn api_error<T: std::fmt::Debug>(
-    r: Result<T, Error>,
-    status: u16,
-    code: &str,
-) -> String {
-    match r {
-        Err(Error::Api {
-            status: s,
-            code: c,
-            message,
-            ..
-        }) if s == status && c == code => {
-            assert!(!message.is_empty(), "{status} {code} without a message");
-            message
-        }
-        other => panic!("expected {status} {code}, got {other:?}"),
     }
 }
 

@@ -411,3 +411,24 @@ pub fn client_without_retries(url: &str) -> pathd_client::Client {
     c.retries = 0;
     c
 }
+
+/// Asserts an error answer with this status and code; returns its message.
+#[track_caller]
+pub fn api_error<T: std::fmt::Debug>(
+    r: Result<T, pathd_client::Error>,
+    status: u16,
+    code: &str,
+) -> String {
+    match r {
+        Err(pathd_client::Error::Api {
+            status: s,
+            code: c,
+            message,
+            ..
+        }) if s == status && c == code => {
+            assert!(!message.is_empty(), "{status} {code} without a message");
+            message
+        }
+        other => panic!("expected {status} {code}, got {other:?}"),
+    }
+}
