@@ -262,6 +262,22 @@ pub struct FlowField {
     pub directions: String,
     /// base64, one little-endian f64 per region cell.
     pub costs: String,
+    /// The map.
+    pub map: String,
+    /// The unit-type profile, when one other than the map's default.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// The goal cell.
+    pub goal: Point,
+    /// Agent side in cells.
+    pub size: u32,
+    /// The cost bound, if any.
+    #[serde(default)]
+    pub max_cost: Option<f64>,
+    /// The map version the field holds for.
+    pub map_version: u64,
+    /// Region cells that reach the goal.
+    pub reachable: u64,
 }
 
 impl FlowField {
