@@ -443,6 +443,24 @@ pub struct PlanResult {
     /// The agents' positions at `time_step` (`GET`, `PATCH`).
     #[serde(default)]
     pub positions: Option<Vec<Point>>,
+    /// `sum_of_costs` or `makespan` (a plan's answer).
+    #[serde(default)]
+    pub objective: Option<String>,
+    /// Whether the plan is proven optimal for its objective (a plan's answer).
+    #[serde(default)]
+    pub optimal: Option<bool>,
+    /// Time spent planning (a plan's answer).
+    #[serde(default)]
+    pub elapsed_ms: Option<f64>,
+    /// When the first solution was found (a plan's answer; none when none was).
+    #[serde(default)]
+    pub first_solution_ms: Option<f64>,
+    /// Nodes expanded (a plan's answer).
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    /// Whether only `replanned` were re-planned (a live plan's state).
+    #[serde(default)]
+    pub repaired: Option<bool>,
 }
 
 /// `PATCH /v1/plans/{id}`: where the agents are (at least one of the two).
