@@ -6,9 +6,10 @@
 //! `scripts/ensure-nats.sh` and `scripts/ensure-nginx.sh`). Without them these tests say so
 //! and pass, except under CI (`CI` set), where they fail.
 //!
-//! Requests that check `X-Pathd-Replica`/`X-Pathd-Forwarded-By` and the event streams stay
-//! raw: the tests follow each stream's connection to see it end with its dead owner and
-//! resume it by hand with `Last-Event-ID`, which the client would do unseen.
+//! Requests that check `X-Pathd-Replica`/`X-Pathd-Forwarded-By` stay raw, and so do the
+//! event streams that the tests follow connection by connection, to see each end with its
+//! dead owner (or after `deleted`) and resume it by hand with `Last-Event-ID`, which the
+//! client would do unseen.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::common::next_event;
 use crate::live::sse::{Ev, Sse};
 use crate::replicas::{Nats, Replica, api_error, free_port, nats_server, open_text};
 
@@ -504,10 +506,10 @@ async fn records_follow_their_subscription_and_a_stopped_replica_hands_over() {
     )
     .await;
     assert_eq!((s, served_by(&h)), (403, owner_a.clone()), "{v}");
-    let mut events = Sse::open(&b.client, &format!("{url}/events"), None).await;
-    assert_eq!(events.expect().await.reason(), "initial");
+    let mut events = b.pathd.subscription_events(id, None);
+    assert_eq!(next_event(&mut events).await.reason, "initial");
     b.pathd.delete_map("gone").await.unwrap();
-    assert_eq!(events.expect().await.reason(), "map_deleted");
+    assert_eq!(next_event(&mut events).await.reason, "map_deleted");
     let t = Instant::now();
     loop {
         let e = match b.pathd.get_subscription(id).await {
@@ -544,9 +546,9 @@ async fn records_follow_their_subscription_and_a_stopped_replica_hands_over() {
         "the resync after 1: {v}"
     );
     assert_ne!(served_by(&h), owner_a, "{h:?}");
-    let mut events = Sse::open(&b.client, &format!("{url}/events"), Some(1)).await;
-    let ev = events.expect().await;
-    assert_eq!((ev.seq(), ev.reason()), (2, "resync"), "{:?}", ev.data);
+    let mut events = b.pathd.subscription_events(id, Some(1));
+    let ev = next_event(&mut events).await;
+    assert_eq!((ev.seq, ev.reason.as_str()), (2, "resync"), "{ev:?}");
     let v = b
         .pathd
         .move_subscription(id, Some(secret), [1, 8])

@@ -233,7 +233,10 @@ async fn a_lagging_client_gets_a_resync_and_a_reconnect_replays_from_the_buffer(
         assert_eq!((ev.seq, ev.reason.as_str()), (6, "blocked"));
     }
     let ev = st3.expect().await;
-    assert_eq!((ev.seq(), ev.reason()), (6, "blocked"));
+    assert_eq!(
+        (ev.seq(), ev.reason(), ev.id.as_deref()),
+        (6, "blocked", Some("6"))
+    );
     assert_eq!(
         st.reconnects + st2.reconnects,
         0,
