@@ -228,80 +228,89 @@ async fn every_bad_request_has_its_code() {
         "cardinal",
     )
     .await;
-    let a = |sx, sy, gx, gy| json!({"start": [sx, sy], "goal": [gx, gy]});
-    let req = |agents: Vec<Value>, extra: Value| {
-        let mut v = json!({ "agents": agents });
+    let a = |sx, sy, gx, gy| PlanAgent {
+        start: [sx, sy],
+        goal: [gx, gy],
+    };
+    let req = |agents: Vec<PlanAgent>| PlanRequest {
+        agents,
+        ..PlanRequest::default()
+    };
+    let ok = vec![a(0, 0, 2, 0)];
+    let cases = [
+        (req(vec![a(1, 0, 2, 0)]), 400, "start_blocked"),
+        (req(vec![a(0, 0, 1, 0)]), 400, "goal_blocked"),
+        (req(vec![a(0, 0, 7, 0)]), 400, "out_of_bounds"),
+        (
+            req(vec![a(0, 0, 2, 0), a(0, 0, 0, 1)]),
+            400,
+            "invalid_request",
+        ),
+        (
+            req(vec![a(0, 0, 2, 0), a(0, 1, 2, 0)]),
+            400,
+            "invalid_request",
+        ),
+        (req(vec![]), 400, "invalid_request"),
+        (
+            PlanRequest {
+                objective: Some("fastest".into()),
+                ..req(ok.clone())
+            },
+            400,
+            "invalid_request",
+        ),
+        (
+            PlanRequest {
+                time_limit_ms: Some(0),
+                ..req(ok.clone())
+            },
+            400,
+            "invalid_request",
+        ),
+        (
+            PlanRequest {
+                time_limit_ms: Some(30001),
+                ..req(ok.clone())
+            },
+            400,
+            "invalid_request",
+        ),
+        (req(vec![a(0, 0, 2, 0); 2001]), 413, "too_many_agents"),
+    ];
+    let pathd = s.pathd();
+    for (body, status, code) in cases {
+        api_error(pathd.plan_agents("m", &body).await, status, code);
+    }
+    // Raw bodies: fields the client's `PlanRequest` has not (an unknown one, `size`,
+    // `profile`).
+    let raw = |extra: Value| {
+        let mut v = json!({"agents": [{"start": [0, 0], "goal": [2, 0]}]});
         for (k, x) in extra.as_object().unwrap() {
             v[k] = x.clone();
         }
         v
     };
-    let ok = vec![a(0, 0, 2, 0)];
     let cases = [
-        (req(vec![a(1, 0, 2, 0)], json!({})), 400, "start_blocked"),
-        (req(vec![a(0, 0, 1, 0)], json!({})), 400, "goal_blocked"),
-        (req(vec![a(0, 0, 7, 0)], json!({})), 400, "out_of_bounds"),
+        (raw(json!({"colour": "red"})), 400, "invalid_request"),
+        (raw(json!({"size": 2})), 400, "not_applicable"),
+        (raw(json!({"profile": "truck"})), 400, "not_applicable"),
         (
-            req(vec![a(0, 0, 2, 0), a(0, 0, 0, 1)], json!({})),
-            400,
-            "invalid_request",
-        ),
-        (
-            req(vec![a(0, 0, 2, 0), a(0, 1, 2, 0)], json!({})),
-            400,
-            "invalid_request",
-        ),
-        (req(vec![], json!({})), 400, "invalid_request"),
-        (
-            req(ok.clone(), json!({"objective": "fastest"})),
-            400,
-            "invalid_request",
-        ),
-        (
-            req(ok.clone(), json!({"time_limit_ms": 0})),
-            400,
-            "invalid_request",
-        ),
-        (
-            req(ok.clone(), json!({"time_limit_ms": 30001})),
-            400,
-            "invalid_request",
-        ),
-        (
-            req(ok.clone(), json!({"colour": "red"})),
-            400,
-            "invalid_request",
-        ),
-        (req(ok.clone(), json!({"size": 2})), 400, "not_applicable"),
-        (
-            req(ok.clone(), json!({"profile": "truck"})),
+            raw(json!({"subscribe": true, "size": 2})),
             400,
             "not_applicable",
-        ),
-        (
-            req(ok.clone(), json!({"subscribe": true, "size": 2})),
-            400,
-            "not_applicable",
-        ),
-        (
-            req(vec![a(0, 0, 2, 0); 2001], json!({})),
-            413,
-            "too_many_agents",
         ),
     ];
-    // Raw bodies: many are malformed, or carry fields (`size`, `profile`, unknown ones) the
-    // client's `PlanRequest` has not.
     for (body, status, code) in cases {
         expect_error(plan(&s, "m", &body).await, status, code).await;
     }
-    let ok_req = request(&[Point::new(0, 0)], &[Point::new(2, 0)]);
     api_error(
-        s.pathd().plan_agents("nope", &ok_req).await,
+        pathd.plan_agents("nope", &req(ok)).await,
         404,
         "map_not_found",
     );
     // `size: 1` is the only size, and is accepted. (Raw: `size`.)
-    let (code, v) = crate::common::json(plan(&s, "m", &req(ok, json!({"size": 1}))).await).await;
+    let (code, v) = crate::common::json(plan(&s, "m", &raw(json!({"size": 1}))).await).await;
     assert_eq!((code, &v["status"]), (200, &json!("solved")), "{v}");
 }
 
