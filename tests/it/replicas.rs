@@ -968,10 +968,8 @@ async fn shutdown_while_nats_was_never_reachable_is_clean() {
         .expect("pathd starts");
     wait_port(port);
     // Recovery is waiting for the store: the replica is not ready.
-    let r = reqwest::get(format!("http://127.0.0.1:{port}/readyz"))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 503);
+    let pathd = crate::common::client_without_retries(&format!("http://127.0.0.1:{port}"));
+    api_error(pathd.ready().await, 503, "not_ready");
     tokio::time::sleep(Duration::from_millis(700)).await;
     let term = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
