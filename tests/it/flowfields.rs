@@ -4,8 +4,9 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::common::{Dirs, TestServer, expect_error, json};
+use crate::common::{Dirs, TestServer, api_error, expect_error, json, next_event};
 use crate::live::sse::Sse;
+use pathd_client::{CellChange, Error, FlowField, MapPatch};
 use serde_json::{Value, json};
 
 const W: usize = 40;
@@ -113,9 +114,9 @@ fn unbase64(s: &str) -> Vec<u8> {
 }
 
 /// The decoded field: directions and costs.
-fn decode(v: &Value) -> (Vec<u8>, Vec<f64>) {
-    let dirs = unbase64(v["directions"].as_str().unwrap());
-    let costs: Vec<f64> = unbase64(v["costs"].as_str().unwrap())
+fn decode(v: &FlowField) -> (Vec<u8>, Vec<f64>) {
+    let dirs = unbase64(&v.directions);
+    let costs: Vec<f64> = unbase64(&v.costs)
         .chunks(8)
         .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
         .collect();
@@ -172,26 +173,25 @@ fn check_field(costs: &[u8], dirs: &[u8], got: &[f64], goal: (usize, usize), k: 
     }
 }
 
-async fn create(s: &TestServer, map: &str, body: Value) -> reqwest::Response {
-    s.client
-        .post(s.at(&format!("/v1/maps/{map}/flowfields")))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+async fn create(s: &TestServer, map: &str, body: Value) -> Result<FlowField, Error> {
+    s.pathd().create_flow_field(map, &body).await
 }
 
-async fn get_field(s: &TestServer, id: &str) -> (u16, Value) {
-    json(
-        s.client
-            .get(s.at(&format!("/v1/flowfields/{id}")))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
+async fn get_field(s: &TestServer, id: &str) -> Result<FlowField, Error> {
+    s.pathd().get_flow_field(id).await
 }
 
+/// A patch of cells `(x, y, cost)`.
+fn cells(cells: &[(u32, u32, u32)]) -> MapPatch {
+    MapPatch {
+        cells: (cells.iter())
+            .map(|&(x, y, cost)| CellChange { x, y, cost })
+            .collect(),
+        if_version: None,
+    }
+}
+
+/// `PATCH` with a JSON body, raw: the client's `MapPatch` carries no `rects`.
 async fn patch_ok(s: &TestServer, map: &str, body: Value) {
     let resp = s
         .client
@@ -209,32 +209,35 @@ async fn a_flow_field_matches_a_reference_and_follows_patches() {
     let mut costs = map_costs();
     assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
     let goal = (35usize, 3usize);
-    let resp = create(&s, "f", json!({"goal": [goal.0, goal.1]})).await;
+    // Raw once: the create answers `201` with the field's `Location`.
+    let resp = s
+        .client
+        .post(s.at("/v1/maps/f/flowfields"))
+        .json(&json!({"goal": [goal.0, goal.1]}))
+        .send()
+        .await
+        .unwrap();
     let loc = resp.headers()["location"].to_str().unwrap().to_owned();
     let (status, v) = json(resp).await;
     assert_eq!(status, 201, "{v}");
-    let id = v["id"].as_str().unwrap().to_owned();
-    let secret = v["secret"].as_str().unwrap().to_owned();
+    let v: FlowField = serde_json::from_value(v).unwrap();
+    let id = v.id.clone();
+    let secret = v.secret.clone().unwrap();
     assert_eq!(loc, format!("/v1/flowfields/{id}"));
-    assert_eq!(
-        (&v["seq"], &v["map_version"], &v["size"], &v["max_cost"]),
-        (&json!(0), &json!(1), &json!(1), &Value::Null)
-    );
-    assert_eq!(
-        v["region"],
-        json!({"x": 0, "y": 0, "width": W, "height": H})
-    );
+    assert_eq!((v.seq, v.map_version, v.size, v.max_cost), (0, 1, 1, None));
+    let r = v.region;
+    assert_eq!((r.x, r.y, r.width, r.height), (0, 0, W as u32, H as u32));
     let (mut dirs, mut got) = decode(&v);
     assert_eq!(dirs[goal.1 * W + goal.0], 8);
     check_field(&costs, &dirs, &got, goal, 1);
     let reachable = got.iter().filter(|c| c.is_finite()).count();
-    assert_eq!(v["reachable"], json!(reachable));
+    assert_eq!(v.reachable, reachable as u64);
 
     // The stream starts where the field stands.
-    let url = s.at(&format!("/v1/flowfields/{id}/events"));
-    let mut st = Sse::open(&s.client, &url, None).await;
-    let ev = st.expect().await;
-    assert_eq!((ev.seq(), ev.reason()), (0, "current"));
+    let pathd = s.pathd();
+    let mut st = pathd.flow_field_events(&id, None);
+    let ev = next_event(&mut st).await;
+    assert_eq!((ev.seq, ev.reason.as_str()), (0, "current"));
 
     // Close the gap in the wall: the west half must go round... it cannot: unreachable.
     patch_ok(
@@ -246,58 +249,49 @@ async fn a_flow_field_matches_a_reference_and_follows_patches() {
     for y in 10..12 {
         costs[y * W + 20] = 0;
     }
-    let ev = st.expect().await;
-    assert_eq!((ev.seq(), ev.reason()), (1, "changed"));
-    assert_eq!(ev.data["map_version"], 2);
-    for cell in ev.data["cells"].as_array().unwrap() {
-        let i = cell[1].as_u64().unwrap() as usize * W + cell[0].as_u64().unwrap() as usize;
-        dirs[i] = cell[2].as_u64().unwrap() as u8;
-        got[i] = cell[3].as_f64().unwrap_or(f64::INFINITY);
+    let ev = next_event(&mut st).await;
+    assert_eq!((ev.seq, ev.reason.as_str()), (1, "changed"));
+    assert_eq!(ev.map_version, 2);
+    for &(x, y, dir, cost) in &ev.cells {
+        let i = y as usize * W + x as usize;
+        dirs[i] = dir;
+        got[i] = cost.unwrap_or(f64::INFINITY);
     }
     // The event brought the client's copy up to date.
     check_field(&costs, &dirs, &got, goal, 1);
     assert!(got[5 * W + 2].is_infinite());
-    let (_, v2) = get_field(&s, &id).await;
-    assert_eq!((&v2["seq"], &v2["map_version"]), (&json!(1), &json!(2)));
+    let v2 = get_field(&s, &id).await.unwrap();
+    assert_eq!((v2.seq, v2.map_version), (1, 2));
     assert_eq!(decode(&v2), (dirs.clone(), got.clone()));
 
     // Reopen it wider and cheaper, plus a patch far from... everything is in the field.
-    patch_ok(
-        &s,
-        "f",
-        json!({"cells": [{"x": 20, "y": 5, "cost": 1}, {"x": 20, "y": 6, "cost": 1}, {"x": 3, "y": 3, "cost": 9}]}),
-    )
-    .await;
+    let reopen = cells(&[(20, 5, 1), (20, 6, 1), (3, 3, 9)]);
+    pathd.patch_map("f", &reopen).await.unwrap();
     costs[5 * W + 20] = 1;
     costs[6 * W + 20] = 1;
     costs[3 * W + 3] = 9;
-    let ev = st.expect().await;
-    assert_eq!((ev.seq(), ev.reason()), (2, "changed"));
-    let (_, v3) = get_field(&s, &id).await;
+    let ev = next_event(&mut st).await;
+    assert_eq!((ev.seq, ev.reason.as_str()), (2, "changed"));
+    let v3 = get_field(&s, &id).await.unwrap();
     let (d3, c3) = decode(&v3);
     check_field(&costs, &d3, &c3, goal, 1);
 
-    // A reconnect replays from the buffer.
+    // A reconnect replays from the buffer. (Raw: this stream checks that the server ends
+    // it after `deleted`, which the client's stream would take as given.)
+    let url = s.at(&format!("/v1/flowfields/{id}/events"));
     let mut again = Sse::open(&s.client, &url, Some(1)).await;
     assert_eq!(again.expect().await.seq(), 2);
 
-    // Delete: needs the secret; streams get `deleted` and end.
-    let del = s.at(&format!("/v1/flowfields/{id}"));
-    let resp = s.client.delete(&del).send().await.unwrap();
-    expect_error(resp, 403, "forbidden").await;
-    let resp = s
-        .client
-        .delete(&del)
-        .header("x-flowfield-secret", &secret)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 204);
-    let ev = st.expect().await;
+    // Delete: needs the secret (no admin token here: the request has none); streams get
+    // `deleted` and end.
+    api_error(pathd.delete_flow_field(&id, None).await, 403, "forbidden");
+    pathd.delete_flow_field(&id, Some(&secret)).await.unwrap();
+    let ev = next_event(&mut st).await;
+    assert_eq!((ev.seq, ev.reason.as_str()), (3, "deleted"));
+    let ev = again.expect().await;
     assert_eq!((ev.seq(), ev.reason()), (3, "deleted"));
-    assert!(st.next().await.is_none());
-    let resp = s.client.get(&del).send().await.unwrap();
-    expect_error(resp, 404, "flowfield_not_found").await;
+    assert!(again.next().await.is_none());
+    api_error(get_field(&s, &id).await, 404, "flowfield_not_found");
 }
 
 #[tokio::test]
@@ -306,30 +300,30 @@ async fn regions_bounds_and_sizes() {
     let costs = map_costs();
     assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
     // A region: only its cells, outside counts as wall.
-    let (status, v) = json(
-        create(
-            &s,
-            "f",
-            json!({"goal": [25, 10], "region": {"x": 21, "y": 2, "width": 10, "height": 12}, "max_cost": 12.5}),
-        )
-        .await,
+    let v = create(
+        &s,
+        "f",
+        json!({"goal": [25, 10], "region": {"x": 21, "y": 2, "width": 10, "height": 12}, "max_cost": 12.5}),
     )
-    .await;
-    assert_eq!(status, 201, "{v}");
-    assert_eq!(v["max_cost"], json!(12.5));
+    .await
+    .unwrap();
+    assert_eq!(v.max_cost, Some(12.5));
     let (dirs, got) = decode(&v);
     assert_eq!(dirs.len(), 120);
     let finite: Vec<f64> = got.iter().copied().filter(|c| c.is_finite()).collect();
     assert!(!finite.is_empty() && finite.iter().all(|&c| c <= 12.5));
     assert!(finite.len() < 120, "the bound cuts some cells off");
     // A 2x2 agent: the reference on the eroded map.
-    let (status, v) = json(create(&s, "f", json!({"goal": [35, 3], "size": 2})).await).await;
-    assert_eq!(status, 201, "{v}");
+    let v = create(&s, "f", json!({"goal": [35, 3], "size": 2}))
+        .await
+        .unwrap();
     let (dirs, got) = decode(&v);
     check_field(&costs, &dirs, &got, (35, 3), 2);
     // The 2-row gap admits a 2x2 agent; a 3x3 one cannot cross.
     assert!(got[5 * W + 2].is_finite());
-    let (_, v) = json(create(&s, "f", json!({"goal": [35, 3], "size": 3})).await).await;
+    let v = create(&s, "f", json!({"goal": [35, 3], "size": 3}))
+        .await
+        .unwrap();
     let (dirs, got) = decode(&v);
     check_field(&costs, &dirs, &got, (35, 3), 3);
     assert!(got[5 * W + 2].is_infinite());
@@ -387,26 +381,27 @@ async fn flow_field_errors_and_limits() {
         ),
         (json!({"goal": [0, 0]}), 400, "invalid_request"),
     ] {
-        expect_error(create(&s, "f", body.clone()).await, status, code).await;
+        api_error(create(&s, "f", body.clone()).await, status, code);
     }
-    expect_error(
+    api_error(
         create(&s, "nope", json!({"goal": [0, 0]})).await,
         404,
         "map_not_found",
-    )
-    .await;
-    let (status, v) = json(create(&s, "f", json!({"goal": [0, 0], "region": small})).await).await;
-    assert_eq!(status, 201, "{v}");
-    expect_error(
+    );
+    let v = create(&s, "f", json!({"goal": [0, 0], "region": small}))
+        .await
+        .unwrap();
+    api_error(
         create(&s, "f", json!({"goal": [1, 0], "region": small})).await,
         429,
         "too_many_flowfields",
-    )
-    .await;
-    let id = v["id"].as_str().unwrap();
+    );
+    let id = v.id.as_str();
     let url = s.at(&format!("/v1/flowfields/{id}/events"));
+    // Raw: the test checks that the server ends the stream.
     let mut st = Sse::open(&s.client, &url, None).await;
     st.expect().await;
+    // Raw: a malformed `Last-Event-ID` (the client only sends numbers).
     let bad = s
         .client
         .get(&url)
@@ -416,29 +411,16 @@ async fn flow_field_errors_and_limits() {
         .unwrap();
     expect_error(bad, 400, "invalid_request").await;
     // Deleting the map ends the field.
-    let resp = s.client.delete(s.at("/v1/maps/f")).send().await.unwrap();
-    assert_eq!(resp.status(), 204);
+    s.pathd().delete_map("f").await.unwrap();
     let ev = st.expect().await;
     assert_eq!(ev.reason(), "map_deleted");
     assert!(st.next().await.is_none());
-    expect_error(
-        s.client
-            .get(s.at(&format!("/v1/flowfields/{id}")))
-            .send()
-            .await
-            .unwrap(),
-        404,
-        "flowfield_not_found",
-    )
-    .await;
+    api_error(get_field(&s, id).await, 404, "flowfield_not_found");
     // Room again.
     assert_eq!(s.put_json("f", &upload(&map_costs())).await.status(), 201);
-    assert_eq!(
-        create(&s, "f", json!({"goal": [0, 0], "region": small}))
-            .await
-            .status(),
-        201
-    );
+    create(&s, "f", json!({"goal": [0, 0], "region": small}))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -449,9 +431,9 @@ async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
     let s = TestServer::start(dirs, config).await;
     let mut costs = map_costs();
     assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
-    let (_, v) = json(create(&s, "f", json!({"goal": [35, 3]})).await).await;
-    let id = v["id"].as_str().unwrap().to_owned();
+    let id = create(&s, "f", json!({"goal": [35, 3]})).await.unwrap().id;
     let url = s.at(&format!("/v1/flowfields/{id}/events"));
+    // Raw: the test checks that the server ends the stream.
     let mut st = Sse::open(&s.client, &url, None).await;
     assert_eq!(st.expect().await.reason(), "current");
     // Same shape: the difference arrives as a patch.
@@ -460,7 +442,7 @@ async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
     assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 200);
     let ev = st.expect().await;
     assert_eq!((ev.seq(), ev.reason()), (1, "changed"));
-    let (_, now) = get_field(&s, &id).await;
+    let now = get_field(&s, &id).await.unwrap();
     let (dirs, got) = decode(&now);
     check_field(&costs, &dirs, &got, (35, 3), 1);
     // Another shape: the field ends.
@@ -469,11 +451,9 @@ async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
     assert_eq!(st.expect().await.reason(), "map_replaced");
     assert!(st.next().await.is_none());
     // An idle field (no stream, no request) expires after the TTL.
-    let (_, v) = json(create(&s, "f", json!({"goal": [0, 0]})).await).await;
-    let id = v["id"].as_str().unwrap().to_owned();
+    let id = create(&s, "f", json!({"goal": [0, 0]})).await.unwrap().id;
     tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
-    let (status, _) = get_field(&s, &id).await;
-    assert_eq!(status, 404);
+    api_error(get_field(&s, &id).await, 404, "flowfield_not_found");
 }
 
 /// Defect 2 of issue 22: a flow field whose create was interrupted after it was registered
@@ -491,13 +471,10 @@ async fn an_interrupted_create_leaves_no_flow_field_behind() {
     assert_eq!(s.put_json("m", &map).await.status(), 201);
     let compute = s.state.compute().clone();
     let first = compute.hold(1).await.unwrap();
-    let client = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(2))
-        .build()
-        .unwrap();
-    let url = s.at("/v1/maps/m/flowfields");
+    let mut pathd = s.pathd();
+    pathd.timeout = std::time::Duration::from_secs(2);
     let create =
-        tokio::spawn(async move { client.post(url).json(&json!({"goal": [5, 5]})).send().await });
+        tokio::spawn(async move { pathd.create_flow_field("m", &json!({"goal": [5, 5]})).await });
     crate::common::wait_until("the field's job queued", || compute.stats().queued == 1).await;
     // Whatever comes next on the one worker holds it: the answer's encoding waits.
     let c = compute.clone();
@@ -509,7 +486,11 @@ async fn an_interrupted_create_leaves_no_flow_field_behind() {
         !s.state.live().flows().is_empty()
     })
     .await;
-    assert!(create.await.unwrap().is_err(), "the client gave up");
+    let gave_up = create.await.unwrap();
+    assert!(
+        matches!(gave_up, Err(Error::Timeout)),
+        "the client gave up: {gave_up:?}"
+    );
     drop(second);
     crate::common::wait_until("the abandoned field removed", || {
         s.state.live().flows().is_empty()
@@ -532,65 +513,40 @@ async fn a_patch_does_not_wait_for_a_flow_field_being_computed() {
     let n = 1024;
     let map = json!({"width": n, "height": n, "costs": vec![1; n * n]});
     assert_eq!(s.put_json("big", &map).await.status(), 201);
-    let (client, url) = (s.client.clone(), s.at("/v1/maps/big/flowfields"));
-    let create = tokio::spawn(async move {
-        client
-            .post(url)
-            .json(&json!({"goal": [1000, 1000]}))
-            .send()
-            .await
-            .unwrap()
+    let pathd = s.pathd();
+    let create = tokio::spawn({
+        let pathd = pathd.clone();
+        async move {
+            pathd
+                .create_flow_field("big", &json!({"goal": [1000, 1000]}))
+                .await
+        }
     });
     let compute = s.state.compute().clone();
     crate::common::wait_until("the field being computed", || compute.stats().running == 1).await;
-    let wall: Vec<Value> = (0..1000)
-        .map(|y| json!({"x": 500, "y": y, "cost": 0}))
-        .collect();
-    let r = s
-        .client
-        .patch(s.at("/v1/maps/big"))
-        .json(&json!({"cells": wall}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let wall: Vec<(u32, u32, u32)> = (0..1000).map(|y| (500, y, 0)).collect();
+    pathd.patch_map("big", &cells(&wall)).await.unwrap();
     assert!(
         s.state.live().flows().is_empty(),
         "the PATCH was answered only after the flow field was registered"
     );
-    let resp = create.await.unwrap();
-    let (status, field) = json(resp).await;
-    assert_eq!(status, 201, "{field}");
+    let field = create.await.unwrap().unwrap();
     // The field follows the patch: the same as one created on version 2 from scratch.
-    let id = field["id"].as_str().unwrap().to_owned();
-    let mut current = Value::Null;
+    let mut current = field;
     for _ in 0..400 {
-        let r = s
-            .client
-            .get(s.at(&format!("/v1/flowfields/{id}")))
-            .send()
-            .await
-            .unwrap();
-        current = json(r).await.1;
-        if current["map_version"] == 2 {
+        current = pathd.get_flow_field(&current.id).await.unwrap();
+        if current.map_version == 2 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
-    assert_eq!(current["map_version"], 2, "the field never took the patch");
-    let r = s
-        .client
-        .post(s.at("/v1/maps/big/flowfields"))
-        .json(&json!({"goal": [1000, 1000]}))
-        .send()
+    assert_eq!(current.map_version, 2, "the field never took the patch");
+    let fresh = pathd
+        .create_flow_field("big", &json!({"goal": [1000, 1000]}))
         .await
         .unwrap();
-    let (_, fresh) = json(r).await;
     // (Directions may differ between equally cheap moves; the costs may not.)
-    assert!(
-        current["costs"] == fresh["costs"],
-        "the repaired costs differ"
-    );
+    assert!(current.costs == fresh.costs, "the repaired costs differ");
 }
 
 /// Defect 8 of issue 22 (a patch looked at every field of every map under one lock): the
@@ -603,55 +559,34 @@ async fn fields_are_kept_per_map() {
     for name in ["a", "b"] {
         assert_eq!(s.put_json(name, &map).await.status(), 201);
     }
+    let pathd = s.pathd();
     let mut ids = Vec::new();
     for (name, goal) in [("a", [1, 1]), ("a", [9, 9]), ("b", [2, 2]), ("b", [12, 3])] {
-        let r = s
-            .client
-            .post(s.at(&format!("/v1/maps/{name}/flowfields")))
-            .json(&json!({"goal": goal}))
-            .send()
-            .await
-            .unwrap();
-        let (status, f) = json(r).await;
-        assert_eq!(status, 201, "{f}");
-        ids.push((name, f["id"].as_str().unwrap().to_owned()));
+        let f = create(&s, name, json!({"goal": goal})).await.unwrap();
+        ids.push((name, f.id));
     }
-    let wall = json!({"cells": [{"x": 5, "y": 5, "cost": 0}]});
-    let r = s
-        .client
-        .patch(s.at("/v1/maps/a"))
-        .json(&wall)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let version = |id: String| {
-        let (client, url) = (s.client.clone(), s.at(&format!("/v1/flowfields/{id}")));
-        async move { json(client.get(url).send().await.unwrap()).await.1["map_version"].clone() }
-    };
+    pathd.patch_map("a", &cells(&[(5, 5, 0)])).await.unwrap();
+    let version = async |id: &str| pathd.get_flow_field(id).await.unwrap().map_version;
     for (name, id) in &ids {
         let want = if *name == "a" { 2 } else { 1 };
-        let mut v = version(id.clone()).await;
+        let mut v = version(id).await;
         for _ in 0..400 {
             if v == want {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            v = version(id.clone()).await;
+            v = version(id).await;
         }
         assert_eq!(v, want, "{name}'s field {id}");
     }
-    let r = s.client.delete(s.at("/v1/maps/b")).send().await.unwrap();
-    assert_eq!(r.status(), 204);
+    pathd.delete_map("b").await.unwrap();
     for (name, id) in &ids {
-        let r = s
-            .client
-            .get(s.at(&format!("/v1/flowfields/{id}")))
-            .send()
-            .await
-            .unwrap();
-        let want = if *name == "a" { 200 } else { 404 };
-        assert_eq!(r.status(), want, "{name}'s field {id}");
+        let got = pathd.get_flow_field(id).await;
+        if *name == "a" {
+            got.unwrap();
+        } else {
+            api_error(got, 404, "flowfield_not_found");
+        }
     }
     assert_eq!(s.state.live().flows().len(), 2);
 }

@@ -4,8 +4,10 @@
 use std::io::Write;
 
 use crate::common::{Dirs, TestServer, json};
+use pathd_client::{CellChange, MapPatch, PathRequest};
 use serde_json::{Value, json};
 
+/// `PATCH` with a JSON body, raw: the client's `MapPatch` carries no `rects`.
 async fn patch_ok(s: &TestServer, map: &str, body: Value) -> Value {
     let r = s
         .client
@@ -19,8 +21,20 @@ async fn patch_ok(s: &TestServer, map: &str, body: Value) -> Value {
     v
 }
 
-/// Summary and a few queries that depend on every patched cell.
-async fn fingerprint(s: &TestServer, map: &str, queries: &[Value]) -> Value {
+/// Sets cells `(x, y, cost)`; the map's new version.
+async fn patch_cells(s: &TestServer, map: &str, cells: &[(u32, u32, u32)]) -> u64 {
+    let p = MapPatch {
+        cells: (cells.iter())
+            .map(|&(x, y, cost)| CellChange { x, y, cost })
+            .collect(),
+        if_version: None,
+    };
+    s.pathd().patch_map(map, &p).await.unwrap().version
+}
+
+/// Summary and a few queries that depend on every patched cell. (The summary raw: its
+/// `blocked_cells`, `max_cost` and `min_cost` are not in the client's `MapSummary`.)
+async fn fingerprint(s: &TestServer, map: &str, queries: &[PathRequest]) -> Value {
     let (_, summary) = json(
         s.client
             .get(s.at(&format!("/v1/maps/{map}")))
@@ -31,8 +45,8 @@ async fn fingerprint(s: &TestServer, map: &str, queries: &[Value]) -> Value {
     .await;
     let mut costs = Vec::new();
     for q in queries {
-        let (_, v) = json(s.path(map, q).await).await;
-        costs.push(json!([v["status"], v["cost"], v["path"], v["map_version"]]));
+        let v = s.pathd().find_path(map, q).await.unwrap();
+        costs.push(json!([v.status, v.cost, v.path, v.map_version]));
     }
     json!({"version": summary["version"], "blocked": summary["blocked_cells"],
            "max_cost": summary["max_cost"], "min_cost": summary["min_cost"], "paths": costs})
@@ -55,13 +69,8 @@ async fn restart_replays_patches_to_the_same_version_and_cells() {
     )
     .await;
     for i in 0..60u32 {
-        let v = patch_ok(
-            &s,
-            "u",
-            json!({"cells": [{"x": i % 32, "y": i / 32 * 2 + 5, "cost": 2 + i % 7}]}),
-        )
-        .await;
-        assert_eq!(v["version"], i + 3);
+        let version = patch_cells(&s, "u", &[(i % 32, i / 32 * 2 + 5, 2 + i % 7)]).await;
+        assert_eq!(version, u64::from(i) + 3);
     }
     // A bundled map: its first patch writes a snapshot, later ones go to the log.
     patch_ok(
@@ -70,19 +79,14 @@ async fn restart_replays_patches_to_the_same_version_and_cells() {
         json!({"rects": [{"x": 0, "y": 0, "width": 49, "height": 49, "cost": 1}]}),
     )
     .await;
-    patch_ok(
-        &s,
-        "arena2",
-        json!({"cells": [{"x": 20, "y": 20, "cost": 0}, {"x": 21, "y": 20, "cost": 7}]}),
-    )
-    .await;
+    patch_cells(&s, "arena2", &[(20, 20, 0), (21, 20, 7)]).await;
     let uq = [
-        json!({"start": [0, 31], "goal": [31, 0]}),
-        json!({"start": [0, 5], "goal": [31, 7]}),
+        PathRequest::new([0, 31], [31, 0]),
+        PathRequest::new([0, 5], [31, 7]),
     ];
     let aq = [
-        json!({"start": [1, 1], "goal": [40, 40]}),
-        json!({"start": [20, 19], "goal": [20, 21]}),
+        PathRequest::new([1, 1], [40, 40]),
+        PathRequest::new([20, 19], [20, 21]),
     ];
     let (u_before, a_before) = (
         fingerprint(&s, "u", &uq).await,
@@ -102,12 +106,10 @@ async fn restart_replays_patches_to_the_same_version_and_cells() {
     assert_eq!(fingerprint(&s, "u", &uq).await, u_before);
     assert_eq!(fingerprint(&s, "arena2", &aq).await, a_before);
     // And patching continues from there.
-    let v = patch_ok(&s, "u", json!({"cells": [{"x": 0, "y": 0, "cost": 0}]})).await;
-    assert_eq!(v["version"], 63);
+    assert_eq!(patch_cells(&s, "u", &[(0, 0, 0)]).await, 63);
     s.stop().await.unwrap();
     let s = TestServer::start(dirs.share(), config).await;
-    let (_, m) = json(s.client.get(s.at("/v1/maps/u")).send().await.unwrap()).await;
-    assert_eq!(m["version"], 63);
+    assert_eq!(s.pathd().get_map("u", None).await.unwrap().version, 63);
 }
 
 #[tokio::test]
@@ -117,9 +119,9 @@ async fn a_torn_last_record_is_ignored_and_cut_off() {
     let s = TestServer::start(dirs.share(), config.clone()).await;
     let map = json!({"width": 64, "height": 64, "costs": vec![1; 64 * 64]});
     assert_eq!(s.put_json("m", &map).await.status(), 201);
-    patch_ok(&s, "m", json!({"cells": [{"x": 1, "y": 1, "cost": 0}]})).await;
-    patch_ok(&s, "m", json!({"cells": [{"x": 2, "y": 2, "cost": 9}]})).await;
-    let q = [json!({"start": [0, 0], "goal": [3, 3]})];
+    patch_cells(&s, "m", &[(1, 1, 0)]).await;
+    patch_cells(&s, "m", &[(2, 2, 9)]).await;
+    let q = [PathRequest::new([0, 0], [3, 3])];
     let before = fingerprint(&s, "m", &q).await;
     s.stop().await.unwrap();
     // A crash in the middle of appending the next record: a length, a checksum, half a
@@ -138,10 +140,10 @@ async fn a_torn_last_record_is_ignored_and_cut_off() {
         good,
         "the torn tail is cut off"
     );
-    let v = patch_ok(&s, "m", json!({"cells": [{"x": 3, "y": 3, "cost": 5}]})).await;
-    assert_eq!(v["version"], 4);
+    assert_eq!(patch_cells(&s, "m", &[(3, 3, 5)]).await, 4);
     s.stop().await.unwrap();
     let s = TestServer::start(dirs.share(), config).await;
+    // Raw: `max_cost` is not in the client's `MapSummary`.
     let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
     assert_eq!(
         (m["version"].as_u64(), m["max_cost"].as_u64()),

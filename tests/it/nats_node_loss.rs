@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use pathd_client::Error;
 use serde_json::{Value, json};
 
 use crate::replicas::{Nats, Replica, free_port, nats_server, open_text};
@@ -109,8 +110,7 @@ async fn world() -> Option<World> {
     for r in &replicas {
         r.ready().await;
     }
-    let (s, v) = replicas[0].put("w", &open_text(64, 64)).await;
-    assert_eq!(s, 201, "{v}");
+    assert!(replicas[0].put("w", &open_text(64, 64)).await.0);
 
     Some(World {
         nodes,
@@ -148,27 +148,25 @@ impl Load {
                 let mut i = 0u32;
                 while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
                     let cell = (i % 64, w as u32 * 21 + i / 64);
-                    let (s, v) = r
-                        .patch(
-                            "w",
-                            json!({"cells": [{"x": cell.0, "y": cell.1, "cost": 0}]}),
-                        )
-                        .await;
-                    match s {
-                        200 => {
-                            let version = v["version"].as_u64().unwrap();
-                            acked.lock().unwrap().push((t0.elapsed(), cell, version));
+                    match r.patch_cells("w", &[(cell.0, cell.1, 0)], None).await {
+                        Ok(p) => {
+                            acked.lock().unwrap().push((t0.elapsed(), cell, p.version));
                             i += 1;
                         }
                         // Another replica wrote first eight times running: contention, not the
                         // node loss; the same cell again.
-                        503 if v["error"]["message"]
-                            .as_str()
-                            .is_some_and(|m| m.starts_with("other replicas kept writing")) => {}
-                        _ => {
-                            failed.lock().unwrap().push(
-                                json!({"status": s, "answer": v, "at": t0.elapsed().as_secs_f64()}),
-                            );
+                        Err(Error::Api {
+                            status: 503,
+                            message,
+                            ..
+                        }) if message.starts_with("other replicas kept writing") => {}
+                        Err(e) => {
+                            failed.lock().unwrap().push(json!({
+                                "status": e.status(),
+                                "code": e.code(),
+                                "answer": e.to_string(),
+                                "at": t0.elapsed().as_secs_f64()
+                            }));
                             tokio::time::sleep(Duration::from_millis(100)).await;
                         }
                     }
@@ -210,26 +208,13 @@ async fn every_write_once_everywhere(replicas: &[Arc<Replica>], acked: &[Acked])
     let last = *versions.iter().max().unwrap();
     for r in replicas {
         let t = Instant::now();
-        loop {
-            let (s, _) = r.get(&format!("/v1/maps/w?min_version={last}")).await;
-            if s == 200 {
-                break;
-            }
+        while r.pathd.get_map("w", Some(last)).await.is_err() {
             assert!(
                 t.elapsed() < Duration::from_secs(30),
                 "a replica never caught up"
             );
         }
-        let text = r
-            .client
-            .get(r.at("/v1/maps/w"))
-            .header("accept", "text/plain")
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = r.pathd.get_map_text("w").await.unwrap();
         let rows: Vec<&str> = text.lines().skip(4).collect();
         for (_, (x, y), v) in acked {
             assert_eq!(

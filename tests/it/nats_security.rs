@@ -133,10 +133,9 @@ fn nats_with(bin: &Path, dir: &Path, conf: &str) -> Nats {
 async fn serves_a_write(r: &Replica) {
     let ready = r.ready().await;
     assert_eq!(ready["store"]["connected"], true, "{ready}");
-    let (s, v) = r.put("m", &open_text(8, 8)).await;
-    assert_eq!(s, 201, "{v}");
-    let (s, v) = r.get("/v1/maps/m?min_version=1").await;
-    assert_eq!((s, v["version"].as_u64()), (200, Some(1)), "{v}");
+    assert_eq!(r.put("m", &open_text(8, 8)).await, (true, 1));
+    let m = r.pathd.get_map("m", Some(1)).await.unwrap();
+    assert_eq!(m.version, 1, "{m:?}");
 }
 
 /// A start that must fail at once, saying `what`.

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::{Dirs, TestServer, json};
+use crate::common::{Dirs, TestServer, api_error, client_without_retries, json};
+use pathd_client::{MapPatch, PathRequest};
 
+/// Raw throughout: the test is about the `X-Request-Id` header.
 #[tokio::test]
 async fn a_request_id_is_given_back_in_the_header_and_the_error_body() {
     let s = TestServer::new().await;
@@ -53,28 +55,19 @@ async fn without_an_admin_token_writes_come_from_loopback_only() {
     let mut config = dirs.config();
     config.test_remote_peers = true;
     let s = TestServer::start(dirs, config).await;
-    let (st, v) = json(s.put_json("m", &body).await).await;
-    assert_eq!(
-        (st, v["error"]["code"].as_str()),
-        (403, Some("forbidden")),
-        "{v}"
-    );
-    let message = v["error"]["message"].as_str().unwrap();
+    let pathd = s.pathd();
+    let message = api_error(pathd.put_map_json("m", &body).await, 403, "forbidden");
     assert!(
         message.contains("--admin-token") && message.contains("loopback"),
         "{message}"
     );
-    let r = s
-        .client
-        .patch(s.at("/v1/maps/m"))
-        .json(&json!({"cells": []}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
+    api_error(
+        pathd.patch_map("m", &MapPatch::default()).await,
+        403,
+        "forbidden",
+    );
     // Reads work.
-    let (st, _) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
-    assert_eq!(st, 200);
+    pathd.list_maps().await.unwrap();
     s.stop().await.unwrap();
     // With --allow-anonymous-writes, or with the admin token, the remote client may write.
     let dirs = Dirs::new();
@@ -82,39 +75,24 @@ async fn without_an_admin_token_writes_come_from_loopback_only() {
     config.test_remote_peers = true;
     config.allow_anonymous_writes = true;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("m", &body).await.status(), 201);
+    assert!(s.pathd().put_map_json("m", &body).await.unwrap().0);
     s.stop().await.unwrap();
     let dirs = Dirs::new();
     let mut config = dirs.config();
     config.test_remote_peers = true;
     config.admin_token = Some("sesame".into());
     let s = TestServer::start(dirs, config).await;
-    let r = s
-        .client
-        .put(s.at("/v1/maps/m"))
-        .bearer_auth("sesame")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    let admin = s.pathd().with_admin_token("sesame");
+    assert!(admin.put_map_json("m", &body).await.unwrap().0);
     // And a loopback client of a default server writes as before.
     let s = TestServer::new().await;
-    assert_eq!(s.put_json("m", &body).await.status(), 201);
+    assert!(s.pathd().put_map_json("m", &body).await.unwrap().0);
 }
 
 #[tokio::test]
 async fn metrics_say_the_build_and_the_process() {
     let s = TestServer::new().await;
-    let text = s
-        .client
-        .get(s.at("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = s.pathd().metrics().await.unwrap();
     let value = |name: &str| {
         text.lines()
             .find(|l| l.starts_with(name) && !l.starts_with('#'))
@@ -178,11 +156,14 @@ impl Logged {
         format!("{}{path}", self.base)
     }
 
-    async fn ready(&self, client: &reqwest::Client) {
+    /// The Rust client of this server, without retries (the test asserts a `503`).
+    fn pathd(&self) -> pathd_client::Client {
+        client_without_retries(&self.base)
+    }
+
+    async fn ready(&self) {
         for _ in 0..600 {
-            if let Ok(r) = client.get(self.at("/readyz")).send().await
-                && r.status() == 200
-            {
+            if self.pathd().ready().await.is_ok() {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -211,9 +192,10 @@ impl Drop for Logged {
 
 #[tokio::test]
 async fn log_lines_carry_the_request_id_and_the_traceparents_trace_id() {
+    // Raw requests: the test is about the `X-Request-Id` and `traceparent` headers.
     let client = reqwest::Client::new();
     let s = start_logged(tempfile::tempdir().unwrap(), &[]);
-    s.ready(&client).await;
+    s.ready().await;
     let r = client
         .get(s.at("/v1/maps/nope"))
         .header("x-request-id", "req-42")
@@ -260,34 +242,25 @@ async fn sigterm_turns_readiness_off_at_once_and_lets_in_flight_work_finish() {
     let dir = tempfile::tempdir().unwrap();
     let keep = dir.path().to_owned();
     let s = start_logged(dir, &["--drain-delay-ms", "1500"]);
-    s.ready(&client).await;
+    s.ready().await;
+    let pathd = s.pathd();
     // A 512x512 open map, and a write that is acknowledged before the signal.
     let mut text = String::from("type octile\nheight 512\nwidth 512\nmap\n");
     for _ in 0..512 {
         text.push_str(&".".repeat(512));
         text.push('\n');
     }
-    let r = client
-        .put(s.at("/v1/maps/open"))
-        .header("content-type", "text/plain")
-        .body(text)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    assert!(pathd.put_map_text("open", &text).await.unwrap().0);
     // Traffic: searches in flight while the signal arrives.
     let flights: Vec<_> = (0..4)
         .map(|i| {
-            let c = client.clone();
-            let url = s.at("/v1/maps/open/path");
+            let pathd = pathd.clone();
             tokio::spawn(async move {
-                c.post(url)
-                    .json(
-                        &json!({"start": [0, i], "goal": [511, 511 - i], "algorithm": "dijkstra"}),
-                    )
-                    .send()
-                    .await
-                    .map(|r| r.status().as_u16())
+                let q = PathRequest {
+                    algorithm: Some("dijkstra".into()),
+                    ..PathRequest::new([0, i], [511, 511 - i])
+                };
+                pathd.find_path("open", &q).await
             })
         })
         .collect();
@@ -296,28 +269,24 @@ async fn sigterm_turns_readiness_off_at_once_and_lets_in_flight_work_finish() {
     // Not ready at once (within the drain delay the server still answers).
     let mut saw_503 = false;
     for _ in 0..50 {
-        if let Ok(r) = client.get(s.at("/readyz")).send().await
-            && r.status() == 503
+        if let Err(e) = pathd.ready().await
+            && e.status() == Some(503)
         {
-            let (_, v) = json(r).await;
-            assert_eq!(v["error"]["code"], "not_ready", "{v}");
+            assert_eq!(e.code(), Some("not_ready"), "{e}");
             saw_503 = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(saw_503, "/readyz never answered 503 after SIGTERM");
-    // Liveness stays.
+    // Liveness stays. (Raw: the client has no `/healthz`.)
     assert_eq!(
         client.get(s.at("/healthz")).send().await.unwrap().status(),
         200
     );
     for f in flights {
-        assert_eq!(
-            f.await.unwrap().unwrap(),
-            200,
-            "an in-flight search was cut"
-        );
+        let r = f.await.unwrap();
+        assert!(r.is_ok(), "an in-flight search was cut: {r:?}");
     }
     let mut s = s;
     let status = s.child.wait().unwrap();
@@ -342,12 +311,11 @@ async fn sigterm_turns_readiness_off_at_once_and_lets_in_flight_work_finish() {
         (child, format!("http://127.0.0.1:{port}"))
     };
     let (mut child, base) = s2;
+    let restarted = client_without_retries(&base);
     let mut found = None;
     for _ in 0..600 {
-        if let Ok(r) = client.get(format!("{base}/v1/maps/open")).send().await
-            && r.status() == 200
-        {
-            found = Some(r.json::<serde_json::Value>().await.unwrap());
+        if let Ok(m) = restarted.get_map("open", None).await {
+            found = Some(m);
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -355,9 +323,5 @@ async fn sigterm_turns_readiness_off_at_once_and_lets_in_flight_work_finish() {
     let _ = child.kill();
     let _ = child.wait();
     let v = found.expect("the map after a restart");
-    assert_eq!(
-        (v["width"].as_u64(), v["version"].as_u64()),
-        (Some(512), Some(1)),
-        "{v}"
-    );
+    assert_eq!((v.width, v.version), (512, 1), "{v:?}");
 }

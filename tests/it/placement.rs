@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
+use crate::common::next_event;
 use crate::lb::{Proxy, members, nginx};
-use crate::replicas::{Nats, Replica, nats_server};
+use crate::replicas::{Nats, Replica, api_error, nats_server};
+use pathd_client::PathRequest;
 
 /// Maps and their side (the 30 maps of 1024x1024 are `scripts/placement-bench.sh`).
 const N: usize = 9;
@@ -49,8 +51,7 @@ fn served_by(h: &reqwest::header::HeaderMap) -> String {
 async fn held(rs: &[&Replica], k: u64) -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
     for r in rs {
-        let (s, v) = r.get("/readyz").await;
-        assert_eq!(s, 200, "{v}");
+        let v = r.pathd.ready().await.unwrap();
         let p = &v["cluster"]["placement"];
         assert_eq!(p["replicas_per_map"], k, "{v}");
         let maps = p["held"]
@@ -176,7 +177,8 @@ fn pairs(c: &[u8], seed: u64) -> Vec<((usize, usize), (usize, usize))> {
 }
 
 /// Queries `name` through `url_of` for each pair and checks the cost against a reference
-/// Dijkstra on `c`; returns the replicas that served them.
+/// Dijkstra on `c`; returns the replicas that served them (raw requests: it reads
+/// `X-Pathd-Replica`).
 async fn check_queries(
     http: &reqwest::Client,
     url: &str,
@@ -243,7 +245,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         let mut v = Vec::new();
         for r in &rs {
             v.push(
-                r.get("/readyz").await.1["cluster"]["replica"]
+                r.pathd.ready().await.unwrap()["cluster"]["replica"]
                     .as_str()
                     .unwrap()
                     .to_owned(),
@@ -258,7 +260,8 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     );
     let http = reqwest::Client::new();
 
-    // Maps created through the proxy: each answer names the replica that stored it.
+    // Maps created through the proxy: each answer names the replica that stored it (raw:
+    // `X-Pathd-Replica`).
     let names: Vec<String> = (0..N).map(name).collect();
     let mut maps: Vec<Vec<u8>> = (0..N).map(|i| costs(i as u64)).collect();
     let mut versions = [1u64; N];
@@ -276,24 +279,14 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     // Every replica lists every map (the ones held elsewhere from their summaries) and
     // keeps only the summary of the others.
     for r in &rs {
-        let (s, v) = r.get("/v1/maps").await;
-        assert_eq!(s, 200, "{v}");
-        let listed: Vec<(String, u64, u64)> = v["maps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| {
-                (
-                    m["name"].as_str().unwrap().to_owned(),
-                    m["version"].as_u64().unwrap(),
-                    m["width"].as_u64().unwrap(),
-                )
-            })
+        let listed: Vec<(String, u64, u32)> = (r.pathd.list_maps().await.unwrap().maps)
+            .into_iter()
+            .map(|m| (m.name, m.version, m.width))
             .collect();
-        let want: Vec<(String, u64, u64)> =
-            names.iter().map(|n| (n.clone(), 1, S as u64)).collect();
+        let want: Vec<(String, u64, u32)> =
+            names.iter().map(|n| (n.clone(), 1, S as u32)).collect();
         assert_eq!(listed, want);
-        let (_, ready) = r.get("/readyz").await;
+        let ready = r.pathd.ready().await.unwrap();
         let p = &ready["cluster"]["placement"];
         let mine = p["held"].as_array().unwrap().len();
         assert_eq!(p["summaries_only"].as_u64(), Some((N - mine) as u64), "{p}");
@@ -311,6 +304,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
             assert_eq!(&by, &holder[n], "{n} served by its holder");
         }
         for r in &rs {
+            // Raw: `X-Pathd-Replica`.
             let (s, h, v) = send(r.client.get(r.at(&format!("/v1/maps/{n}")))).await;
             assert_eq!((s, v["version"].as_u64()), (200, Some(1)), "{v}");
             assert_eq!(served_by(&h), holder[n]);
@@ -321,6 +315,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     for (i, n) in names.iter().enumerate() {
         let r = &rs[i % 3];
         let body = wall(&mut maps[i], 100 + i);
+        // Raw: the client's `MapPatch` carries no `rects`.
         let (s, v) = r.patch(n, body).await;
         assert_eq!(s, 200, "{n}: {v}");
         versions[i] = v["version"].as_u64().unwrap();
@@ -331,25 +326,20 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
             // The list of a replica that holds only the summary follows the stream.
             let t = Instant::now();
             loop {
-                let (_, v) = r.get("/v1/maps").await;
-                let listed = v["maps"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|m| m["name"] == n.as_str())
-                    .unwrap()
-                    .clone();
-                if listed["version"].as_u64() == Some(versions[i]) {
+                let list = r.pathd.list_maps().await.unwrap();
+                let listed = list.maps.into_iter().find(|m| m.name == *n).unwrap();
+                if listed.version == versions[i] {
                     break;
                 }
-                assert!(t.elapsed() < Duration::from_secs(20), "{listed}");
+                assert!(t.elapsed() < Duration::from_secs(20), "{listed:?}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
     }
 
     // Flow fields behind the proxy: made by the map's holder (the create is forwarded
-    // there), then read, followed, repaired and deleted through any replica.
+    // there), then read, followed, repaired and deleted through any replica. The create and
+    // the reads stay raw: they check `X-Pathd-Replica` and `X-Pathd-Forwarded-By`.
     let n = &names[0];
     let goal = (0..64 * 64)
         .map(|i| (i % 64, i / 64))
@@ -377,8 +367,9 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         forwarded, 2,
         "two of three round-robin reads were forwarded"
     );
-    let mut events = crate::live::sse::Sse::open(&http, &format!("{flow_url}/events"), None).await;
-    assert_eq!(events.expect().await.reason(), "current");
+    let through = crate::common::client_without_retries(&proxy.at(""));
+    let mut events = through.flow_field_events(&flow, None);
+    assert_eq!(next_event(&mut events).await.reason, "current");
     let (s, _, v) = send(
         http.patch(proxy.at(&format!("/v1/maps/{n}")))
             .json(&json!({"rects": [{"x": 0, "y": 32, "width": 63, "height": 1, "cost": 0}]})),
@@ -389,30 +380,25 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         maps[0][32 * S + x] = 0;
     }
     versions[0] = v["version"].as_u64().unwrap();
-    let ev = events.expect().await;
-    assert!(matches!(ev.reason(), "changed" | "resync"), "{:?}", ev.data);
-    assert_eq!(
-        ev.data["map_version"].as_u64(),
-        Some(versions[0]),
-        "{:?}",
-        ev.data
+    let ev = next_event(&mut events).await;
+    assert!(matches!(ev.reason.as_str(), "changed" | "resync"), "{ev:?}");
+    assert_eq!(ev.map_version, versions[0], "{ev:?}");
+    // A delete needs the secret (no admin token here: the request has none).
+    api_error(
+        through.delete_flow_field(&flow, None).await,
+        403,
+        "forbidden",
     );
-    let r = http.delete(&flow_url).send().await.unwrap();
-    assert_eq!(r.status(), 403, "a delete needs the secret");
-    let r = http
-        .delete(&flow_url)
-        .header("x-flowfield-secret", &secret)
-        .send()
+    through
+        .delete_flow_field(&flow, Some(&secret))
         .await
         .unwrap();
-    assert_eq!(r.status(), 204);
-    assert_eq!(events.expect().await.reason(), "deleted");
+    assert_eq!(next_event(&mut events).await.reason, "deleted");
     for _ in 0..3 {
-        let (s, _, v) = send(http.get(&flow_url)).await;
-        assert_eq!(
-            (s, v["error"]["code"].as_str()),
-            (404, Some("flowfield_not_found")),
-            "{v}"
+        api_error(
+            through.get_flow_field(&flow).await,
+            404,
+            "flowfield_not_found",
         );
     }
 
@@ -440,6 +426,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         loop {
             let mut c = maps[i].clone();
             let body = wall(&mut c, 150 + i);
+            // Raw: nginx's `502` is asserted too, and `MapPatch` carries no `rects`.
             let (s, _, v) = send(http.patch(proxy.at(&format!("/v1/maps/{n}"))).json(&body)).await;
             if s == 200 {
                 maps[i] = c;
@@ -466,8 +453,8 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         for r in &alive {
             let url = r.at(&format!("/v1/maps/{n}/path"));
             check_queries(&http, &url, &maps[i], 200 + i as u64, versions[i]).await;
-            let (s, v) = r.get(&format!("/v1/maps/{n}")).await;
-            assert_eq!((s, v["version"].as_u64()), (200, Some(versions[i])), "{v}");
+            let m = r.pathd.get_map(n, None).await.unwrap();
+            assert_eq!(m.version, versions[i], "{m:?}");
         }
     }
 
@@ -476,15 +463,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     let mut forwarded = 0.0;
     let mut timed_moves = 0;
     for r in &alive {
-        let text = r
-            .client
-            .get(r.at("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = r.pathd.metrics().await.unwrap();
         moves_in += metric(&text, "pathd_placement_moves_total{direction=\"in\"}");
         forwarded += metric(
             &text,
@@ -495,7 +474,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         if text.contains("pathd_placement_move_seconds_count") {
             timed_moves += 1;
         }
-        let (_, ready) = r.get("/readyz").await;
+        let ready = r.pathd.ready().await.unwrap();
         assert!(
             ready["cluster"]["placement"]["derived_bytes"].is_u64(),
             "{ready}"
@@ -512,19 +491,25 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     drop(nats);
 }
 
-/// The answers a poller found wrong (url, status, body), and how many queries it sent.
-type Polled = (Vec<(String, u16, Value)>, usize);
+/// The answers a poller found wrong (url, answer or error), and how many queries it sent.
+type Polled = (Vec<(String, String)>, usize);
 
 /// Queries every map of `maps` through every url of `bases`, round after round, until
-/// `stop`; returns the answers that were not a 200 with the reference's cost (url, status,
-/// body) and how many queries were sent.
+/// `stop`; returns the answers that were not a result with the reference's cost (url,
+/// answer or error; no retries) and how many queries were sent.
 fn poll_all(
     bases: Vec<String>,
     maps: Vec<(String, Vec<u8>)>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> tokio::task::JoinHandle<Polled> {
     tokio::spawn(async move {
-        let http = reqwest::Client::new();
+        let clients: Vec<(String, pathd_client::Client)> = bases
+            .iter()
+            .map(|b| {
+                let c = crate::common::client_without_retries(b);
+                (b.clone(), c)
+            })
+            .collect();
         let mut bad = Vec::new();
         let mut sent = 0;
         let mut round = 0u64;
@@ -533,19 +518,19 @@ fn poll_all(
             for (name, c) in &maps {
                 let ((sx, sy), (gx, gy)) = pairs(c, round)[0];
                 let want = astar(c, (sx, sy), (gx, gy));
-                for base in &bases {
-                    let url = format!("{base}/v1/maps/{name}/path");
-                    let body = json!({"start": [sx, sy], "goal": [gx, gy]});
+                for (base, pathd) in &clients {
+                    let q = PathRequest::new([sx as u32, sy as u32], [gx as u32, gy as u32]);
                     sent += 1;
-                    let (s, _, v) = send(http.post(&url).json(&body)).await;
-                    let right = s == 200
-                        && if want.is_finite() {
-                            v["cost"].as_f64().is_some_and(|c| (c - want).abs() < 1e-6)
+                    let got = pathd.find_path(name, &q).await;
+                    let right = got.as_ref().is_ok_and(|v| {
+                        if want.is_finite() {
+                            (v.cost - want).abs() < 1e-6
                         } else {
-                            v["status"] != "found"
-                        };
+                            v.status != "found"
+                        }
+                    });
                     if !right {
-                        bad.push((url, s, v));
+                        bad.push((format!("{base}/v1/maps/{name}/path"), format!("{got:?}")));
                     }
                 }
             }
@@ -577,11 +562,9 @@ async fn two_holders_a_map_a_join_moves_only_the_joiners_share_and_queries_never
     let maps: Vec<Vec<u8>> = (0..MAPS).map(|i| costs(50 + i as u64)).collect();
     for (i, n) in names.iter().enumerate() {
         let r = &rs[i % 3];
-        let put = r.client.put(r.at(&format!("/v1/maps/{n}"))).json(&json!({
-            "width": S, "height": S, "costs": maps[i], "movement": "octile"
-        }));
-        let (s, _, v) = send(put).await;
-        assert_eq!(s, 201, "{v}");
+        let map = json!({"width": S, "height": S, "costs": maps[i], "movement": "octile"});
+        let (created, m) = r.pathd.put_map_json(n, &map).await.unwrap();
+        assert!(created, "{m:?}");
     }
     let three: Vec<&Replica> = rs.iter().collect();
     let before = placed(&three, &names, 2).await;
@@ -604,7 +587,7 @@ async fn two_holders_a_map_a_join_moves_only_the_joiners_share_and_queries_never
         &["--placement", "2"],
     ));
     rs[3].ready().await;
-    let joiner = rs[3].get("/readyz").await.1["cluster"]["replica"]
+    let joiner = rs[3].pathd.ready().await.unwrap()["cluster"]["replica"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -645,7 +628,7 @@ async fn two_holders_a_map_a_join_moves_only_the_joiners_share_and_queries_never
     // and only until the membership drops it).
     let mut ids = Vec::new();
     for r in &rs {
-        let (_, v) = r.get("/readyz").await;
+        let v = r.pathd.ready().await.unwrap();
         ids.push(v["cluster"]["replica"].as_str().unwrap().to_owned());
     }
     let victim = (0..rs.len())
@@ -702,6 +685,7 @@ async fn a_new_map_put_to_a_replica_that_just_started_is_created() {
     let r = Replica::start(&nats.url(), tmp.path(), &["--placement", "1"]);
     r.ready().await;
     let c = costs(7);
+    // Raw: the test checks the answer was not forwarded (`X-Pathd-Forwarded-By`).
     let put = r.client.put(r.at("/v1/maps/early")).json(&json!({
         "width": S, "height": S, "costs": c, "movement": "octile"
     }));

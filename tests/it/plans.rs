@@ -9,7 +9,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::common::{TestServer, expect_error, json};
+use crate::common::{TestServer, api_error, expect_error};
+use pathd_client::{PathRequest, PlanAgent, PlanRequest, PlanResult};
 
 /// A seeded `w x h` map with about 12% walls, as Moving AI text.
 fn map_text(seed: u64, w: u32, h: u32) -> String {
@@ -72,19 +73,30 @@ fn bfs(grid: &Grid, a: Point, b: Point) -> u64 {
     panic!("{b} unreachable from {a}")
 }
 
-fn body(s: &[Point], g: &[Point], extra: Value) -> Value {
-    let agents: Vec<Value> = s
-        .iter()
-        .zip(g)
-        .map(|(a, b)| json!({"start": [a.x, a.y], "goal": [b.x, b.y]}))
-        .collect();
-    let mut v = json!({ "agents": agents });
-    for (k, x) in extra.as_object().unwrap() {
-        v[k] = x.clone();
+/// The request of a plan of agents from `s` to `g`.
+fn request(s: &[Point], g: &[Point]) -> PlanRequest {
+    PlanRequest {
+        agents: s
+            .iter()
+            .zip(g)
+            .map(|(a, b)| PlanAgent {
+                start: [a.x, a.y],
+                goal: [b.x, b.y],
+            })
+            .collect(),
+        ..PlanRequest::default()
     }
-    v
 }
 
+/// A plan that must be answered.
+async fn plan_ok(s: &TestServer, name: &str, req: &PlanRequest) -> PlanResult {
+    s.pathd()
+        .plan_agents(name, req)
+        .await
+        .unwrap_or_else(|e| panic!("plan on {name}: {e}"))
+}
+
+/// A raw `POST .../plans` (for bodies the client's `PlanRequest` cannot carry).
 async fn plan(s: &TestServer, name: &str, body: &Value) -> reqwest::Response {
     s.client
         .post(s.at(&format!("/v1/maps/{name}/plans")))
@@ -94,6 +106,7 @@ async fn plan(s: &TestServer, name: &str, body: &Value) -> reqwest::Response {
         .unwrap()
 }
 
+/// `PUT` with `?movement=`, raw: the client's put has no `movement`.
 async fn put(s: &TestServer, name: &str, text: &str, movement: &str) {
     let r = s
         .client
@@ -106,18 +119,9 @@ async fn put(s: &TestServer, name: &str, text: &str, movement: &str) {
     assert_eq!(r.status(), 201);
 }
 
-fn paths_of(v: &Value) -> Vec<Vec<Point>> {
-    v["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            p.as_array()
-                .unwrap()
-                .iter()
-                .map(|c| Point::new(c[0].as_u64().unwrap() as u32, c[1].as_u64().unwrap() as u32))
-                .collect()
-        })
+fn paths_of(v: &PlanResult) -> Vec<Vec<Point>> {
+    (v.paths.iter())
+        .map(|p| p.iter().map(|c| Point::new(c[0], c[1])).collect())
         .collect()
 }
 
@@ -130,39 +134,35 @@ async fn plans_are_valid_and_their_costs_recomputed_on_both_movements() {
         put(&s, name, &text, name).await;
         let grid = movingai::parse_map(&text).unwrap().with_movement(movement);
         let (st, g) = agents(1, &grid, 40);
-        let (code, v) =
-            json(plan(&s, name, &body(&st, &g, json!({"time_limit_ms": 300}))).await).await;
-        assert_eq!(code, 200, "{v}");
-        assert_eq!(v["status"], "solved", "{v}");
-        assert_eq!(v["map_version"], 1);
-        assert_eq!(v["objective"], "sum_of_costs");
+        let req = PlanRequest {
+            time_limit_ms: Some(300),
+            ..request(&st, &g)
+        };
+        let v = plan_ok(&s, name, &req).await;
+        assert_eq!(v.status, "solved", "{v:?}");
+        assert_eq!(v.map_version, 1);
+        assert_eq!(v.objective.as_deref(), Some("sum_of_costs"));
         let paths = paths_of(&v);
         let costs = check_plan(&grid, movement, &st, Some(&g), &paths)
-            .unwrap_or_else(|e| panic!("{e}: {v}"));
-        assert_eq!(v["sum_of_costs"], costs.sum_of_costs);
-        assert_eq!(v["makespan"], costs.makespan);
+            .unwrap_or_else(|e| panic!("{e}: {v:?}"));
+        assert_eq!(v.sum_of_costs, costs.sum_of_costs);
+        assert_eq!(v.makespan, costs.makespan);
         // The lower bound is the sum of the agents' own fewest moves: on the cardinal map
         // what /path finds (every cell costs 1), on both a breadth-first search here.
         let mut lb = 0;
         for (a, b) in st.iter().zip(&g) {
             let moves = bfs(&grid, *a, *b);
             if movement == Movement::Cardinal {
-                let (c, p) = json(
-                    s.path(name, &json!({"start": [a.x, a.y], "goal": [b.x, b.y]}))
-                        .await,
-                )
-                .await;
-                assert_eq!(
-                    (c, p["path"].as_array().unwrap().len() as u64 - 1),
-                    (200, moves)
-                );
+                let q = PathRequest::new([a.x, a.y], [b.x, b.y]);
+                let p = s.pathd().find_path(name, &q).await.unwrap();
+                assert_eq!(p.path.len() as u64 - 1, moves);
             }
             lb += moves;
         }
-        assert_eq!(v["lower_bound"], lb);
+        assert_eq!(v.lower_bound, lb);
         assert!(costs.sum_of_costs >= lb);
-        assert!(v["elapsed_ms"].as_f64().unwrap() > 0.0);
-        assert!(v["first_solution_ms"].as_f64().is_some());
+        assert!(v.elapsed_ms.unwrap() > 0.0);
+        assert!(v.first_solution_ms.is_some());
     }
 }
 
@@ -175,16 +175,21 @@ async fn first_solution_makespan_and_unsolvable_instances() {
         .unwrap()
         .with_movement(Movement::Cardinal);
     let (st, g) = agents(2, &grid, 30);
-    let extra = json!({"first_solution": true, "objective": "makespan", "time_limit_ms": 5000});
-    let (code, v) = json(plan(&s, "m", &body(&st, &g, extra)).await).await;
+    let req = PlanRequest {
+        first_solution: Some(true),
+        objective: Some("makespan".into()),
+        time_limit_ms: Some(5000),
+        ..request(&st, &g)
+    };
+    let v = plan_ok(&s, "m", &req).await;
     assert_eq!(
-        (code, &v["status"], &v["objective"]),
-        (200, &json!("solved"), &json!("makespan")),
-        "{v}"
+        (v.status.as_str(), v.objective.as_deref()),
+        ("solved", Some("makespan")),
+        "{v:?}"
     );
     let costs = check_plan(&grid, Movement::Cardinal, &st, Some(&g), &paths_of(&v)).unwrap();
-    assert_eq!(v["makespan"], costs.makespan);
-    assert!(v["lower_bound"].as_u64().unwrap() <= costs.makespan);
+    assert_eq!(v.makespan, costs.makespan);
+    assert!(v.lower_bound <= costs.makespan);
     // Two agents that must pass each other in a dead-end corridor cannot: failed.
     put(
         &s,
@@ -197,9 +202,9 @@ async fn first_solution_makespan_and_unsolvable_instances() {
         [Point::new(0, 0), Point::new(3, 0)],
         [Point::new(3, 0), Point::new(0, 0)],
     );
-    let (code, v) = json(plan(&s, "corridor", &body(&st, &g, json!({}))).await).await;
-    assert_eq!((code, &v["status"]), (200, &json!("failed")), "{v}");
-    assert_eq!(v["paths"], json!([[[0, 0]], [[3, 0]]]));
+    let v = plan_ok(&s, "corridor", &request(&st, &g)).await;
+    assert_eq!(v.status, "failed", "{v:?}");
+    assert_eq!(v.paths, [vec![[0, 0]], vec![[3, 0]]]);
     // An unreachable goal: failed too.
     put(
         &s,
@@ -208,9 +213,9 @@ async fn first_solution_makespan_and_unsolvable_instances() {
         "cardinal",
     )
     .await;
-    let one = json!({"agents": [{"start": [0, 0], "goal": [2, 0]}]});
-    let (code, v) = json(plan(&s, "split", &one).await).await;
-    assert_eq!((code, &v["status"]), (200, &json!("failed")), "{v}");
+    let one = request(&[Point::new(0, 0)], &[Point::new(2, 0)]);
+    let v = plan_ok(&s, "split", &one).await;
+    assert_eq!(v.status, "failed", "{v:?}");
 }
 
 #[tokio::test]
@@ -223,78 +228,89 @@ async fn every_bad_request_has_its_code() {
         "cardinal",
     )
     .await;
-    let a = |sx, sy, gx, gy| json!({"start": [sx, sy], "goal": [gx, gy]});
-    let req = |agents: Vec<Value>, extra: Value| {
-        let mut v = json!({ "agents": agents });
+    let a = |sx, sy, gx, gy| PlanAgent {
+        start: [sx, sy],
+        goal: [gx, gy],
+    };
+    let req = |agents: Vec<PlanAgent>| PlanRequest {
+        agents,
+        ..PlanRequest::default()
+    };
+    let ok = vec![a(0, 0, 2, 0)];
+    let cases = [
+        (req(vec![a(1, 0, 2, 0)]), 400, "start_blocked"),
+        (req(vec![a(0, 0, 1, 0)]), 400, "goal_blocked"),
+        (req(vec![a(0, 0, 7, 0)]), 400, "out_of_bounds"),
+        (
+            req(vec![a(0, 0, 2, 0), a(0, 0, 0, 1)]),
+            400,
+            "invalid_request",
+        ),
+        (
+            req(vec![a(0, 0, 2, 0), a(0, 1, 2, 0)]),
+            400,
+            "invalid_request",
+        ),
+        (req(vec![]), 400, "invalid_request"),
+        (
+            PlanRequest {
+                objective: Some("fastest".into()),
+                ..req(ok.clone())
+            },
+            400,
+            "invalid_request",
+        ),
+        (
+            PlanRequest {
+                time_limit_ms: Some(0),
+                ..req(ok.clone())
+            },
+            400,
+            "invalid_request",
+        ),
+        (
+            PlanRequest {
+                time_limit_ms: Some(30001),
+                ..req(ok.clone())
+            },
+            400,
+            "invalid_request",
+        ),
+        (req(vec![a(0, 0, 2, 0); 2001]), 413, "too_many_agents"),
+    ];
+    let pathd = s.pathd();
+    for (body, status, code) in cases {
+        api_error(pathd.plan_agents("m", &body).await, status, code);
+    }
+    // Raw bodies: fields the client's `PlanRequest` has not (an unknown one, `size`,
+    // `profile`).
+    let raw = |extra: Value| {
+        let mut v = json!({"agents": [{"start": [0, 0], "goal": [2, 0]}]});
         for (k, x) in extra.as_object().unwrap() {
             v[k] = x.clone();
         }
         v
     };
-    let ok = vec![a(0, 0, 2, 0)];
     let cases = [
-        (req(vec![a(1, 0, 2, 0)], json!({})), 400, "start_blocked"),
-        (req(vec![a(0, 0, 1, 0)], json!({})), 400, "goal_blocked"),
-        (req(vec![a(0, 0, 7, 0)], json!({})), 400, "out_of_bounds"),
+        (raw(json!({"colour": "red"})), 400, "invalid_request"),
+        (raw(json!({"size": 2})), 400, "not_applicable"),
+        (raw(json!({"profile": "truck"})), 400, "not_applicable"),
         (
-            req(vec![a(0, 0, 2, 0), a(0, 0, 0, 1)], json!({})),
-            400,
-            "invalid_request",
-        ),
-        (
-            req(vec![a(0, 0, 2, 0), a(0, 1, 2, 0)], json!({})),
-            400,
-            "invalid_request",
-        ),
-        (req(vec![], json!({})), 400, "invalid_request"),
-        (
-            req(ok.clone(), json!({"objective": "fastest"})),
-            400,
-            "invalid_request",
-        ),
-        (
-            req(ok.clone(), json!({"time_limit_ms": 0})),
-            400,
-            "invalid_request",
-        ),
-        (
-            req(ok.clone(), json!({"time_limit_ms": 30001})),
-            400,
-            "invalid_request",
-        ),
-        (
-            req(ok.clone(), json!({"colour": "red"})),
-            400,
-            "invalid_request",
-        ),
-        (req(ok.clone(), json!({"size": 2})), 400, "not_applicable"),
-        (
-            req(ok.clone(), json!({"profile": "truck"})),
+            raw(json!({"subscribe": true, "size": 2})),
             400,
             "not_applicable",
-        ),
-        (
-            req(ok.clone(), json!({"subscribe": true, "size": 2})),
-            400,
-            "not_applicable",
-        ),
-        (
-            req(vec![a(0, 0, 2, 0); 2001], json!({})),
-            413,
-            "too_many_agents",
         ),
     ];
     for (body, status, code) in cases {
         expect_error(plan(&s, "m", &body).await, status, code).await;
     }
-    expect_error(
-        plan(&s, "nope", &req(ok.clone(), json!({}))).await,
+    api_error(
+        pathd.plan_agents("nope", &req(ok)).await,
         404,
         "map_not_found",
-    )
-    .await;
-    // `size: 1` is the only size, and is accepted.
-    let (code, v) = json(plan(&s, "m", &req(ok, json!({"size": 1}))).await).await;
+    );
+    // `size: 1` is the only size, and is accepted. (Raw: `size`.)
+    let (code, v) = crate::common::json(plan(&s, "m", &raw(json!({"size": 1}))).await).await;
     assert_eq!((code, &v["status"]), (200, &json!("solved")), "{v}");
 }
 
@@ -345,7 +361,8 @@ fn the_cli_prints_the_same_fields_and_writes_a_plan_file() {
         assert!(v.get(field).is_some(), "{field} missing: {v}");
     }
     assert_eq!(v["status"], "solved");
-    let paths = paths_of(&v);
+    let plan: PlanResult = serde_json::from_value(v.clone()).unwrap();
+    let paths = paths_of(&plan);
     let costs = check_plan(&grid, Movement::Cardinal, &st[..20], Some(&g[..20]), &paths).unwrap();
     assert_eq!(v["sum_of_costs"], costs.sum_of_costs);
     // The plan file: LaCAM3's result format, one configuration a line.

@@ -9,90 +9,84 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::common::{Dirs, TestServer, expect_error, json, repo_file};
+use crate::common::{Dirs, TestServer, api_error, expect_error, json, next_event, repo_file};
 use crate::live::sse::Sse;
+use pathd_client::{
+    CellChange, Error, LivePlanEvent, MapPatch, PlanAgent, PlanProgress, PlanRequest, PlanResult,
+};
 
-fn pts(v: &Value) -> Vec<Point> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|c| Point::new(c[0].as_u64().unwrap() as u32, c[1].as_u64().unwrap() as u32))
-        .collect()
+/// Engine points of client cells.
+fn pts(v: &[[u32; 2]]) -> Vec<Point> {
+    v.iter().map(|c| Point::new(c[0], c[1])).collect()
 }
 
-fn paths_of(v: &Value) -> Vec<Vec<Point>> {
-    v["paths"].as_array().unwrap().iter().map(pts).collect()
+/// Client cells of engine points.
+fn cells_of(v: &[Point]) -> Vec<[u32; 2]> {
+    v.iter().map(|p| [p.x, p.y]).collect()
 }
 
-fn body(s: &[Point], g: &[Point], extra: Value) -> Value {
-    let agents: Vec<Value> = s
-        .iter()
-        .zip(g)
-        .map(|(a, b)| json!({"start": [a.x, a.y], "goal": [b.x, b.y]}))
-        .collect();
-    let mut v = json!({ "agents": agents, "subscribe": true });
-    for (k, x) in extra.as_object().unwrap() {
-        v[k] = x.clone();
+fn paths_of(v: &[Vec<[u32; 2]>]) -> Vec<Vec<Point>> {
+    v.iter().map(|p| pts(p)).collect()
+}
+
+/// The request of a plan of agents from `s` to `g`.
+fn request(s: &[Point], g: &[Point]) -> PlanRequest {
+    PlanRequest {
+        agents: s
+            .iter()
+            .zip(g)
+            .map(|(a, b)| PlanAgent {
+                start: [a.x, a.y],
+                goal: [b.x, b.y],
+            })
+            .collect(),
+        ..PlanRequest::default()
     }
-    v
 }
 
-async fn create(s: &TestServer, map: &str, body: &Value) -> Value {
-    let r = s
-        .client
-        .post(s.at(&format!("/v1/maps/{map}/plans")))
-        .json(body)
-        .send()
+/// A live plan, created through the client.
+async fn create(s: &TestServer, map: &str, req: &PlanRequest) -> PlanResult {
+    s.pathd()
+        .create_live_plan(map, req)
         .await
-        .unwrap();
-    let loc = r
-        .headers()
-        .get("location")
-        .map(|l| l.to_str().unwrap().to_owned());
-    let (code, v) = json(r).await;
-    assert_eq!(code, 201, "{v}");
-    assert_eq!(
-        loc,
-        Some(format!("/v1/plans/{}", v["id"].as_str().unwrap()))
-    );
-    v
+        .unwrap_or_else(|e| panic!("live plan on {map}: {e}"))
 }
 
-async fn get(s: &TestServer, id: &str) -> (u16, Value) {
-    json(
-        s.client
-            .get(s.at(&format!("/v1/plans/{id}")))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
+async fn get(s: &TestServer, id: &str) -> PlanResult {
+    s.pathd().get_plan(id).await.unwrap()
 }
 
-async fn progress(s: &TestServer, id: &str, secret: &str, body: Value) -> reqwest::Response {
-    s.client
-        .patch(s.at(&format!("/v1/plans/{id}")))
-        .header("x-plan-secret", secret)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+/// A progress report.
+fn report(time_step: Option<u64>, positions: Option<&[Point]>) -> PlanProgress {
+    PlanProgress {
+        time_step,
+        positions: positions.map(cells_of),
+    }
 }
 
-async fn patch_map(s: &TestServer, map: &str, body: Value) -> u64 {
-    let (code, v) = json(
-        s.client
-            .patch(s.at(&format!("/v1/maps/{map}")))
-            .json(&body)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(code, 200, "{v}");
-    v["version"].as_u64().unwrap()
+async fn progress(
+    s: &TestServer,
+    id: &str,
+    secret: &str,
+    body: &PlanProgress,
+) -> Result<PlanResult, Error> {
+    s.pathd().report_plan_progress(id, Some(secret), body).await
 }
 
+/// Sets one cell's cost; the new map version.
+async fn patch_map(s: &TestServer, map: &str, c: Point, cost: u32) -> u64 {
+    let p = MapPatch {
+        cells: vec![CellChange {
+            x: c.x,
+            y: c.y,
+            cost,
+        }],
+        if_version: None,
+    };
+    s.pathd().patch_map(map, &p).await.unwrap().version
+}
+
+/// `PUT` with `?movement=cardinal`, raw: the client's put has no `movement`.
 async fn put(s: &TestServer, name: &str, text: &str) {
     let r = s
         .client
@@ -106,16 +100,20 @@ async fn put(s: &TestServer, name: &str, text: &str) {
 }
 
 /// Polls `GET` until the plan holds for map version `v`.
-async fn at_version(s: &TestServer, id: &str, v: u64) -> Value {
+async fn at_version(s: &TestServer, id: &str, v: u64) -> PlanResult {
     for _ in 0..600 {
-        let (code, st) = get(s, id).await;
-        assert_eq!(code, 200, "{st}");
-        if st["map_version"].as_u64().unwrap() >= v {
+        let st = get(s, id).await;
+        if st.map_version >= v {
             return st;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     panic!("plan {id} never reached map version {v}");
+}
+
+/// An event read raw (for its JSON), as the client reads it.
+fn typed(data: &Value) -> LivePlanEvent {
+    serde_json::from_value(data.clone()).unwrap_or_else(|e| panic!("{e}: {data}"))
 }
 
 /// `grid` with `walls` walled.
@@ -127,23 +125,44 @@ fn walled(grid: &Grid, walls: &[Point]) -> Grid {
     Grid::from_costs(grid.width(), grid.height(), costs, grid.movement()).unwrap()
 }
 
+/// A plan as a state or an event holds it: its `start_step`, `status` and `paths`.
+trait Held {
+    fn held(&self) -> (u64, &str, &[Vec<[u32; 2]>]);
+}
+
+impl Held for PlanResult {
+    fn held(&self) -> (u64, &str, &[Vec<[u32; 2]>]) {
+        (
+            self.start_step.expect("a live plan"),
+            &self.status,
+            &self.paths,
+        )
+    }
+}
+
+impl Held for LivePlanEvent {
+    fn held(&self) -> (u64, &str, &[Vec<[u32; 2]>]) {
+        (self.start_step, &self.status, &self.paths)
+    }
+}
+
 /// The plan of state or event `v` from its reported time step `t` on: checked from
 /// `positions` to the goals on `grid`; returns the paths from `t`.
 fn check_from(
     grid: &Grid,
-    v: &Value,
+    v: &impl Held,
     t: u64,
     positions: &[Point],
     goals: &[Point],
 ) -> Vec<Vec<Point>> {
-    let start = v["start_step"].as_u64().unwrap();
-    assert!(start <= t, "{v}");
+    let (start, status, paths) = v.held();
+    assert!(start <= t, "start step {start} after {t}");
     let k = (t - start) as usize;
-    let paths: Vec<Vec<Point>> = paths_of(v)
+    let paths: Vec<Vec<Point>> = paths_of(paths)
         .into_iter()
         .map(|p| p[k.min(p.len() - 1)..].to_vec())
         .collect();
-    let goals = (v["status"] == "solved").then_some(goals);
+    let goals = (status == "solved").then_some(goals);
     check_live_plan(grid, Movement::Cardinal, positions, goals, &paths)
         .unwrap_or_else(|e| panic!("invalid plan from step {t}: {e}"));
     paths
@@ -167,60 +186,75 @@ async fn a_live_plan_follows_patches_and_progress_on_its_stream() {
         .with_movement(Movement::Cardinal);
     let starts = [Point::new(0, 0), Point::new(0, 4), Point::new(11, 2)];
     let goals = [Point::new(11, 0), Point::new(11, 4), Point::new(0, 2)];
-    let v = create(
-        &s,
-        "m",
-        &body(&starts, &goals, json!({"time_limit_ms": 200})),
-    )
-    .await;
-    assert_eq!(
-        (v["status"].as_str(), v["seq"].as_u64()),
-        (Some("solved"), Some(1))
-    );
-    let (id, secret) = (v["id"].as_str().unwrap(), v["secret"].as_str().unwrap());
+    // Raw once: the create answers `201` with the plan's `Location`.
+    let body = json!({
+        "agents": starts.iter().zip(&goals)
+            .map(|(a, b)| json!({"start": [a.x, a.y], "goal": [b.x, b.y]}))
+            .collect::<Vec<_>>(),
+        "subscribe": true,
+        "time_limit_ms": 200,
+    });
+    let r = s
+        .client
+        .post(s.at("/v1/maps/m/plans"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let loc = r
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_owned());
+    let (code, v) = json(r).await;
+    assert_eq!(code, 201, "{v}");
+    let v: PlanResult = serde_json::from_value(v).unwrap();
+    let (id, secret) = (v.id.as_deref().unwrap(), v.secret.as_deref().unwrap());
+    assert_eq!(loc, Some(format!("/v1/plans/{id}")));
+    assert_eq!((v.status.as_str(), v.seq), ("solved", Some(1)));
     assert_eq!((id.len(), secret.len()), (32, 32));
     check_from(&grid0, &v, 0, &starts, &goals);
 
-    let (code, st) = get(&s, id).await;
-    assert_eq!(code, 200);
-    assert_eq!(st["paths"], v["paths"]);
+    let st = get(&s, id).await;
+    assert_eq!(st.paths, v.paths);
     assert_eq!(
-        (st["time_step"].as_u64(), st["reason"].as_str()),
+        (st.time_step, st.reason.as_deref()),
         (Some(0), Some("initial"))
     );
-    assert!(st.get("secret").is_none());
+    assert!(st.secret.is_none());
+    // The stream stays raw: its events' JSON is checked against the contract, and the
+    // stream's end after `deleted` on the wire.
     let events = s.at(&format!("/v1/plans/{id}/events"));
     let mut stream = Sse::open(&s.client, &events, None).await;
     let first = stream.next().await.unwrap();
     assert_eq!((first.seq(), first.reason()), (1, "initial"));
-    assert_eq!(first.data["paths"], v["paths"]);
+    assert_eq!(typed(&first.data).paths, v.paths);
     // A real event, not only the contract's example, matches the contract's event schema
     // (schemathesis skips the plan stream: see scripts/schemathesis.sh).
     crate::openapi::assert_schema("LivePlanEvent", &first.data);
 
-    // Writes need the secret.
-    let r = s
-        .client
-        .patch(s.at(&format!("/v1/plans/{id}")))
-        .json(&json!({"time_step": 1}))
-        .send()
+    // Writes need the secret (no admin token here: the request has none).
+    let pathd = s.pathd();
+    api_error(
+        pathd
+            .report_plan_progress(id, None, &report(Some(1), None))
+            .await,
+        403,
+        "forbidden",
+    );
+    // Progress along the plan: no event.
+    let st = progress(&s, id, secret, &report(Some(2), None))
         .await
         .unwrap();
-    expect_error(r, 403, "forbidden").await;
-    // Progress along the plan: no event.
-    let r = progress(&s, id, secret, json!({"time_step": 2})).await;
-    let (code, st) = json(r).await;
-    assert_eq!(code, 200, "{st}");
-    assert_eq!(
-        (st["time_step"].as_u64(), st["seq"].as_u64()),
-        (Some(2), Some(1))
-    );
-    let at2: Vec<Point> = paths_of(&v).iter().map(|p| p[2.min(p.len() - 1)]).collect();
-    assert_eq!(pts(&st["positions"]), at2);
+    assert_eq!((st.time_step, st.seq), (Some(2), Some(1)));
+    let at2: Vec<Point> = paths_of(&v.paths)
+        .iter()
+        .map(|p| p[2.min(p.len() - 1)])
+        .collect();
+    assert_eq!(pts(st.positions.as_deref().unwrap()), at2);
 
     // A patch on no remaining path pushes nothing (a wall in a corner nobody visits after
     // step 2, and a cost change).
-    let used: std::collections::HashSet<Point> = paths_of(&v)
+    let used: std::collections::HashSet<Point> = paths_of(&v.paths)
         .iter()
         .flat_map(|p| p[2.min(p.len() - 1)..].to_vec())
         .collect();
@@ -228,18 +262,13 @@ async fn a_live_plan_follows_patches_and_progress_on_its_stream() {
         .flat_map(|x| (0..5).map(move |y| Point::new(x, y)))
         .find(|&p| grid0.is_passable(p) && !used.contains(&p) && !goals.contains(&p))
         .expect("a spare cell");
-    let v2 = patch_map(
-        &s,
-        "m",
-        json!({"cells": [{"x": spare.x, "y": spare.y, "cost": 0}]}),
-    )
-    .await;
+    let v2 = patch_map(&s, "m", spare, 0).await;
     let st = at_version(&s, id, v2).await;
-    assert_eq!(st["seq"], 1, "{st}");
+    assert_eq!(st.seq, Some(1), "{st:?}");
 
     // A wall on a remaining path: a `blocked` event with the map version, valid from the
     // positions at step 2 on the patched map.
-    let victim = paths_of(&v)
+    let victim = paths_of(&v.paths)
         .iter()
         .flat_map(|p| p[3.min(p.len() - 1)..].to_vec())
         .find(|&c| {
@@ -249,19 +278,15 @@ async fn a_live_plan_follows_patches_and_progress_on_its_stream() {
                 && (0..3).all(|i| g.same_component(at2[i], goals[i]))
         })
         .expect("a cell to wall");
-    let v3 = patch_map(
-        &s,
-        "m",
-        json!({"cells": [{"x": victim.x, "y": victim.y, "cost": 0}]}),
-    )
-    .await;
+    let v3 = patch_map(&s, "m", victim, 0).await;
     let ev = stream.next().await.unwrap();
     assert_eq!((ev.seq(), ev.reason()), (2, "blocked"));
     crate::openapi::assert_schema("LivePlanEvent", &ev.data);
-    assert_eq!(ev.data["map_version"], v3);
-    assert_eq!(ev.data["start_step"], 2);
+    let ev = typed(&ev.data);
+    assert_eq!(ev.map_version, v3);
+    assert_eq!(ev.start_step, 2);
     let grid3 = walled(&grid0, &[spare, victim]);
-    let now = check_from(&grid3, &ev.data, 2, &at2, &goals);
+    let now = check_from(&grid3, &ev, 2, &at2, &goals);
     assert!(now.iter().all(|p| !p.contains(&victim)));
 
     // A delayed agent: at some step k one that should have moved is still where it was
@@ -272,127 +297,74 @@ async fn a_live_plan_follows_patches_and_progress_on_its_stream() {
         .find(|&(k, i)| {
             cell(i, k) != cell(i, k - 1) && (0..3).all(|j| cell(j, k) != cell(i, k - 1))
         })
-        .unwrap_or_else(|| panic!("an agent that moves: {now:?} {}", ev.data));
+        .unwrap_or_else(|| panic!("an agent that moves: {now:?} {ev:?}"));
     let mut pos3: Vec<Point> = (0..3).map(|i| cell(i, k)).collect();
     pos3[late] = cell(late, k - 1);
     let t3 = 2 + k as u64;
-    let body3 =
-        json!({"time_step": t3, "positions": pos3.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>()});
-    let (code, st) = json(progress(&s, id, secret, body3).await).await;
-    assert_eq!(code, 200, "{st}");
-    assert_eq!(
-        (st["seq"].as_u64(), st["time_step"].as_u64()),
-        (Some(3), Some(t3))
-    );
-    let ev = stream.next().await.unwrap();
-    assert_eq!((ev.seq(), ev.reason()), (3, "delayed"));
-    assert_eq!(ev.data["paths"], st["paths"]);
-    let fixed = check_from(&grid3, &ev.data, t3, &pos3, &goals);
-    assert_eq!(ev.data["repaired"], true);
-    assert_eq!(ev.data["replanned"], json!([late]));
+    let st = progress(&s, id, secret, &report(Some(t3), Some(&pos3)))
+        .await
+        .unwrap();
+    assert_eq!((st.seq, st.time_step), (Some(3), Some(t3)));
+    let ev = typed(&stream.next().await.unwrap().data);
+    assert_eq!((ev.seq, ev.reason.as_str()), (3, "delayed"));
+    assert_eq!(ev.paths, st.paths);
+    let fixed = check_from(&grid3, &ev, t3, &pos3, &goals);
+    assert!(ev.repaired);
+    assert_eq!(ev.replanned, [late]);
     for i in (0..3).filter(|&i| i != late) {
         let len = fixed[i].len();
         assert_eq!(fixed[i], padded(&now[i][k.min(now[i].len() - 1)..], len));
     }
 
     // Malformed reports change nothing.
-    let c = |p: Point| [p.x, p.y];
-    expect_error(
-        progress(&s, id, secret, json!({"time_step": 1})).await,
+    let bad = async |report: PlanProgress| progress(&s, id, secret, &report).await;
+    api_error(bad(report(Some(1), None)).await, 400, "invalid_request");
+    api_error(
+        bad(report(None, Some(&pos3[..1]))).await,
         400,
         "invalid_request",
-    )
-    .await;
-    expect_error(
-        progress(&s, id, secret, json!({"positions": [c(pos3[0])]})).await,
+    );
+    let twice = [pos3[0], pos3[0], pos3[2]];
+    api_error(
+        bad(report(None, Some(&twice))).await,
         400,
         "invalid_request",
-    )
-    .await;
-    expect_error(
-        progress(
-            &s,
-            id,
-            secret,
-            json!({"positions": [c(pos3[0]), c(pos3[0]), c(pos3[2])]}),
-        )
-        .await,
-        400,
-        "invalid_request",
-    )
-    .await;
-    expect_error(
-        progress(
-            &s,
-            id,
-            secret,
-            json!({"positions": [c(victim), c(pos3[1]), c(pos3[2])]}),
-        )
-        .await,
+    );
+    let walled_in = [victim, pos3[1], pos3[2]];
+    api_error(
+        bad(report(None, Some(&walled_in))).await,
         400,
         "start_blocked",
-    )
-    .await;
-    expect_error(
-        progress(
-            &s,
-            id,
-            secret,
-            json!({"positions": [[99, 1], c(pos3[1]), c(pos3[2])]}),
-        )
-        .await,
-        400,
-        "out_of_bounds",
-    )
-    .await;
-    expect_error(
-        progress(&s, id, secret, json!({})).await,
-        400,
-        "invalid_request",
-    )
-    .await;
-    expect_error(
-        progress(&s, id, secret, json!({"time_step": 4, "colour": 1})).await,
-        400,
-        "invalid_request",
-    )
-    .await;
+    );
+    let off = [Point::new(99, 1), pos3[1], pos3[2]];
+    api_error(bad(report(None, Some(&off))).await, 400, "out_of_bounds");
+    api_error(bad(report(None, None)).await, 400, "invalid_request");
+    // Raw: an unknown field, which the client's `PlanProgress` cannot carry.
+    let r = s
+        .client
+        .patch(s.at(&format!("/v1/plans/{id}")))
+        .header("x-plan-secret", secret)
+        .json(&json!({"time_step": 4, "colour": 1}))
+        .send()
+        .await
+        .unwrap();
+    expect_error(r, 400, "invalid_request").await;
 
     // Resuming from seq 1 replays what followed.
-    let last = stream_seq(&s, id).await;
+    let last = get(&s, id).await.seq.unwrap();
     let mut again = Sse::open(&s.client, &events, Some(1)).await;
     let ev = again.next().await.unwrap();
     assert_eq!(ev.seq(), 2);
     assert_eq!(ev.reason(), "blocked");
     // Delete: 204, the streams end with `deleted`, then 404.
-    let r = s
-        .client
-        .delete(s.at(&format!("/v1/plans/{id}")))
-        .header("x-plan-secret", secret)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 204);
+    pathd.delete_plan(id, Some(secret)).await.unwrap();
     let mut end = None;
     while let Some(ev) = again.next().await {
         end = Some(ev);
     }
     let end = end.unwrap();
     assert_eq!((end.seq(), end.reason()), (last + 1, "deleted"));
-    expect_error(raw_get(&s, id).await, 404, "plan_not_found").await;
-}
-
-/// The plan's newest `seq`.
-async fn stream_seq(s: &TestServer, id: &str) -> u64 {
-    get(s, id).await.1["seq"].as_u64().unwrap()
-}
-
-async fn raw_get(s: &TestServer, id: &str) -> reqwest::Response {
-    s.client
-        .get(s.at(&format!("/v1/plans/{id}")))
-        .send()
-        .await
-        .unwrap()
+    api_error(pathd.get_plan(id).await, 404, "plan_not_found");
 }
 
 #[tokio::test]
@@ -402,47 +374,29 @@ async fn map_deletion_ends_live_plans_and_the_server_holds_a_bounded_number() {
     config.max_live_plans = 1;
     let s = TestServer::start(dirs, config).await;
     put(&s, "m", CORRIDOR).await;
-    let b = body(&[Point::new(0, 0)], &[Point::new(11, 4)], json!({}));
+    let pathd = s.pathd();
+    let b = request(&[Point::new(0, 0)], &[Point::new(11, 4)]);
     let v = create(&s, "m", &b).await;
-    let r = s
-        .client
-        .post(s.at("/v1/maps/m/plans"))
-        .json(&b)
-        .send()
-        .await
-        .unwrap();
-    expect_error(r, 429, "too_many_plans").await;
+    api_error(pathd.create_live_plan("m", &b).await, 429, "too_many_plans");
     // A plain plan is not held: still fine.
-    let mut plain = b.clone();
-    plain["subscribe"] = json!(false);
-    let r = s
-        .client
-        .post(s.at("/v1/maps/m/plans"))
-        .json(&plain)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let id = v["id"].as_str().unwrap();
+    let plain = PlanRequest {
+        subscribe: Some(false),
+        ..b.clone()
+    };
+    let r = pathd.plan_agents("m", &plain).await.unwrap();
+    assert!(r.id.is_none(), "{r:?}");
+    let id = v.id.as_deref().unwrap();
+    // Raw: the final event's JSON is checked against the contract, and the stream's end.
     let mut stream = Sse::open(&s.client, &s.at(&format!("/v1/plans/{id}/events")), None).await;
     assert_eq!(stream.next().await.unwrap().reason(), "initial");
-    let r = s.client.delete(s.at("/v1/maps/m")).send().await.unwrap();
-    assert!(r.status().is_success());
+    pathd.delete_map("m").await.unwrap();
     let ev = stream.next().await.unwrap();
     assert_eq!((ev.seq(), ev.reason()), (2, "map_deleted"));
     crate::openapi::assert_schema("LivePlanEvent", &ev.data);
     assert!(stream.next().await.is_none());
-    expect_error(raw_get(&s, id).await, 404, "plan_not_found").await;
-    expect_error(
-        s.client
-            .get(s.at("/v1/plans/nope/events"))
-            .send()
-            .await
-            .unwrap(),
-        404,
-        "plan_not_found",
-    )
-    .await;
+    api_error(pathd.get_plan(id).await, 404, "plan_not_found");
+    let mut gone = pathd.plan_events("nope", None);
+    api_error(gone.next().await.unwrap(), 404, "plan_not_found");
 }
 
 /// The first `n` agents of the warehouse map's `random-1` scenario.
@@ -469,26 +423,23 @@ async fn a_wall_in_a_warehouse_aisle_mid_plan_repairs_200_agents() {
     let s = TestServer::new().await;
     let (text, grid, starts, goals) = warehouse(200);
     put(&s, "w", &text).await;
-    let v = create(
-        &s,
-        "w",
-        &body(
-            &starts,
-            &goals,
-            json!({"time_limit_ms": 3000, "first_solution": true}),
-        ),
-    )
-    .await;
-    assert_eq!(v["status"], "solved");
+    let req = PlanRequest {
+        time_limit_ms: Some(3000),
+        first_solution: Some(true),
+        ..request(&starts, &goals)
+    };
+    let v = create(&s, "w", &req).await;
+    assert_eq!(v.status, "solved");
     let plan = check_from(&grid, &v, 0, &starts, &goals);
-    let (id, secret) = (v["id"].as_str().unwrap(), v["secret"].as_str().unwrap());
-    let mut stream = Sse::open(&s.client, &s.at(&format!("/v1/plans/{id}/events")), None).await;
-    assert_eq!(stream.next().await.unwrap().reason(), "initial");
+    let (id, secret) = (v.id.as_deref().unwrap(), v.secret.as_deref().unwrap());
+    let mut stream = s.pathd().plan_events(id, None);
+    assert_eq!(next_event(&mut stream).await.reason, "initial");
 
     // Mid-plan: everybody at step 10 as planned.
     let t = 10usize;
-    let (code, st) = json(progress(&s, id, secret, json!({"time_step": t})).await).await;
-    assert_eq!(code, 200, "{st}");
+    progress(&s, id, secret, &report(Some(t as u64), None))
+        .await
+        .unwrap();
     let at = |p: &Vec<Point>, k: usize| p[k.min(p.len() - 1)];
     let pos: Vec<Point> = plan.iter().map(|p| at(p, t)).collect();
     let rest: Vec<Vec<Point>> = plan
@@ -530,37 +481,26 @@ async fn a_wall_in_a_warehouse_aisle_mid_plan_repairs_200_agents() {
         .filter(|&i| rest[i].contains(&wall))
         .collect();
     assert!(!crossed.is_empty());
-    let version = patch_map(
-        &s,
-        "w",
-        json!({"cells": [{"x": wall.x, "y": wall.y, "cost": 0}]}),
-    )
-    .await;
-    let ev = stream.next().await.unwrap();
-    assert_eq!((ev.seq(), ev.reason()), (2, "blocked"));
-    assert_eq!(ev.data["map_version"], version);
-    assert_eq!(ev.data["start_step"], t as u64);
+    let version = patch_map(&s, "w", wall, 0).await;
+    let ev = next_event(&mut stream).await;
+    assert_eq!((ev.seq, ev.reason.as_str()), (2, "blocked"));
+    assert_eq!(ev.map_version, version);
+    assert_eq!(ev.start_step, t as u64);
     let after = walled(&grid, &[wall]);
-    let new = check_from(&after, &ev.data, t as u64, &pos, &goals);
-    assert_eq!(ev.data["status"], "solved");
+    let new = check_from(&after, &ev, t as u64, &pos, &goals);
+    assert_eq!(ev.status, "solved");
     assert!(new.iter().all(|p| !p.contains(&wall)));
     // A repair: only the agents whose remaining paths crossed the wall were re-planned;
     // everybody else keeps theirs, cell for cell.
-    assert_eq!(ev.data["repaired"], true, "{}", ev.data["replanned"]);
-    let replanned: Vec<usize> = ev.data["replanned"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_u64().unwrap() as usize)
-        .collect();
-    assert_eq!(replanned, crossed);
+    assert!(ev.repaired, "{:?}", ev.replanned);
+    assert_eq!(ev.replanned, crossed);
     for i in (0..rest.len()).filter(|i| !crossed.contains(i)) {
         let len = new[i].len();
         assert_eq!(new[i], padded(&rest[i], len), "agent {i} kept its path");
     }
-    let (_, st) = get(&s, id).await;
-    assert_eq!(st["paths"], ev.data["paths"]);
-    assert_eq!(st["time_step"], t as u64);
+    let st = get(&s, id).await;
+    assert_eq!(st.paths, ev.paths);
+    assert_eq!(st.time_step, Some(t as u64));
 }
 
 /// A seeded `w x h` map with about 10% walls.
@@ -628,22 +568,19 @@ async fn random_patches_and_progress_keep_every_pushed_plan_valid() {
         let n = 8;
         let starts = cells(&mut rng, &grid, n, &[]);
         let goals = cells(&mut rng, &grid, n, &[]);
-        let v = create(
-            &s,
-            &name,
-            &body(&starts, &goals, json!({"time_limit_ms": 500, "seed": seed})),
-        )
-        .await;
-        let (id, secret) = (
-            v["id"].as_str().unwrap().to_owned(),
-            v["secret"].as_str().unwrap().to_owned(),
-        );
-        let mut state = v.clone();
+        let req = PlanRequest {
+            time_limit_ms: Some(500),
+            seed: Some(seed),
+            ..request(&starts, &goals)
+        };
+        let v = create(&s, &name, &req).await;
+        let (id, secret) = (v.id.clone().unwrap(), v.secret.clone().unwrap());
+        let mut state = v;
         let mut t = 0u64;
         let mut pos = starts.clone();
         let mut seq = 1;
-        let mut stream = Sse::open(&s.client, &s.at(&format!("/v1/plans/{id}/events")), None).await;
-        assert_eq!(stream.next().await.unwrap().seq(), 1);
+        let mut stream = s.pathd().plan_events(&id, None);
+        assert_eq!(next_event(&mut stream).await.seq, 1);
         for round in 0..12 {
             if rng.random_bool(0.5) {
                 // A patch: wall (or open) a random cell that is no goal.
@@ -656,18 +593,13 @@ async fn random_patches_and_progress_keep_every_pushed_plan_valid() {
                 let mut costs = grid.costs();
                 costs[(c.y * w + c.x) as usize] = cost;
                 let next = Grid::from_costs(w, h, costs, Movement::Cardinal).unwrap();
-                let version = patch_map(
-                    &s,
-                    &name,
-                    json!({"cells": [{"x": c.x, "y": c.y, "cost": cost}]}),
-                )
-                .await;
+                let version = patch_map(&s, &name, c, cost.into()).await;
                 grid = next;
                 state = at_version(&s, &id, version).await;
             } else {
                 // Progress: one to three steps, some agents late (still where they were).
-                let start = state["start_step"].as_u64().unwrap();
-                let paths = paths_of(&state);
+                let start = state.start_step.unwrap();
+                let paths = paths_of(&state.paths);
                 let t2 = t + rng.random_range(1..=3);
                 let at = |i: usize, k: u64| {
                     let p = &paths[i];
@@ -682,30 +614,30 @@ async fn random_patches_and_progress_keep_every_pushed_plan_valid() {
                         next[i] = pos[i];
                     }
                 }
-                let b = json!({"time_step": t2, "positions": next.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>()});
-                let (code, st) = json(progress(&s, &id, &secret, b).await).await;
-                assert_eq!(code, 200, "seed {seed} round {round}: {st}");
+                let st = progress(&s, &id, &secret, &report(Some(t2), Some(&next)))
+                    .await
+                    .unwrap_or_else(|e| panic!("seed {seed} round {round}: {e}"));
                 t = t2;
                 pos = next;
                 state = st;
             }
             // Every event pushed meanwhile comes in order.
-            let now = state["seq"].as_u64().unwrap();
+            let now = state.seq.unwrap();
             while seq < now {
-                let ev = stream.next().await.unwrap();
+                let ev = next_event(&mut stream).await;
                 seq += 1;
-                assert_eq!(ev.seq(), seq);
+                assert_eq!(ev.seq, seq);
                 assert!(
-                    ["blocked", "delayed", "restored"].contains(&ev.reason()),
+                    ["blocked", "delayed", "restored"].contains(&ev.reason.as_str()),
                     "{}",
-                    ev.reason()
+                    ev.reason
                 );
             }
             // The plan holds from the reported positions on the map as it is now, and a
             // solvable instance stays solved.
             check_from(&grid, &state, t, &pos, &goals);
             if reachable(&grid, &pos, &goals) {
-                assert_eq!(state["status"], "solved", "seed {seed} round {round}");
+                assert_eq!(state.status, "solved", "seed {seed} round {round}");
             }
         }
     }

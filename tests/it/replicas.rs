@@ -5,7 +5,8 @@
 //! Needs `nats-server` (Debian package `nats-server`; `scripts/test.sh` installs it). Without
 //! it these tests say so and pass, except under CI (`CI` set), where they fail.
 
-use crate::live::sse;
+pub(crate) use crate::common::api_error;
+use crate::common::next_event;
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::TcpListener;
@@ -14,9 +15,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use pathd_client::{CellChange, Error, MapPatch, PatchResult, PathRequest};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
-use sse::Sse;
 
 pub(crate) fn nats_server() -> Option<PathBuf> {
     let found = std::env::var_os("PATH")
@@ -119,7 +120,12 @@ pub(crate) struct Replica {
     args: Vec<String>,
     pub(crate) port: u16,
     child: Option<Child>,
+    /// Raw HTTP, for what the tests check on the wire (forwarding headers, framing).
     pub(crate) client: reqwest::Client,
+    /// The Rust client for this replica, without retries: the tests assert the `503`s
+    /// (`store_unavailable`, `replica_behind`, `map_damaged`) and retry themselves where
+    /// they mean to.
+    pub(crate) pathd: pathd_client::Client,
 }
 
 impl Replica {
@@ -145,6 +151,7 @@ impl Replica {
             port,
             child: None,
             client: reqwest::Client::new(),
+            pathd: crate::common::client_without_retries(&format!("http://127.0.0.1:{port}")),
         };
         r.restart();
         r
@@ -191,10 +198,8 @@ impl Replica {
     pub(crate) async fn ready(&self) -> Value {
         let t = Instant::now();
         loop {
-            if let Ok(r) = self.client.get(self.at("/readyz")).send().await
-                && r.status() == 200
-            {
-                return r.json().await.unwrap();
+            if let Ok(v) = self.pathd.ready().await {
+                return v;
             }
             // A hang guard, not a timing claim: a restarted replica first replays every map
             // from the stream, and the whole suite shares two cores (20 s was once too few).
@@ -203,18 +208,29 @@ impl Replica {
         }
     }
 
-    pub(crate) async fn put(&self, name: &str, text: &str) -> (u16, Value) {
-        let r = self
-            .client
-            .put(self.at(&format!("/v1/maps/{name}")))
-            .header("content-type", "text/plain")
-            .body(text.to_owned())
-            .send()
+    /// `PUT` of a Moving AI map that must succeed: whether it was new, and its version.
+    pub(crate) async fn put(&self, name: &str, text: &str) -> (bool, u64) {
+        let (created, m) = self
+            .pathd
+            .put_map_text(name, text)
             .await
-            .unwrap();
-        crate::common::json(r).await
+            .unwrap_or_else(|e| panic!("PUT {name}: {e}"));
+        (created, m.version)
     }
 
+    /// `PATCH` of cells `(x, y, cost)`, optionally at `if_version`.
+    pub(crate) async fn patch_cells(
+        &self,
+        name: &str,
+        cells: &[(u32, u32, u32)],
+        if_version: Option<u64>,
+    ) -> Result<PatchResult, Error> {
+        self.pathd
+            .patch_map(name, &cells_patch(cells, if_version))
+            .await
+    }
+
+    /// `PATCH` with a JSON body the client's `MapPatch` cannot carry (`rects`, `profiles`).
     pub(crate) async fn patch(&self, name: &str, body: Value) -> (u16, Value) {
         let r = self
             .client
@@ -226,48 +242,29 @@ impl Replica {
         crate::common::json(r).await
     }
 
-    async fn delete(&self, name: &str) -> u16 {
-        self.client
-            .delete(self.at(&format!("/v1/maps/{name}")))
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
-    }
-
-    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
-        crate::common::json(self.client.get(self.at(path)).send().await.unwrap()).await
-    }
-
-    async fn text(&self, path: &str) -> (u16, String) {
-        let r = self.client.get(self.at(path)).send().await.unwrap();
-        (r.status().as_u16(), r.text().await.unwrap())
-    }
-
     /// Every map's version and cells (`Accept: text/plain`).
     async fn world(&self) -> BTreeMap<String, (u64, String)> {
-        let (_, list) = self.get("/v1/maps").await;
         let mut out = BTreeMap::new();
-        for m in list["maps"].as_array().unwrap() {
-            let name = m["name"].as_str().unwrap();
-            let text = self
-                .client
-                .get(self.at(&format!("/v1/maps/{name}")))
-                .header("accept", "text/plain")
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
-            out.insert(name.to_owned(), (m["version"].as_u64().unwrap(), text));
+        for m in self.pathd.list_maps().await.unwrap().maps {
+            let text = self.pathd.get_map_text(&m.name).await.unwrap();
+            out.insert(m.name, (m.version, text));
         }
         out
     }
 
     pub(crate) async fn store(&self) -> Value {
-        self.get("/readyz").await.1["store"].clone()
+        self.pathd.ready().await.unwrap()["store"].clone()
+    }
+}
+
+/// A patch of cells `(x, y, cost)`, optionally at `if_version`.
+pub(crate) fn cells_patch(cells: &[(u32, u32, u32)], if_version: Option<u64>) -> MapPatch {
+    MapPatch {
+        cells: cells
+            .iter()
+            .map(|&(x, y, cost)| CellChange { x, y, cost })
+            .collect(),
+        if_version,
     }
 }
 
@@ -360,45 +357,44 @@ async fn random_writes_through_random_replicas_converge() {
                 let name = names[rng.random_range(0..names.len())];
                 match rng.random_range(0..10) {
                     0 => {
-                        let (s, v) = r.put(name, &map_text(24, 12, &mut rng)).await;
-                        assert!(s == 200 || s == 201, "put: {s} {v}");
-                        acked
-                            .lock()
-                            .unwrap()
-                            .push((name.into(), v["version"].as_u64().unwrap()));
+                        let (_, version) = r.put(name, &map_text(24, 12, &mut rng)).await;
+                        acked.lock().unwrap().push((name.into(), version));
                     }
                     1 => {
-                        let s = r.delete(name).await;
-                        assert!(s == 204 || s == 404, "delete: {s}");
+                        if let Err(e) = r.pathd.delete_map(name).await {
+                            assert_eq!(e.code(), Some("map_not_found"), "delete: {e}");
+                        }
                     }
                     k => {
                         let (x, y) = (rng.random_range(0..24), rng.random_range(0..12));
                         let cost = u32::from(rng.random_bool(0.5));
-                        let mut body = json!({"cells": [{"x": x, "y": y, "cost": cost}]});
+                        let mut if_version = None;
                         if k % 2 == 0 {
-                            let (s, v) = r.get(&format!("/v1/maps/{name}")).await;
-                            if s != 200 {
+                            let Ok(m) = r.pathd.get_map(name, None).await else {
+                                continue;
+                            };
+                            if_version = Some(m.version);
+                        }
+                        let p = match r.patch_cells(name, &[(x, y, cost)], if_version).await {
+                            Ok(p) => p,
+                            Err(e) => {
+                                assert!(
+                                    matches!(e.status(), Some(404 | 409)),
+                                    "patch (worker {worker}, op {n}): {e}"
+                                );
                                 continue;
                             }
-                            body["if_version"] = v["version"].clone();
-                        }
-                        let (s, v) = r.patch(name, body).await;
-                        assert!(
-                            matches!(s, 200 | 404 | 409),
-                            "patch (worker {worker}, op {n}): {s} {v}"
-                        );
-                        if s == 200 && v["changed_cells"] == 1 {
-                            let version = v["version"].as_u64().unwrap();
-                            acked.lock().unwrap().push((name.into(), version));
+                        };
+                        if p.changed_cells == 1 {
+                            acked.lock().unwrap().push((name.into(), p.version));
                             // Read-your-writes through another replica.
                             let other = &rs[rng.random_range(0..rs.len())];
-                            let (s, v) = other
-                                .get(&format!("/v1/maps/{name}?min_version={version}"))
-                                .await;
-                            assert!(
-                                (s == 200 && v["version"].as_u64().unwrap() >= version) || s == 404,
-                                "min_version read: {s} {v}"
-                            );
+                            match other.pathd.get_map(name, Some(p.version)).await {
+                                Ok(m) => assert!(m.version >= p.version, "min_version read: {m:?}"),
+                                Err(e) => {
+                                    assert_eq!(e.status(), Some(404), "min_version read: {e}")
+                                }
+                            }
                         }
                     }
                 }
@@ -416,26 +412,21 @@ async fn random_writes_through_random_replicas_converge() {
     // Conflicting if_version writes through two replicas: exactly one wins.
     rs[0].put("duel", &open_text(8, 8)).await;
     for round in 0..5u32 {
-        let (_, v) = rs[1].get("/v1/maps/duel?min_version=1").await;
-        let version = v["version"].clone();
+        let version = rs[1].pathd.get_map("duel", Some(1)).await.unwrap().version;
+        let (cell_a, cell_b) = ([(round, 0, 0)], [(round, 1, 0)]);
         let (a, b) = tokio::join!(
-            rs[1].patch(
-                "duel",
-                json!({"cells": [{"x": round, "y": 0, "cost": 0}], "if_version": version})
-            ),
-            rs[2].patch(
-                "duel",
-                json!({"cells": [{"x": round, "y": 1, "cost": 0}], "if_version": version})
-            ),
+            rs[1].patch_cells("duel", &cell_a, Some(version)),
+            rs[2].patch_cells("duel", &cell_b, Some(version)),
         );
-        let mut statuses = [a.0, b.0];
-        statuses.sort();
-        assert_eq!(statuses, [200, 409], "round {round}: {a:?} {b:?}");
+        let (won, lost) = match (a, b) {
+            (Ok(won), lost) | (lost, Ok(won)) => (won, lost),
+            (a, b) => panic!("round {round}: neither won: {a:?} {b:?}"),
+        };
+        api_error(lost, 409, "version_conflict");
         // Both replicas must have applied the winner before the next round reads.
-        let won = if a.0 == 200 { &a.1 } else { &b.1 };
-        let v = won["version"].as_u64().unwrap();
-        rs[1].get(&format!("/v1/maps/duel?min_version={v}")).await;
-        rs[2].get(&format!("/v1/maps/duel?min_version={v}")).await;
+        for r in &rs[1..] {
+            r.pathd.get_map("duel", Some(won.version)).await.unwrap();
+        }
     }
 
     let refs: Vec<&Replica> = rs.iter().map(|r| r.as_ref()).collect();
@@ -477,25 +468,19 @@ async fn a_held_back_replica_misses_nothing_when_another_map_is_compacted() {
     // Stream sequences 1-6: x v1, y v1, x v2-v4, y v2. y's second version compacts y (a
     // purge of its subject below it), which removes sequence 2 and moves B's reader to 6:
     // B must find x's patches behind a message that is gone.
-    assert_eq!(a.put("x", &open_text(8, 8)).await.0, 201);
-    assert_eq!(a.put("y", &open_text(4, 4)).await.0, 201);
+    assert!(a.put("x", &open_text(8, 8)).await.0);
+    assert!(a.put("y", &open_text(4, 4)).await.0);
     for i in 0..3 {
-        let (s, v) = a
-            .patch("x", json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
-            .await;
-        assert_eq!(s, 200, "{v}");
+        a.patch_cells("x", &[(i, 0, 0)], None).await.unwrap();
     }
-    assert_eq!(a.put("y", &open_text(5, 5)).await.0, 200);
+    assert!(!a.put("y", &open_text(5, 5)).await.0);
 
-    let (s, v) = b.get("/v1/maps/x?min_version=4").await;
-    assert_eq!((s, v["version"].as_u64()), (200, Some(4)), "{v}");
+    assert_eq!(b.pathd.get_map("x", Some(4)).await.unwrap().version, 4);
     settle(&[&a, &b]).await;
     assert_eq!(b.world().await, a.world().await, "replicas diverged");
     // Writes through B go on from where A left x.
-    let (s, v) = b
-        .patch("x", json!({"cells": [{"x": 7, "y": 7, "cost": 0}]}))
-        .await;
-    assert_eq!((s, v["version"].as_u64()), (200, Some(5)), "{v}");
+    let p = b.patch_cells("x", &[(7, 7, 0)], None).await.unwrap();
+    assert_eq!(p.version, 5);
 }
 
 /// A mutation a replica cannot apply (here: a patch whose base version the stream does not
@@ -507,7 +492,7 @@ async fn a_mutation_without_its_base_marks_the_map_damaged_until_a_whole_map_arr
     let Some((nats, a, b)) = two_replicas(tmp.path()).await else {
         return;
     };
-    assert_eq!(a.put("x", &open_text(8, 8)).await.0, 201);
+    assert!(a.put("x", &open_text(8, 8)).await.0);
     settle(&[&a, &b]).await;
 
     // Version 5 of x, a patch of one cell, straight into the stream: versions 2-4 are not
@@ -529,34 +514,17 @@ async fn a_mutation_without_its_base_marks_the_map_damaged_until_a_whole_map_arr
         .unwrap();
     settle(&[&a, &b]).await;
     for r in [&a, &b] {
-        let (s, v) = r.get("/v1/maps/x").await;
-        assert_eq!(
-            (s, v["error"]["code"].as_str()),
-            (503, Some("map_damaged")),
-            "{v}"
-        );
-        let (s, v) = r.get("/v1/maps").await;
-        assert_eq!(s, 200);
-        assert!(
-            v["maps"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|m| m["name"] != "x"),
-            "{v}"
-        );
-        let (s, v) = r
-            .patch("x", json!({"cells": [{"x": 1, "y": 1, "cost": 0}]}))
-            .await;
-        assert_eq!(
-            (s, v["error"]["code"].as_str()),
-            (503, Some("map_damaged")),
-            "{v}"
+        api_error(r.pathd.get_map("x", None).await, 503, "map_damaged");
+        let list = r.pathd.list_maps().await.unwrap();
+        assert!(list.maps.iter().all(|m| m.name != "x"), "{list:?}");
+        api_error(
+            r.patch_cells("x", &[(1, 1, 0)], None).await,
+            503,
+            "map_damaged",
         );
     }
     // A whole map through B repairs x everywhere, past the version it could not apply.
-    let (s, v) = b.put("x", &open_text(6, 6)).await;
-    assert_eq!((s, v["version"].as_u64()), (201, Some(6)), "{v}");
+    assert_eq!(b.put("x", &open_text(6, 6)).await, (true, 6));
     settle(&[&a, &b]).await;
     let world = a.world().await;
     assert_eq!(world["x"].0, 6);
@@ -573,20 +541,13 @@ async fn a_mutation_without_its_base_marks_the_map_damaged_until_a_whole_map_arr
         .unwrap();
     settle(&[&a, &b]).await;
     for r in [&a, &b] {
-        let (s, v) = r.get("/v1/maps/x").await;
-        assert_eq!(
-            (s, v["error"]["code"].as_str()),
-            (503, Some("map_damaged")),
-            "{v}"
-        );
-        let message = v["error"]["message"].as_str().unwrap();
+        let message = api_error(r.pathd.get_map("x", None).await, 503, "map_damaged");
         assert!(
             message.contains("transmogrify") && message.contains("PUT"),
             "{message}"
         );
     }
-    let (s, v) = a.put("x", &open_text(7, 7)).await;
-    assert_eq!((s, v["version"].as_u64()), (201, Some(8)), "{v}");
+    assert_eq!(a.put("x", &open_text(7, 7)).await, (true, 8));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -596,25 +557,14 @@ async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
         return;
     };
     // 60x20 open map.
-    let (s, v) = a.put("open", &open_text(60, 20)).await;
-    assert_eq!(s, 201, "{v}");
-    let resp = b
-        .client
-        .post(b.at("/v1/maps/open/subscriptions"))
-        .json(&json!({"start": [2, 3], "goal": [57, 3], "min_version": 1}))
-        .send()
-        .await
-        .unwrap();
-    let (s, sub) = crate::common::json(resp).await;
-    assert_eq!(s, 201, "{sub}");
-    let id = sub["id"].as_str().unwrap();
-    let mut events = Sse::open(
-        &b.client,
-        &b.at(&format!("/v1/subscriptions/{id}/events")),
-        None,
-    )
-    .await;
-    assert_eq!(events.expect().await.reason(), "initial");
+    assert!(a.put("open", &open_text(60, 20)).await.0);
+    let q = PathRequest {
+        min_version: Some(1),
+        ..PathRequest::new([2, 3], [57, 3])
+    };
+    let sub = b.pathd.create_subscription("open", &q).await.unwrap();
+    let mut events = b.pathd.subscription_events(&sub.id, None);
+    assert_eq!(next_event(&mut events).await.reason, "initial");
     // A wall across the path, written through A.
     let (s, v) = a
         .patch(
@@ -623,10 +573,10 @@ async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
         )
         .await;
     assert_eq!(s, 200, "{v}");
-    let ev = events.expect().await;
-    assert_eq!(ev.reason(), "blocked", "{:?}", ev.data);
-    assert_eq!(ev.data["map_version"].as_u64(), Some(2));
-    assert_eq!((ev.seq(), ev.id.as_deref()), (2, Some("2")));
+    let ev = next_event(&mut events).await;
+    assert_eq!(ev.reason, "blocked", "{ev:?}");
+    assert_eq!(ev.map_version, 2);
+    assert_eq!((ev.seq, events.last_frame_id.as_deref()), (2, Some("2")));
 
     // A map body above NATS's message size (1 MiB) goes through the object store.
     let mut big = String::from("type octile\nheight 1000\nwidth 1100\nmap\n");
@@ -636,31 +586,22 @@ async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
         }
         big.push('\n');
     }
-    let (s, v) = a.put("big", &big).await;
-    assert_eq!(s, 201, "{v}");
+    assert!(a.put("big", &big).await.0);
     // A megabyte through the object store and a 1.1M-cell build can take B longer than one
     // `min_version` wait on a loaded machine: `503 replica_behind` is the documented answer
-    // then, and a client asks again.
-    let (mut s, mut v) = b.get("/v1/maps/big?min_version=1").await;
+    // then, and a client asks again (here by hand: B's client does not retry).
+    let mut got = b.pathd.get_map("big", Some(1)).await;
     for _ in 0..20 {
-        if s != 503 {
-            break;
+        match got {
+            Err(e) if e.status() == Some(503) => {
+                assert_eq!(e.code(), Some("replica_behind"), "{e}");
+                got = b.pathd.get_map("big", Some(1)).await;
+            }
+            _ => break,
         }
-        assert_eq!(v["error"]["code"], "replica_behind", "{v}");
-        (s, v) = b.get("/v1/maps/big?min_version=1").await;
     }
-    assert_eq!((s, v["width"].as_u64()), (200, Some(1100)), "{v}");
-    let text = b
-        .client
-        .get(b.at("/v1/maps/big"))
-        .header("accept", "text/plain")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(text, big);
+    assert_eq!(got.unwrap().width, 1100);
+    assert_eq!(b.pathd.get_map_text("big").await.unwrap(), big);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -672,32 +613,33 @@ async fn min_version_waits_then_times_out_with_replica_behind() {
     let b = Replica::start(&nats.url(), tmp.path(), &["--max-wait-ms", "400"]);
     a.ready().await;
     b.ready().await;
-    let (s, _) = a.put("m", &open_text(16, 16)).await;
-    assert_eq!(s, 201);
+    assert!(a.put("m", &open_text(16, 16)).await.0);
 
     // Too new: answered after the bounded wait.
     let t = Instant::now();
-    let resp = b
-        .client
-        .get(b.at("/v1/maps/m?min_version=9"))
-        .send()
-        .await
-        .unwrap();
+    let r = b.pathd.get_map("m", Some(9)).await;
     let waited = t.elapsed();
-    assert!(resp.headers().contains_key("retry-after"));
-    crate::common::expect_error(resp, 503, "replica_behind").await;
+    assert!(
+        matches!(
+            &r,
+            Err(Error::Api {
+                retry_after: Some(_),
+                ..
+            })
+        ),
+        "no Retry-After: {r:?}"
+    );
+    api_error(r, 503, "replica_behind");
     assert!(
         waited >= Duration::from_millis(380) && waited < Duration::from_secs(3),
         "{waited:?}"
     );
-    let resp = b
-        .client
-        .post(b.at("/v1/maps/m/path"))
-        .json(&json!({"start": [0, 0], "goal": [1, 1], "min_version": 9}))
-        .send()
-        .await
-        .unwrap();
-    crate::common::expect_error(resp, 503, "replica_behind").await;
+    let q = PathRequest {
+        min_version: Some(9),
+        ..PathRequest::new([0, 0], [1, 1])
+    };
+    api_error(b.pathd.find_path("m", &q).await, 503, "replica_behind");
+    // Raw: the client's batch call has no batch-level `min_version`.
     let resp = b
         .client
         .post(b.at("/v1/maps/m/paths"))
@@ -709,22 +651,14 @@ async fn min_version_waits_then_times_out_with_replica_behind() {
 
     // A wait that a write through A ends: answered as soon as B applied it.
     let waiting = tokio::spawn({
-        let (client, url) = (b.client.clone(), b.at("/v1/maps/m?min_version=2"));
-        async move {
-            let r = client.get(url).send().await.unwrap();
-            crate::common::json(r).await
-        }
+        let pathd = b.pathd.clone();
+        async move { pathd.get_map("m", Some(2)).await }
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let (s, v) = a
-        .patch("m", json!({"cells": [{"x": 0, "y": 0, "cost": 0}]}))
-        .await;
-    assert_eq!(s, 200, "{v}");
-    let (s, v) = waiting.await.unwrap();
-    assert_eq!((s, v["version"].as_u64()), (200, Some(2)), "{v}");
+    a.patch_cells("m", &[(0, 0, 0)], None).await.unwrap();
+    assert_eq!(waiting.await.unwrap().unwrap().version, 2);
     // An old version is there at once.
-    let (s, _) = b.get("/v1/maps/m?min_version=1").await;
-    assert_eq!(s, 200);
+    b.pathd.get_map("m", Some(1)).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -736,8 +670,7 @@ async fn killed_replica_catches_up_and_nats_outage_fails_writes_fast() {
     let mut b = Replica::start(&nats.url(), tmp.path(), &[]);
     a.ready().await;
     b.ready().await;
-    let (s, _) = a.put("w", &open_text(32, 32)).await;
-    assert_eq!(s, 201);
+    assert!(a.put("w", &open_text(32, 32)).await.0);
 
     // A stream of writes through A; B is killed -9 in the middle and restarted.
     let mut last = 1;
@@ -748,18 +681,17 @@ async fn killed_replica_catches_up_and_nats_outage_fails_writes_fast() {
         if i == 40 {
             b.restart();
         }
-        let (s, v) = a
-            .patch(
-                "w",
-                json!({"cells": [{"x": i % 32, "y": i / 32, "cost": i % 2}]}),
-            )
-            .await;
-        assert_eq!(s, 200, "{v}");
-        last = v["version"].as_u64().unwrap().max(last);
+        let p = a
+            .patch_cells("w", &[(i % 32, i / 32, i % 2)], None)
+            .await
+            .unwrap();
+        last = p.version.max(last);
     }
     b.ready().await;
-    let (s, v) = b.get(&format!("/v1/maps/w?min_version={last}")).await;
-    assert_eq!((s, v["version"].as_u64()), (200, Some(last)), "{v}");
+    assert_eq!(
+        b.pathd.get_map("w", Some(last)).await.unwrap().version,
+        last
+    );
     settle(&[&a, &b]).await;
     assert_eq!(a.world().await, b.world().await);
 
@@ -767,28 +699,21 @@ async fn killed_replica_catches_up_and_nats_outage_fails_writes_fast() {
     nats.kill();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let t = Instant::now();
-    let (s, v) = a
-        .patch("w", json!({"cells": [{"x": 5, "y": 5, "cost": 0}]}))
-        .await;
-    assert_eq!(
-        (s, v["error"]["code"].as_str()),
-        (503, Some("store_unavailable")),
-        "{v}"
+    api_error(
+        a.patch_cells("w", &[(5, 5, 0)], None).await,
+        503,
+        "store_unavailable",
     );
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
-    let (s, _) = b.put("new", &map_text(8, 8, &mut rand::rng())).await;
-    assert_eq!(s, 503);
+    let put = b
+        .pathd
+        .put_map_text("new", &map_text(8, 8, &mut rand::rng()))
+        .await;
+    assert_eq!(put.unwrap_err().status(), Some(503));
     for r in [&a, &b] {
-        let resp = r
-            .client
-            .post(r.at("/v1/maps/w/path"))
-            .json(&json!({"start": [31, 31], "goal": [30, 30]}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 200);
-        let (s, v) = r.get("/v1/maps/w").await;
-        assert_eq!((s, v["version"].as_u64()), (200, Some(last)));
+        let q = PathRequest::new([31, 31], [30, 30]);
+        r.pathd.find_path("w", &q).await.unwrap();
+        assert_eq!(r.pathd.get_map("w", None).await.unwrap().version, last);
         let st = r.store().await;
         assert_eq!(st["connected"], false, "{st}");
     }
@@ -796,31 +721,24 @@ async fn killed_replica_catches_up_and_nats_outage_fails_writes_fast() {
     // NATS back: the replicas reconnect by themselves and writes work again.
     nats.restart();
     let t = Instant::now();
-    let v = loop {
-        let (s, v) = b
-            .patch("w", json!({"cells": [{"x": 6, "y": 6, "cost": 0}]}))
-            .await;
-        if s == 200 {
-            break v;
+    let p = loop {
+        match b.patch_cells("w", &[(6, 6, 0)], None).await {
+            Ok(p) => break p,
+            Err(e) => assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "writes never resumed: {e}"
+            ),
         }
-        assert!(
-            t.elapsed() < Duration::from_secs(20),
-            "writes never resumed: {v}"
-        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    let version = v["version"].as_u64().unwrap();
-    assert_eq!(version, last + 1, "{v}");
+    let version = p.version;
+    assert_eq!(version, last + 1, "{p:?}");
     // A caught up too (its consumer is re-created once the connection is back).
     let t = Instant::now();
-    loop {
-        let (s, v) = a.get(&format!("/v1/maps/w?min_version={version}")).await;
-        if s == 200 {
-            break;
-        }
+    while let Err(e) = a.pathd.get_map("w", Some(version)).await {
         assert!(
             t.elapsed() < Duration::from_secs(10),
-            "A never caught up: {v}"
+            "A never caught up: {e}"
         );
     }
     settle(&[&a, &b]).await;
@@ -867,8 +785,7 @@ async fn three_node_cluster_keeps_acknowledged_writes_when_a_node_dies() {
     let b = Replica::start(&store, tmp.path(), &["--nats-replicas", "3"]);
     a.ready().await;
     b.ready().await;
-    let (s, v) = a.put("c", &open_text(40, 40)).await;
-    assert_eq!(s, 201, "{v}");
+    assert!(a.put("c", &open_text(40, 40)).await.0);
     // Walls, one new cell per write, through A and B in turn; a NATS node dies midway.
     let mut acked = Vec::new();
     for i in 0..40u32 {
@@ -879,20 +796,17 @@ async fn three_node_cluster_keeps_acknowledged_writes_when_a_node_dies() {
         let cell = (i % 40, 1 + i / 40);
         let t = Instant::now();
         loop {
-            let (s, v) = r
-                .patch(
-                    "c",
-                    json!({"cells": [{"x": cell.0, "y": cell.1, "cost": 0}]}),
-                )
-                .await;
-            if s == 200 {
-                acked.push((cell, v["version"].as_u64().unwrap()));
-                break;
-            }
-            assert!(matches!(s, 503), "write {i}: unexpected {s} {v}");
+            let e = match r.patch_cells("c", &[(cell.0, cell.1, 0)], None).await {
+                Ok(p) => {
+                    acked.push((cell, p.version));
+                    break;
+                }
+                Err(e) => e,
+            };
+            assert_eq!(e.status(), Some(503), "write {i}: unexpected {e}");
             assert!(
                 t.elapsed() < Duration::from_secs(20),
-                "writes never resumed: {v}"
+                "writes never resumed: {e}"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -906,11 +820,7 @@ async fn three_node_cluster_keeps_acknowledged_writes_when_a_node_dies() {
     let last = acked.iter().map(|(_, v)| *v).max().unwrap();
     for r in [&a, &b] {
         let t = Instant::now();
-        loop {
-            let (s, _) = r.get(&format!("/v1/maps/c?min_version={last}")).await;
-            if s == 200 {
-                break;
-            }
+        while r.pathd.get_map("c", Some(last)).await.is_err() {
             assert!(
                 t.elapsed() < Duration::from_secs(15),
                 "a replica never caught up"
@@ -950,14 +860,11 @@ async fn lag_is_reported_per_map_in_versions_and_seconds() {
     let b = Replica::start(&nats.url(), tmp.path(), &["--test-apply-delay-ms", "600"]);
     a.ready().await;
     b.ready().await;
-    assert_eq!(a.put("m", &open_text(8, 8)).await.0, 201);
+    assert!(a.put("m", &open_text(8, 8)).await.0);
     for i in 0..3 {
-        let (s, v) = a
-            .patch("m", json!({"cells": [{"x": i, "y": 0, "cost": 0}]}))
-            .await;
-        assert_eq!(s, 200, "{v}");
+        a.patch_cells("m", &[(i, 0, 0)], None).await.unwrap();
     }
-    assert_eq!(a.put("n", &open_text(4, 4)).await.0, 201);
+    assert!(a.put("n", &open_text(4, 4)).await.0);
 
     // While B works through m's versions 1..=4 and n's 1, it reports what it has not
     // applied, per map, in versions and seconds; the sum is the total.
@@ -980,11 +887,11 @@ async fn lag_is_reported_per_map_in_versions_and_seconds() {
             && m["applied_version"].as_u64().unwrap() < 4
         {
             if !lagging_seen {
-                let (_, body) = b.get("/readyz").await;
+                let body = b.pathd.ready().await.unwrap();
                 crate::openapi::assert_get_200_matches("/readyz", &body);
                 assert!(m["lag_seconds"].as_f64().unwrap() > 0.0, "{s}");
                 assert!(s["lag_seconds"].as_f64().unwrap() > 0.0, "{s}");
-                let (_, metrics) = b.text("/metrics").await;
+                let metrics = b.pathd.metrics().await.unwrap();
                 let line = metrics
                     .lines()
                     .find(|l| l.starts_with("pathd_replication_map_lag_versions{map=\"m\"}"))
@@ -1028,7 +935,7 @@ async fn lag_is_reported_per_map_in_versions_and_seconds() {
         }
     }
     // A deleted map leaves the list once the deletion is applied.
-    assert_eq!(a.delete("n").await, 204);
+    a.pathd.delete_map("n").await.unwrap();
     let t = Instant::now();
     while map_lag(&c.store().await, "n").is_some() {
         assert!(t.elapsed() < Duration::from_secs(10), "n still listed");
@@ -1061,10 +968,8 @@ async fn shutdown_while_nats_was_never_reachable_is_clean() {
         .expect("pathd starts");
     wait_port(port);
     // Recovery is waiting for the store: the replica is not ready.
-    let r = reqwest::get(format!("http://127.0.0.1:{port}/readyz"))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 503);
+    let pathd = crate::common::client_without_retries(&format!("http://127.0.0.1:{port}"));
+    api_error(pathd.ready().await, 503, "not_ready");
     tokio::time::sleep(Duration::from_millis(700)).await;
     let term = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -1106,8 +1011,8 @@ async fn a_boat_subscription_on_b_follows_water_patched_through_a_and_not_ground
         }
         text.push('\n');
     }
-    let (s, v) = a.put("lake", &text).await;
-    assert_eq!(s, 201, "{v}");
+    assert!(a.put("lake", &text).await.0);
+    // Raw: the client's `MapPatch` and `PathRequest` carry no `profiles`/`profile`.
     let (s, v) = a
         .patch("lake", json!({"profiles": {"boat": {"W": 1}}}))
         .await;
@@ -1122,14 +1027,10 @@ async fn a_boat_subscription_on_b_follows_water_patched_through_a_and_not_ground
     let (s, sub) = crate::common::json(resp).await;
     assert_eq!((s, sub["profile"].as_str()), (201, Some("boat")), "{sub}");
     assert!((sub["cost"].as_f64().unwrap() - 15.0).abs() < 1e-9, "{sub}");
-    let id = sub["id"].as_str().unwrap();
-    let mut events = Sse::open(
-        &b.client,
-        &b.at(&format!("/v1/subscriptions/{id}/events")),
-        None,
-    )
-    .await;
-    assert_eq!(events.expect().await.reason(), "initial");
+    let mut events = b
+        .pathd
+        .subscription_events(sub["id"].as_str().unwrap(), None);
+    assert_eq!(next_event(&mut events).await.reason, "initial");
     // Ground-only changes through A (versions 3 and 4): trees along the shore.
     for y in [1, 10] {
         let (s, v) = a
@@ -1148,12 +1049,11 @@ async fn a_boat_subscription_on_b_follows_water_patched_through_a_and_not_ground
         )
         .await;
     assert_eq!((s, v["version"].as_u64()), (200, Some(5)), "{v}");
-    let ev = events.expect().await;
+    let ev = next_event(&mut events).await;
     assert_eq!(
-        (ev.seq(), ev.data["map_version"].as_u64()),
-        (2, Some(5)),
-        "no event for the ground-only patches: {:?}",
-        ev.data
+        (ev.seq, ev.map_version),
+        (2, 5),
+        "no event for the ground-only patches: {ev:?}"
     );
-    assert!(ev.data["cost"].as_f64().unwrap() > 15.0, "{:?}", ev.data);
+    assert!(ev.cost > 15.0, "{ev:?}");
 }

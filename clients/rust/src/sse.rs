@@ -59,6 +59,9 @@ pub struct EventStream<E> {
     done: bool,
     /// The `seq` of the last event returned.
     pub last_event_id: Option<u64>,
+    /// The `id:` field of the last event's frame, as the server sent it (`None` when the
+    /// frame had none): the server sends the `seq`.
+    pub last_frame_id: Option<String>,
     /// Reconnections so far.
     pub reconnects: u32,
     _event: PhantomData<fn() -> E>,
@@ -75,6 +78,7 @@ impl<E: Event> EventStream<E> {
             delay,
             done: false,
             last_event_id,
+            last_frame_id: None,
             reconnects: 0,
             _event: PhantomData,
         }
@@ -104,6 +108,7 @@ impl<E: Event> EventStream<E> {
                     }
                 };
                 self.last_event_id = Some(ev.seq());
+                self.last_frame_id = frame.id;
                 if FINAL.contains(&ev.reason()) {
                     self.done = true;
                     self.body = None;

@@ -205,6 +205,13 @@ pub struct Subscription {
     pub seq: u64,
     /// The agent's position.
     pub position: Point,
+    /// The goal.
+    pub goal: Point,
+    /// The map it follows.
+    pub map: String,
+    /// The unit-type profile it follows, when it named one other than the map's default.
+    #[serde(default)]
+    pub profile: Option<String>,
 }
 
 /// One event of a subscription's stream; `resync` carries the full state.
@@ -255,6 +262,22 @@ pub struct FlowField {
     pub directions: String,
     /// base64, one little-endian f64 per region cell.
     pub costs: String,
+    /// The map.
+    pub map: String,
+    /// The unit-type profile, when one other than the map's default.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// The goal cell.
+    pub goal: Point,
+    /// Agent side in cells.
+    pub size: u32,
+    /// The cost bound, if any.
+    #[serde(default)]
+    pub max_cost: Option<f64>,
+    /// The map version the field holds for.
+    pub map_version: u64,
+    /// Region cells that reach the goal.
+    pub reachable: u64,
 }
 
 impl FlowField {
@@ -286,6 +309,11 @@ pub struct FlowFieldEvent {
     pub reason: String,
     /// `[x, y, direction, cost]`, cost `null` when unreachable.
     pub cells: Vec<(u32, u32, u8, Option<f64>)>,
+    /// The map version the field holds for after this event.
+    pub map_version: u64,
+    /// Why a `resync` came (`too_many_cells`, `fell_behind`, `taken_over`, `moved`).
+    #[serde(default)]
+    pub why: Option<String>,
 }
 
 /// A distance table (`costMatrix`): at most 256 sources and 256 targets.
@@ -415,6 +443,24 @@ pub struct PlanResult {
     /// The agents' positions at `time_step` (`GET`, `PATCH`).
     #[serde(default)]
     pub positions: Option<Vec<Point>>,
+    /// `sum_of_costs` or `makespan` (a plan's answer).
+    #[serde(default)]
+    pub objective: Option<String>,
+    /// Whether the plan is proven optimal for its objective (a plan's answer).
+    #[serde(default)]
+    pub optimal: Option<bool>,
+    /// Time spent planning (a plan's answer).
+    #[serde(default)]
+    pub elapsed_ms: Option<f64>,
+    /// When the first solution was found (a plan's answer; none when none was).
+    #[serde(default)]
+    pub first_solution_ms: Option<f64>,
+    /// Nodes expanded (a plan's answer).
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    /// Whether only `replanned` were re-planned (a live plan's state).
+    #[serde(default)]
+    pub repaired: Option<bool>,
 }
 
 /// `PATCH /v1/plans/{id}`: where the agents are (at least one of the two).

@@ -393,3 +393,42 @@ pub fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String)
         .unwrap();
     (status.code(), out)
 }
+
+/// The next event of one of the client's event streams, which must come: panics when the
+/// stream ends or fails, or after 60 s of silence (a hang guard, not a timing claim).
+pub async fn next_event<E: pathd_client::Event>(s: &mut pathd_client::EventStream<E>) -> E {
+    tokio::time::timeout(Duration::from_secs(60), s.next())
+        .await
+        .expect("an event within 60 s")
+        .expect("the stream ended early")
+        .unwrap_or_else(|e| panic!("event stream: {e}"))
+}
+
+/// The Rust client of the server at `url` without retries of `503`: for tests that assert
+/// a `503` (or count every answer that is not a result).
+pub fn client_without_retries(url: &str) -> pathd_client::Client {
+    let mut c = pathd_client::Client::new(url);
+    c.retries = 0;
+    c
+}
+
+/// Asserts an error answer with this status and code; returns its message.
+#[track_caller]
+pub fn api_error<T: std::fmt::Debug>(
+    r: Result<T, pathd_client::Error>,
+    status: u16,
+    code: &str,
+) -> String {
+    match r {
+        Err(pathd_client::Error::Api {
+            status: s,
+            code: c,
+            message,
+            ..
+        }) if s == status && c == code => {
+            assert!(!message.is_empty(), "{status} {code} without a message");
+            message
+        }
+        other => panic!("expected {status} {code}, got {other:?}"),
+    }
+}

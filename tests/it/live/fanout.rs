@@ -4,6 +4,7 @@
 //! lowering one, every member of a group whose search region holds a changed cell (a
 //! cheaper cell anywhere the tree has looked can open a shorter path).
 
+use pathd_client::{PathRequest, Subscription};
 use serde_json::{Value, json};
 
 use super::{get_sub, patch_ok, subscribe, wait_seq};
@@ -15,19 +16,11 @@ fn open_field() -> Value {
     json!({"width": w, "height": h, "costs": vec![1u32; w * h], "movement": "octile"})
 }
 
-fn cells(path: &Value) -> Vec<[u64; 2]> {
-    path.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| [p[0].as_u64().unwrap(), p[1].as_u64().unwrap()])
-        .collect()
-}
-
 /// Polls `id` until its `map_version` is `version` (the group's repair is over), bounded.
-async fn wait_version(s: &TestServer, id: &str, version: u64) -> Value {
+async fn wait_version(s: &TestServer, id: &str, version: u64) -> Subscription {
     for _ in 0..2_000 {
-        let (_, v) = get_sub(s, id).await;
-        if v["map_version"].as_u64() == Some(version) {
+        let v = get_sub(s, id).await;
+        if v.map_version == version {
             return v;
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -40,16 +33,13 @@ async fn a_patch_reaches_only_the_members_whose_paths_it_touches() {
     let s = TestServer::new().await;
     assert_eq!(s.put_json("f", &open_field()).await.status(), 201);
     // One goal group of three: starts far apart, so their paths share only the last cells.
-    let a = subscribe(&s, "f", r#"{"start": [2, 2], "goal": [110, 20]}"#).await;
-    let b = subscribe(&s, "f", r#"{"start": [2, 37], "goal": [110, 20]}"#).await;
-    let c = subscribe(&s, "f", r#"{"start": [60, 38], "goal": [110, 20]}"#).await;
-    let ids: Vec<&str> = [&a, &b, &c]
-        .iter()
-        .map(|v| v["id"].as_str().unwrap())
-        .collect();
+    let a = subscribe(&s, "f", &PathRequest::new([2, 2], [110, 20])).await;
+    let b = subscribe(&s, "f", &PathRequest::new([2, 37], [110, 20])).await;
+    let c = subscribe(&s, "f", &PathRequest::new([60, 38], [110, 20])).await;
+    let ids: Vec<&str> = [&a, &b, &c].iter().map(|v| v.id.as_str()).collect();
     for other in [&b, &c] {
         // The test's premise: the wall below lies nowhere near the others' paths.
-        assert!(cells(&other["path"]).iter().all(|p| p[0] > 8 || p[1] >= 32));
+        assert!(other.path.iter().all(|p| p[0] > 8 || p[1] >= 32));
     }
     // A wall across a's way near its start (x = 5, rows 0 to 25): a detour that costs more.
     let wall =
@@ -60,7 +50,7 @@ async fn a_patch_reaches_only_the_members_whose_paths_it_touches() {
     wait_seq(&s, ids[0], 2).await;
     for id in &ids[1..] {
         let v = wait_version(&s, id, 2).await;
-        assert_eq!(v["seq"], 1, "an untouched member got an event: {v}");
+        assert_eq!(v.seq, 1, "an untouched member got an event: {v:?}");
     }
 
     // A wall in a far corner no path comes near: inside the tree's region, reaching nobody.
@@ -68,7 +58,7 @@ async fn a_patch_reaches_only_the_members_whose_paths_it_touches() {
     assert_eq!(out["affected_subscriptions"], 0, "{out}");
     for (id, seq) in ids.iter().zip([2, 1, 1]) {
         let v = wait_version(&s, id, 3).await;
-        assert_eq!(v["seq"], seq, "{v}");
+        assert_eq!(v.seq, seq, "{v:?}");
     }
 
     // Opening the wall again is a lowering: every member of the group may get a shorter
@@ -76,10 +66,10 @@ async fn a_patch_reaches_only_the_members_whose_paths_it_touches() {
     let out = patch_ok(&s, "f", wall(1)).await;
     assert_eq!(out["affected_subscriptions"], 3, "{out}");
     wait_seq(&s, ids[0], 3).await;
-    let (_, v) = get_sub(&s, ids[0]).await;
-    assert_eq!(v["cost"], a["cost"], "{v}");
+    let v = get_sub(&s, ids[0]).await;
+    assert_eq!(v.cost, a.cost, "{v:?}");
     for id in &ids[1..] {
         let v = wait_version(&s, id, 4).await;
-        assert_eq!(v["seq"], 1, "{v}");
+        assert_eq!(v.seq, 1, "{v:?}");
     }
 }

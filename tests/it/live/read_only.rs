@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
+use pathd_client::{CellChange, MapPatch, PathRequest};
 use serde_json::{Value, json};
 
-use crate::common::{Dirs, TestServer, json as read_json, wait_until};
+use crate::common::{Dirs, TestServer, wait_until};
 
 fn open_map(n: usize) -> Value {
     json!({"width": n, "height": n, "costs": vec![1; n * n]})
@@ -25,18 +26,20 @@ async fn the_first_searchs_time_limit_starts_with_the_search() {
     assert_eq!(s.put_json("m", &open_map(64)).await.status(), 201);
     let compute = s.state.compute().clone();
     let hold = compute.hold(1).await.unwrap();
-    let (client, url) = (s.client.clone(), s.at("/v1/maps/m/subscriptions"));
+    let pathd = s.pathd();
     let create = tokio::spawn(async move {
-        let body = json!({"start": [0, 0], "goal": [63, 63], "timeout_ms": 200});
-        read_json(client.post(url).json(&body).send().await.unwrap()).await
+        let q = PathRequest {
+            timeout_ms: Some(200),
+            ..PathRequest::new([0, 0], [63, 63])
+        };
+        pathd.create_subscription("m", &q).await
     });
     wait_until("the create queued", || compute.stats().queued == 1).await;
     // Longer than the query's whole time limit, spent waiting for a worker.
     tokio::time::sleep(Duration::from_millis(600)).await;
     drop(hold);
-    let (status, sub) = create.await.unwrap();
-    assert_eq!(status, 201, "{sub}");
-    assert_eq!(sub["status"], "found", "{sub}");
+    let sub = create.await.unwrap().unwrap();
+    assert_eq!(sub.status, "found", "{sub:?}");
 }
 
 /// Defect 3: the create held the map's write order across its first search, so a PATCH
@@ -62,51 +65,52 @@ async fn a_patch_does_not_wait_for_a_subscriptions_first_search() {
     }
     let map = json!({"width": n, "height": n, "costs": costs});
     assert_eq!(s.put_json("big", &map).await.status(), 201);
-    let (client, url) = (s.client.clone(), s.at("/v1/maps/big/subscriptions"));
-    let create = tokio::spawn(async move {
-        let body = json!({"start": [0, 0], "goal": [1023, 1023]});
-        read_json(client.post(url).json(&body).send().await.unwrap()).await
+    let pathd = s.pathd();
+    let create = tokio::spawn({
+        let pathd = pathd.clone();
+        async move {
+            let q = PathRequest::new([0, 0], [1023, 1023]);
+            pathd.create_subscription("big", &q).await
+        }
     });
     let compute = s.state.compute().clone();
     wait_until("the first search running", || compute.stats().running == 1).await;
-    let r = s
-        .client
-        .patch(s.at("/v1/maps/big"))
-        .json(&json!({"cells": [{"x": 1023, "y": 1000, "cost": 0}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let wall = MapPatch {
+        cells: vec![CellChange {
+            x: 1023,
+            y: 1000,
+            cost: 0,
+        }],
+        if_version: None,
+    };
+    pathd.patch_map("big", &wall).await.unwrap();
     assert_eq!(
         s.state.live().stats().subscriptions,
         0,
         "the PATCH was answered only after the subscription was registered"
     );
-    let (status, sub) = create.await.unwrap();
-    assert_eq!(status, 201, "{sub}");
+    let sub = create.await.unwrap().unwrap();
     // Its path avoids the new wall, on version 2 (at once, or after a repair event).
-    let id = sub["id"].as_str().unwrap().to_owned();
+    let id = sub.id.clone();
     let mut current = sub;
     for _ in 0..400 {
-        if current["map_version"] == 2 {
+        if current.map_version == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
-        let r = s.client.get(s.at(&format!("/v1/subscriptions/{id}")));
-        current = read_json(r.send().await.unwrap()).await.1;
+        current = pathd.get_subscription(&id).await.unwrap();
     }
-    assert_eq!(current["map_version"], 2, "{current}");
-    let path = current["path"].as_array().unwrap();
+    assert_eq!(current.map_version, 2, "{current:?}");
     assert!(
-        !path.contains(&json!([1023, 1000])),
+        !current.path.contains(&[1023, 1000]),
         "the path crosses the new wall"
     );
-    let body = json!({"start": [0, 0], "goal": [1023, 1023], "algorithm": "astar"});
-    let (_, fresh) = read_json(s.path("big", &body).await).await;
-    let (a, b) = (
-        current["cost"].as_f64().unwrap(),
-        fresh["cost"].as_f64().unwrap(),
-    );
+    let q = PathRequest {
+        algorithm: Some("astar".into()),
+        ..PathRequest::new([0, 0], [1023, 1023])
+    };
+    let fresh = pathd.find_path("big", &q).await.unwrap();
+    let (a, b) = (current.cost, fresh.cost);
     // (Summed from the other end: equal up to rounding.)
     assert!((a - b).abs() <= 1e-9 * b, "{a} vs A*'s {b}");
 }

@@ -4,13 +4,14 @@
 //! patch every subscription must hold the reference's status, path and cost, and have sent
 //! exactly the events the reference's outcomes call for.
 
+use pathd_client::{CellChange, MapPatch, PathRequest};
 use pathd_engine::{DStarLite, Grid, Limits, Movement, Patch, Point};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use super::{get_sub, patch_ok, subscribe};
-use crate::common::TestServer;
+use super::{get_sub, subscribe};
+use crate::common::{TestServer, api_error};
 
 fn cost_of(rng: &mut StdRng) -> u8 {
     match rng.random_range(0..10) {
@@ -48,15 +49,10 @@ async fn subscriptions_sharing_a_goal_answer_like_one_search_each() {
     let mut subs: Vec<(String, DStarLite, u64)> = Vec::new();
     for _ in 0..6 {
         let start = passable(&grid, &mut rng);
-        let v = subscribe(
-            &s,
-            "r",
-            &json!({"start": [start.x, start.y], "goal": [goal.x, goal.y]}).to_string(),
-        )
-        .await;
+        let q = PathRequest::new([start.x, start.y], [goal.x, goal.y]);
+        let v = subscribe(&s, "r", &q).await;
         let d = DStarLite::new(&grid, start, goal, Limits::default()).unwrap();
-        let seq = v["seq"].as_u64().unwrap();
-        subs.push((v["id"].as_str().unwrap().to_owned(), d, seq));
+        subs.push((v.id, d, v.seq));
     }
     let mut version = 1;
     let mut events = 0;
@@ -87,32 +83,35 @@ async fn subscriptions_sharing_a_goal_answer_like_one_search_each() {
         let Some((next, changed)) = grid.apply_patch(&patch).unwrap() else {
             continue;
         };
-        let body = json!({"cells": cells.iter().map(|(p, c)| json!({"x": p.x, "y": p.y, "cost": c})).collect::<Vec<_>>()});
-        let v = patch_ok(&s, "r", body).await;
-        version = v["version"].as_u64().unwrap();
+        let body = MapPatch {
+            cells: (cells.iter())
+                .map(|&(p, c)| CellChange {
+                    x: p.x,
+                    y: p.y,
+                    cost: c.into(),
+                })
+                .collect(),
+            if_version: None,
+        };
+        version = s.pathd().patch_map("r", &body).await.unwrap().version;
         grid = next;
         for (id, d, seq) in &mut subs {
             let out = d.update(&grid, &changed);
-            let mut got = Value::Null;
+            let mut got = None;
             for _ in 0..2000 {
-                let (status, v) = get_sub(&s, id).await;
-                assert_eq!(status, 200, "{v}");
-                if v["map_version"].as_u64() >= Some(version) {
-                    got = v;
+                let v = get_sub(&s, id).await;
+                if v.map_version >= version {
+                    got = Some(v);
                     break;
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
-            let ctx = format!("seed {seed:#x} step {step} sub {id} patch {cells:?}: {got}");
-            assert_eq!(got["status"].as_str(), Some(d.status().as_str()), "{ctx}");
-            let path: Vec<Point> = got["path"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
-                .collect();
+            let ctx = format!("seed {seed:#x} step {step} sub {id} patch {cells:?}: {got:?}");
+            let got = got.unwrap_or_else(|| panic!("never at version {version}: {ctx}"));
+            assert_eq!(got.status, d.status().as_str(), "{ctx}");
+            let path: Vec<Point> = got.path.iter().map(|p| Point::new(p[0], p[1])).collect();
             if let Some((_, want)) = d.path() {
-                let cost = got["cost"].as_f64().unwrap();
+                let cost = got.cost;
                 assert!(
                     (cost - want).abs() <= 1e-9 * want.max(1.0),
                     "cost {cost} vs {want}: {ctx}"
@@ -121,7 +120,7 @@ async fn subscriptions_sharing_a_goal_answer_like_one_search_each() {
                 assert!((legal - cost).abs() <= 1e-9 * cost.max(1.0), "{ctx}");
                 assert_eq!(path, d.path().unwrap().0, "path: {ctx}");
             }
-            let new_seq = got["seq"].as_u64().unwrap();
+            let new_seq = got.seq;
             if out.should_notify() {
                 assert_eq!(new_seq, *seq + 1, "one event for {out:?}: {ctx}");
             } else {
@@ -146,36 +145,22 @@ async fn the_memory_budget_is_enforced_and_reported() {
     let s = TestServer::start(dirs, config).await;
     assert_eq!(s.put_json("h", &super::halves()).await.status(), 201);
     assert_eq!(s.put_json("g", &super::halves()).await.status(), 201);
+    // Raw summaries: their `subscriptions` usage is not in the client's `MapSummary`.
     let (_, summary) =
         crate::common::json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
     assert!(summary.get("subscriptions").is_none(), "{summary}");
-    subscribe(&s, "h", super::SUB).await;
-    let resp = s
-        .client
-        .post(s.at("/v1/maps/h/subscriptions"))
-        .header("content-type", "application/json")
-        .body(super::SUB)
-        .send()
-        .await
-        .unwrap();
-    let err = crate::common::expect_error(resp, 429, "too_many_subscriptions").await;
-    assert!(err.to_string().contains("bytes"), "{err}");
+    subscribe(&s, "h", &super::sub()).await;
+    let refused = s.pathd().create_subscription("h", &super::sub()).await;
+    let message = api_error(refused, 429, "too_many_subscriptions");
+    assert!(message.contains("bytes"), "{message}");
     // Another map has a budget of its own.
-    subscribe(&s, "g", super::SUB).await;
+    subscribe(&s, "g", &super::sub()).await;
     let (_, summary) =
         crate::common::json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
     let usage = &summary["subscriptions"];
     assert_eq!(usage["count"].as_u64(), Some(1), "{summary}");
     assert!(usage["memory_bytes"].as_u64() > Some(0), "{summary}");
-    let metrics = s
-        .client
-        .get(s.at("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = s.pathd().metrics().await.unwrap();
     assert!(
         metrics
             .lines()
@@ -191,36 +176,17 @@ async fn the_memory_budget_is_enforced_and_reported() {
 async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
     let server = crate::common::ProcessServer::start().await;
     let (base, client) = (server.base.clone(), server.client.clone());
-    let put = client
-        .put(format!("{base}/v1/maps/h"))
-        .json(&super::halves())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), 201);
+    let pathd = pathd_client::Client::new(&base);
+    let (created, _) = pathd.put_map_json("h", &super::halves()).await.unwrap();
+    assert!(created);
     let memory = || async {
-        let text = client
-            .get(format!("{base}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = pathd.metrics().await.unwrap();
         text.lines()
             .find_map(|l| l.strip_prefix("pathd_subscription_memory_bytes "))
             .and_then(|v| v.trim().parse::<f64>().ok())
             .unwrap_or(f64::NAN)
     };
-    let r = client
-        .post(format!("{base}/v1/maps/h/subscriptions"))
-        .header("content-type", "application/json")
-        .body(super::SUB)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    let v: Value = r.json().await.unwrap();
+    let v = pathd.create_subscription("h", &super::sub()).await.unwrap();
     // The first drain (joining) reports the group's bytes.
     let mut held = 0.0;
     for _ in 0..200 {
@@ -231,21 +197,16 @@ async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     assert!(held > 0.0, "no memory reported while subscribed");
-    let resp = client
-        .delete(format!(
-            "{base}/v1/subscriptions/{}",
-            v["id"].as_str().unwrap()
-        ))
-        .header("x-subscription-secret", v["secret"].as_str().unwrap())
-        .send()
+    pathd
+        .delete_subscription(&v.id, v.secret.as_deref())
         .await
         .unwrap();
-    assert_eq!(resp.status(), 204);
     assert_eq!(
         memory().await,
         0.0,
         "memory still reported after the delete"
     );
+    // Raw: the summary's `subscriptions` is not in the client's `MapSummary`.
     let summary: Value = client
         .get(format!("{base}/v1/maps/h"))
         .send()
@@ -266,35 +227,19 @@ async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
 async fn deleted_subscriptions_give_their_memory_back_to_the_system() {
     use futures_util::StreamExt;
     let server = crate::common::ProcessServer::start().await;
-    let (base, client) = (server.base.clone(), server.client.clone());
+    let pathd = pathd_client::Client::new(&server.base);
     let n = 256u32;
     let body = json!({"width": n, "height": n, "costs": vec![1u8; (n * n) as usize], "movement": "octile"});
-    let put = client
-        .put(format!("{base}/v1/maps/open"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), 201);
+    let (created, _) = pathd.put_map_json("open", &body).await.unwrap();
+    assert!(created);
     let before = server.rss_bytes();
     let made: Vec<(String, String)> = futures_util::stream::iter(0..200u32)
         .map(|i| {
-            let (client, base) = (client.clone(), base.clone());
+            let pathd = pathd.clone();
             async move {
-                let sub =
-                    json!({"start": [4, (i * 37) % 250 + 3], "goal": [251, (i * 91) % 250 + 3]});
-                let r = client
-                    .post(format!("{base}/v1/maps/open/subscriptions"))
-                    .json(&sub)
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(r.status(), 201);
-                let v: Value = r.json().await.unwrap();
-                (
-                    v["id"].as_str().unwrap().to_owned(),
-                    v["secret"].as_str().unwrap().to_owned(),
-                )
+                let q = PathRequest::new([4, (i * 37) % 250 + 3], [251, (i * 91) % 250 + 3]);
+                let v = pathd.create_subscription("open", &q).await.unwrap();
+                (v.id, v.secret.unwrap())
             }
         })
         .buffered(4)
@@ -307,13 +252,7 @@ async fn deleted_subscriptions_give_their_memory_back_to_the_system() {
         "the subscriptions took only {grown} bytes: the test needs more"
     );
     for (id, secret) in &made {
-        let r = client
-            .delete(format!("{base}/v1/subscriptions/{id}"))
-            .header("x-subscription-secret", secret)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 204);
+        pathd.delete_subscription(id, Some(secret)).await.unwrap();
     }
     // Giving memory back may run in the background: wait for it (bounded).
     let mut after = server.rss_bytes();
@@ -355,15 +294,8 @@ async fn a_subscriber_that_leaves_before_the_answer_leaves_nothing_behind() {
     assert_eq!(s.put_json("h", &super::halves()).await.status(), 201);
     let hold = s.state.compute().hold(1).await.unwrap();
     let request = {
-        let (client, url) = (s.client.clone(), s.at("/v1/maps/h/subscriptions"));
-        tokio::spawn(async move {
-            client
-                .post(url)
-                .header("content-type", "application/json")
-                .body(super::SUB)
-                .send()
-                .await
-        })
+        let pathd = s.pathd();
+        tokio::spawn(async move { pathd.create_subscription("h", &super::sub()).await })
     };
     // The join is queued behind the held worker: it cannot be answered.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -382,7 +314,7 @@ async fn a_subscriber_that_leaves_before_the_answer_leaves_nothing_behind() {
     .await;
     assert_eq!(s.state.live().stats().subscriptions, 0);
     // The goal is served as before.
-    let v = subscribe(&s, "h", super::SUB).await;
-    assert_eq!(v["status"].as_str(), Some("found"), "{v}");
+    let v = subscribe(&s, "h", &super::sub()).await;
+    assert_eq!(v.status, "found", "{v:?}");
     assert_eq!(s.state.live().stats().subscriptions, 1);
 }

@@ -1,6 +1,8 @@
-//! An event stream as the tests read it: the Rust client's SSE framing
-//! ([`pathd_client::Frames`]) over one reqwest response, without the client's reconnection,
-//! so a test sees exactly where a stream ends.
+//! An event stream read raw: the Rust client's SSE framing ([`pathd_client::Frames`]) over
+//! one reqwest response, without the client's reconnection, so a test sees exactly where
+//! the server ends a stream (and each frame's `id:` and JSON as sent). Tests that only need
+//! the events use the client's typed streams (`Client::subscription_events` and the like,
+//! read with `common::next_event`).
 
 use std::time::Duration;
 
