@@ -251,6 +251,32 @@ impl Client {
             .await
     }
 
+    /// `GET /v1/maps/{name}/nearest`: the usable cell (where a `size` agent fits) nearest
+    /// to `at`, at most `radius` cells away in x and in y (default 8); `404 no_usable_cell`
+    /// when there is none.
+    pub async fn nearest(
+        &self,
+        name: &str,
+        at: Point,
+        radius: Option<u32>,
+        size: Option<u32>,
+    ) -> Result<NearestCell, Error> {
+        let path = format!("/v1/maps/{name}/nearest");
+        self.json(|| {
+            let mut b = self
+                .request(Method::GET, &path, Auth::Query)
+                .query(&[("x", at[0]), ("y", at[1])]);
+            if let Some(r) = radius {
+                b = b.query(&[("radius", r)]);
+            }
+            if let Some(s) = size {
+                b = b.query(&[("size", s)]);
+            }
+            b
+        })
+        .await
+    }
+
     /// `GET /v1/maps/{name}/random`: a uniformly random cell within path cost `radius` of
     /// `at` (`seed`: the same cell for the same seed and map version).
     pub async fn random(

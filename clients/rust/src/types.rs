@@ -12,8 +12,28 @@ pub type Point = [u32; 2];
 pub struct PathRequest {
     /// Start cell.
     pub start: Point,
-    /// Goal cell.
-    pub goal: Point,
+    /// Goal cell (exactly one of `goal`, `goals` and `flee`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<Point>,
+    /// Instead of `goal`: the path to the cheapest reachable of these (at most 1024).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goals: Option<Vec<Point>>,
+    /// Instead of a goal: the cheapest path to a cell at least this far from a threat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flee: Option<Flee>,
+    /// With `goal`: stop at the cheapest cell within this Euclidean distance of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal_radius: Option<f64>,
+    /// With `goal_radius`: the cell must also see `goal`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub goal_visible: bool,
+    /// Move a blocked or unreachable start (and a single goal) to the nearest usable cell
+    /// at most this many cells away (0..=64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snap: Option<u32>,
+    /// The unit-type profile to search for (default the map's `default_profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// `astar` (default), `dijkstra`, `weighted_astar`, `jps`, `jps_plus`, `theta`, `hpa`, `auto`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<String>,
@@ -38,6 +58,10 @@ pub struct PathRequest {
     /// Agent side in cells (1..=8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u32>,
+    /// Lessons: a heuristic other than the map's own (`octile`, `manhattan`, `euclidean`,
+    /// `chebyshev`, `zero`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heuristic: Option<String>,
     /// Wait until this replica has applied this map version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_version: Option<u64>,
@@ -48,10 +72,38 @@ impl PathRequest {
     pub fn new(start: Point, goal: Point) -> Self {
         PathRequest {
             start,
-            goal,
+            goal: Some(goal),
             ..Default::default()
         }
     }
+
+    /// A query from `start` to the cheapest reachable of `goals`.
+    pub fn to_goals(start: Point, goals: &[Point]) -> Self {
+        PathRequest {
+            start,
+            goals: Some(goals.to_vec()),
+            ..Default::default()
+        }
+    }
+
+    /// A query from `start` to the cheapest cell whose path cost from `from` is at least
+    /// `distance`.
+    pub fn flee(start: Point, from: Point, distance: f64) -> Self {
+        PathRequest {
+            start,
+            flee: Some(Flee { from, distance }),
+            ..Default::default()
+        }
+    }
+}
+
+/// The threat a `flee` query runs from.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Flee {
+    /// Where the threat is.
+    pub from: Point,
+    /// The path cost from it to reach at least.
+    pub distance: f64,
 }
 
 /// The outcome of a query; "no path" is a status, not an error.
@@ -77,6 +129,28 @@ pub struct PathResult {
     /// Cost through `waypoints`.
     #[serde(default)]
     pub waypoints_cost: Option<f64>,
+    /// Which limit stopped the search (`expansions`, `timeout`, `cancelled`), only then.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// The expanded cells in expansion order (with `debug`).
+    #[serde(default)]
+    pub expanded_cells: Option<Vec<Point>>,
+    /// With `goals`, `goal_radius`, `flee` or `snap`: the start searched from.
+    #[serde(default)]
+    pub start: Option<Point>,
+    /// With `snap`, the goal searched for; with `goals`, `goal_radius` or `flee`, the cell
+    /// reached (absent when none was).
+    #[serde(default)]
+    pub goal: Option<Point>,
+    /// With `goals`, the index of the goal reached (absent when none was).
+    #[serde(default)]
+    pub goal_index: Option<usize>,
+    /// With `snap`, whether the start or the goal moved.
+    #[serde(default)]
+    pub snapped: Option<bool>,
+    /// `Some(false)` when a lesson option gave up the algorithm's guarantee.
+    #[serde(default)]
+    pub optimal: Option<bool>,
 }
 
 /// The `error` object of an error body.
@@ -313,6 +387,19 @@ pub struct MatrixResponse {
     /// an end is blocked.
     pub costs: Vec<Vec<Option<f64>>>,
     /// The map version every row ran on.
+    pub map_version: u64,
+}
+
+/// The answer of `nearestCell`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct NearestCell {
+    /// Column of the usable cell.
+    pub x: u32,
+    /// Row of the usable cell.
+    pub y: u32,
+    /// Euclidean distance from the point asked about (0 when it is usable).
+    pub distance: f64,
+    /// The map version it was answered on.
     pub map_version: u64,
 }
 
