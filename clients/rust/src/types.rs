@@ -219,6 +219,64 @@ pub struct MapSummary {
     pub uniform: bool,
     /// `bundled` or `uploaded`.
     pub source: String,
+    /// Passable cells.
+    pub passable_cells: u64,
+    /// Blocked cells.
+    pub blocked_cells: u64,
+    /// Connected components of passable cells.
+    pub components: u64,
+    /// Smallest passable cost (0 when no cell is passable).
+    pub min_cost: u8,
+    /// Largest passable cost.
+    pub max_cost: u8,
+    /// The unit-type profile of requests that name none.
+    #[serde(default)]
+    pub default_profile: Option<String>,
+    /// The map's unit-type profiles.
+    #[serde(default)]
+    pub profiles: Vec<ProfileSummary>,
+    /// The JPS+ jump table (uniform octile maps up to a size).
+    #[serde(default)]
+    pub jps_plus: Option<Structure>,
+    /// The HPA* abstraction (maps from a size).
+    #[serde(default)]
+    pub hpa: Option<Structure>,
+    /// The subgoal graph (uniform octile maps up to a size).
+    #[serde(default)]
+    pub subgoal: Option<Structure>,
+}
+
+/// A derived structure of a map version (`jps_plus`, `hpa`, `subgoal`): the fields they
+/// share.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Structure {
+    /// `building`, `ready`, `failed` or `evicted`.
+    pub status: String,
+    /// `build` or `update` (JPS+, subgoal graph).
+    #[serde(default)]
+    pub made_by: Option<String>,
+    /// Why its build failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Heap bytes.
+    pub memory_bytes: u64,
+}
+
+/// One unit-type profile of a map.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ProfileSummary {
+    /// Name.
+    pub name: String,
+    /// Whether it is the map's default.
+    pub default: bool,
+    /// The cost of each class 0..=255.
+    pub costs: Vec<u8>,
+    /// Cells its units can enter (once its view was made; always for the default).
+    #[serde(default)]
+    pub passable_cells: Option<u64>,
+    /// Its JPS+ jump table.
+    #[serde(default)]
+    pub jps_plus: Option<Structure>,
 }
 
 /// Every map's summary.
@@ -239,12 +297,38 @@ pub struct CellChange {
     pub cost: u32,
 }
 
-/// A patch: cells changed atomically, optionally only at `if_version`.
+/// One rectangle of a patch.
+#[derive(Debug, Clone, Serialize)]
+pub struct RectChange {
+    /// Left column.
+    pub x: u32,
+    /// Top row.
+    pub y: u32,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+    /// New cost (0 blocks it).
+    pub cost: u32,
+}
+
+/// A patch: rectangles, then cells, changed atomically (with profile changes), optionally
+/// only at `if_version`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MapPatch {
     /// Cells.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cells: Vec<CellChange>,
+    /// Rectangles (applied before the cells).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rects: Vec<RectChange>,
+    /// Profiles added or replaced (a cost table: an array per class or an object per
+    /// Moving AI character) or removed (`null`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profiles: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Another default profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_profile: Option<String>,
     /// `409 version_conflict` unless the map is at this version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub if_version: Option<u64>,
@@ -257,6 +341,8 @@ pub struct PatchResult {
     pub version: u64,
     /// Cells whose cost changed.
     pub changed_cells: u64,
+    /// Subscriptions the patch reaches (their repairs run after the answer).
+    pub affected_subscriptions: u64,
 }
 
 /// A subscription's state (the create answer also has its `secret`).
@@ -279,6 +365,12 @@ pub struct Subscription {
     pub seq: u64,
     /// The agent's position.
     pub position: Point,
+    /// The map.
+    #[serde(default)]
+    pub map: Option<String>,
+    /// The unit-type profile it searches for.
+    #[serde(default)]
+    pub profile: Option<String>,
 }
 
 /// One event of a subscription's stream; `resync` carries the full state.
@@ -329,6 +421,12 @@ pub struct FlowField {
     pub directions: String,
     /// base64, one little-endian f64 per region cell.
     pub costs: String,
+    /// The unit-type profile it is for.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Cells of the map that reach the goal.
+    #[serde(default)]
+    pub reachable: Option<u64>,
 }
 
 impl FlowField {
@@ -372,6 +470,9 @@ pub struct MatrixRequest {
     /// Agent side in cells (1..=8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u32>,
+    /// The unit-type profile (default the map's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// Each row's search time budget in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
