@@ -237,27 +237,76 @@ pub struct MapSummary {
     pub profiles: Vec<ProfileSummary>,
     /// The JPS+ jump table (uniform octile maps up to a size).
     #[serde(default)]
-    pub jps_plus: Option<Structure>,
+    pub jps_plus: Option<JumpInfo>,
     /// The HPA* abstraction (maps from a size).
     #[serde(default)]
-    pub hpa: Option<Structure>,
+    pub hpa: Option<HpaInfo>,
     /// The subgoal graph (uniform octile maps up to a size).
     #[serde(default)]
-    pub subgoal: Option<Structure>,
+    pub subgoal: Option<SubgoalInfo>,
 }
 
-/// A derived structure of a map version (`jps_plus`, `hpa`, `subgoal`): the fields they
-/// share.
+/// A map version's JPS+ jump table.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Structure {
+pub struct JumpInfo {
     /// `building`, `ready`, `failed` or `evicted`.
     pub status: String,
-    /// `build` or `update` (JPS+, subgoal graph).
-    #[serde(default)]
-    pub made_by: Option<String>,
+    /// `build` or `update` (derived from the previous version's).
+    pub made_by: String,
     /// Why its build failed.
     #[serde(default)]
     pub error: Option<String>,
+    /// Heap bytes.
+    pub memory_bytes: u64,
+    /// Its landmarks (ALT distances), when there are some.
+    #[serde(default)]
+    pub landmarks: Option<LandmarkInfo>,
+}
+
+/// The landmarks of a jump table.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LandmarkInfo {
+    /// `building`, `ready`, ...
+    pub status: String,
+    /// `build`, `carried` (kept over walls) or `update`.
+    pub made_by: String,
+    /// Landmarks.
+    pub count: u64,
+    /// Heap bytes.
+    pub memory_bytes: u64,
+}
+
+/// A map version's subgoal graph with a contraction hierarchy.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubgoalInfo {
+    /// `building`, `ready`, `failed` or `evicted`.
+    pub status: String,
+    /// `build` or `update`.
+    pub made_by: String,
+    /// Why its build failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Subgoals.
+    pub subgoals: u64,
+    /// Edges.
+    pub edges: u64,
+    /// Whether `auto` takes it (it pays off on this map).
+    pub auto: bool,
+    /// Heap bytes.
+    pub memory_bytes: u64,
+}
+
+/// A map version's HPA* abstraction.
+#[derive(Debug, Clone, Deserialize)]
+pub struct HpaInfo {
+    /// `building`, `ready`, `failed` or `evicted`.
+    pub status: String,
+    /// Cluster side in cells.
+    pub cluster_size: u32,
+    /// Abstract graph nodes.
+    pub nodes: u64,
+    /// Abstract graph edges.
+    pub edges: u64,
     /// Heap bytes.
     pub memory_bytes: u64,
 }
@@ -276,7 +325,7 @@ pub struct ProfileSummary {
     pub passable_cells: Option<u64>,
     /// Its JPS+ jump table.
     #[serde(default)]
-    pub jps_plus: Option<Structure>,
+    pub jps_plus: Option<JumpInfo>,
 }
 
 /// Every map's summary.
