@@ -727,34 +727,27 @@ async fn distance_tables_sight_and_random_points_follow_the_profile() {
     assert_eq!(v.costs, vec![vec![Some(13.0), None]], "{v:?}");
     let v = pathd.matrix("lake", &matrix(None)).await.unwrap();
     assert_eq!(v.costs, vec![vec![None, None]], "{v:?}");
-    // Sight: each profile's walls block its view (water is a wall for ground walkers);
-    // raw where a profile is asked for (the client's `los` and `random` take none).
-    let (st, v) = json(
-        s.client
-            .post(s.at("/v1/maps/lake/los"))
-            .json(&json!({"from": [3, 3], "to": [16, 3], "profile": "boat"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!((st, v["visible"].as_bool()), (200, Some(true)), "{v}");
+    // Sight: each profile's walls block its view (water is a wall for ground walkers).
+    let boat = pathd_client::LosRequest {
+        from: [3, 3],
+        to: [16, 3],
+        profile: Some("boat".into()),
+        ..Default::default()
+    };
+    let v = pathd.los_with("lake", &boat).await.unwrap();
+    assert!(v.visible, "{v:?}");
     let v = pathd.los("lake", [0, 3], [19, 3]).await.unwrap();
     assert_eq!((v.visible, v.blocked_at), (false, Some([2, 3])), "{v:?}");
     // Random points of a boat stay in the water.
     for seed in 0..20 {
-        let (st, v) = json(
-            s.client
-                .get(s.at(&format!(
-                    "/v1/maps/lake/random?x=5&y=5&radius=6&seed={seed}&profile=boat"
-                )))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(st, 200, "{v}");
-        let (x, y) = (v["x"].as_u64().unwrap(), v["y"].as_u64().unwrap());
-        assert!((2..18).contains(&x) && (2..10).contains(&y), "{v}");
+        let q = pathd_client::RandomRequest {
+            at: [5, 5],
+            radius: 6.0,
+            seed: Some(seed),
+            profile: Some("boat".into()),
+            ..Default::default()
+        };
+        let v = pathd.random_with("lake", &q).await.unwrap();
+        assert!((2..18).contains(&v.x) && (2..10).contains(&v.y), "{v:?}");
     }
 }

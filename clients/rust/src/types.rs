@@ -553,6 +553,21 @@ pub struct NearestCell {
     pub map_version: u64,
 }
 
+/// `lineOfSight` with its options ([`crate::Client::los_with`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LosRequest {
+    /// From this cell's centre.
+    pub from: Point,
+    /// To this cell's centre.
+    pub to: Point,
+    /// The unit-type profile whose walls block (default the map's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Wait until this replica has applied this map version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<u64>,
+}
+
 /// The answer of `lineOfSight`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct LosResponse {
@@ -562,6 +577,21 @@ pub struct LosResponse {
     pub blocked_at: Option<Point>,
     /// The map version it was answered on.
     pub map_version: u64,
+}
+
+/// `randomReachable` with its options ([`crate::Client::random_with`]).
+#[derive(Debug, Clone, Default)]
+pub struct RandomRequest {
+    /// The start cell.
+    pub at: Point,
+    /// Path cost bound.
+    pub radius: f64,
+    /// The same cell for the same seed and map version.
+    pub seed: Option<u64>,
+    /// Agent side in cells (1..=8).
+    pub size: Option<u32>,
+    /// The unit-type profile (default the map's).
+    pub profile: Option<String>,
 }
 
 /// The answer of `randomReachable`.
