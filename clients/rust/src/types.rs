@@ -301,6 +301,9 @@ pub struct SubgoalInfo {
 pub struct HpaInfo {
     /// `building`, `ready`, `failed` or `evicted`.
     pub status: String,
+    /// Why its build failed.
+    #[serde(default)]
+    pub error: Option<String>,
     /// Cluster side in cells.
     pub cluster_size: u32,
     /// Abstract graph nodes.
