@@ -244,6 +244,21 @@ pub struct MapSummary {
     /// The subgoal graph (uniform octile maps up to a size).
     #[serde(default)]
     pub subgoal: Option<SubgoalInfo>,
+    /// The map eroded for each agent size that sized `jps` or `hpa` queries asked for.
+    #[serde(default)]
+    pub sized: Vec<SizedView>,
+}
+
+/// The map eroded for an agent size.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SizedView {
+    /// Agent side in cells (2..=8).
+    pub size: u32,
+    /// Heap bytes of the eroded map.
+    pub memory_bytes: u64,
+    /// Its HPA* abstraction, once a sized `hpa` query asked for one.
+    #[serde(default)]
+    pub hpa: Option<HpaInfo>,
 }
 
 /// A map version's JPS+ jump table.
