@@ -351,6 +351,22 @@ pub struct ProfileSummary {
 pub struct MapList {
     /// Sorted by name.
     pub maps: Vec<MapSummary>,
+    /// Maps whose durable data is damaged (not served until `pathd data repair`).
+    #[serde(default)]
+    pub damaged: Vec<DamagedMap>,
+}
+
+/// A map whose durable data is damaged.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DamagedMap {
+    /// Name.
+    pub name: String,
+    /// What is wrong.
+    pub reason: String,
+    /// The newest version a repair keeps (`None` when the snapshot itself is unreadable).
+    pub last_good_version: Option<u64>,
+    /// Acknowledged versions a repair would drop, as far as they can be read.
+    pub dropped_versions: Vec<u64>,
 }
 
 /// One cell change of a patch.
