@@ -247,6 +247,18 @@ pub struct MapSummary {
     /// The map eroded for each agent size that sized `jps` or `hpa` queries asked for.
     #[serde(default)]
     pub sized: Vec<SizedView>,
+    /// Only when recovery at start found the map's patch log cut.
+    #[serde(default)]
+    pub recovery: Option<Recovery>,
+}
+
+/// How a map with a cut patch log is served.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Recovery {
+    /// The first and the last version lost.
+    pub lost_versions: [u64; 2],
+    /// The version it is served as, past every lost one.
+    pub served_as: u64,
 }
 
 /// The map eroded for an agent size.
