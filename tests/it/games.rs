@@ -3,7 +3,7 @@
 //! `message`), on `/path` and in a batch.
 
 use crate::common::{SMALL_MAP, TestServer, api_error, expect_error, query};
-use pathd_client::{BatchItem, Client, NearestCell, PathRequest, PathResult};
+use pathd_client::{BatchItem, Client, NearestCell, NearestRequest, PathRequest, PathResult};
 use serde_json::json;
 
 // ..@..
@@ -368,11 +368,23 @@ async fn snap_moves_blocked_and_unreachable_ends() {
     assert_eq!(v.goal_index, Some(0));
 }
 
+fn near(at: [u32; 2], radius: Option<u32>, size: Option<u32>) -> NearestRequest {
+    NearestRequest {
+        at,
+        radius,
+        size,
+        profile: None,
+    }
+}
+
 #[tokio::test]
 async fn nearest_answers_the_nearest_usable_cell() {
     let s = server().await;
     let pathd = s.pathd();
-    let v = pathd.nearest("small", [2, 0], Some(1), None).await.unwrap();
+    let v = pathd
+        .nearest("small", &near([2, 0], Some(1), None))
+        .await
+        .unwrap();
     assert_eq!(
         v,
         NearestCell {
@@ -382,33 +394,39 @@ async fn nearest_answers_the_nearest_usable_cell() {
             map_version: 1
         }
     );
-    let v = pathd.nearest("small", [0, 0], None, None).await.unwrap();
+    let v = pathd
+        .nearest("small", &near([0, 0], None, None))
+        .await
+        .unwrap();
     assert_eq!((v.x, v.y, v.distance), (0, 0, 0.0));
     // A 2x2 agent fits at (0,0), (0,1), (3,0) and (3,1) only: (3,1) is nearest to (2,1).
-    let v = pathd.nearest("small", [2, 1], None, Some(2)).await.unwrap();
+    let v = pathd
+        .nearest("small", &near([2, 1], None, Some(2)))
+        .await
+        .unwrap();
     assert_eq!((v.x, v.y), (3, 1), "{v:?}");
     api_error(
-        pathd.nearest("small", [2, 0], Some(0), None).await,
+        pathd.nearest("small", &near([2, 0], Some(0), None)).await,
         404,
         "no_usable_cell",
     );
     api_error(
-        pathd.nearest("small", [9, 0], None, None).await,
+        pathd.nearest("small", &near([9, 0], None, None)).await,
         400,
         "out_of_bounds",
     );
     api_error(
-        pathd.nearest("small", [0, 0], Some(65), None).await,
+        pathd.nearest("small", &near([0, 0], Some(65), None)).await,
         400,
         "invalid_request",
     );
     api_error(
-        pathd.nearest("small", [0, 0], None, Some(9)).await,
+        pathd.nearest("small", &near([0, 0], None, Some(9))).await,
         400,
         "invalid_request",
     );
     api_error(
-        pathd.nearest("nope", [0, 0], None, None).await,
+        pathd.nearest("nope", &near([0, 0], None, None)).await,
         404,
         "map_not_found",
     );

@@ -10,7 +10,7 @@ use pathd_client::{CellChange, Client, MapPatch, MatrixRequest, PathRequest, Pat
 use pathd_engine::{Grid, Movement, Point};
 use serde_json::{Value, json};
 
-use crate::common::{Dirs, TestServer, api_error, cells, expect_error, json};
+use crate::common::{Dirs, TestServer, api_error, cells, expect_error};
 use crate::flowfields::reference;
 
 /// xorshift64*: seeded, reproducible.
@@ -675,31 +675,22 @@ async fn goals_snapping_and_nearest_follow_the_profile() {
     assert!((v.cost - 6.0).abs() < 1e-9, "{v:?}");
     let q = PathRequest::to_goals([0, 0], &[[17, 9], [3, 9]]);
     api_error(pathd.find_path("lake", &q).await, 400, "goal_blocked");
-    // The nearest cell a boat can use from the shore is water; the walker's is the shore
-    // (raw: the client's `nearest` takes no profile).
-    let near = |profile: &str| {
-        let q = if profile.is_empty() {
-            String::new()
-        } else {
-            format!("&profile={profile}")
-        };
-        s.client
-            .get(s.at(&format!("/v1/maps/lake/nearest?x=1&y=5&radius=4{q}")))
-            .send()
+    // The nearest cell a boat can use from the shore is water; the walker's is the shore.
+    let near = |profile: Option<&str>| pathd_client::NearestRequest {
+        at: [1, 5],
+        radius: Some(4),
+        profile: profile.map(str::to_owned),
+        ..Default::default()
     };
-    let (st, v) = json(near("boat").await.unwrap()).await;
-    assert_eq!(
-        (st, v["x"].as_u64(), v["y"].as_u64()),
-        (200, Some(2), Some(5)),
-        "{v}"
+    let v = pathd.nearest("lake", &near(Some("boat"))).await.unwrap();
+    assert_eq!((v.x, v.y), (2, 5), "{v:?}");
+    let v = pathd.nearest("lake", &near(None)).await.unwrap();
+    assert_eq!((v.x, v.y), (1, 5), "{v:?}");
+    api_error(
+        pathd.nearest("lake", &near(Some("nope"))).await,
+        404,
+        "profile_not_found",
     );
-    let (st, v) = json(near("").await.unwrap()).await;
-    assert_eq!(
-        (st, v["x"].as_u64(), v["y"].as_u64()),
-        (200, Some(1), Some(5)),
-        "{v}"
-    );
-    expect_error(near("nope").await.unwrap(), 404, "profile_not_found").await;
     // A boat asked to start on the shore snaps into the water.
     let q = PathRequest {
         snap: Some(2),

@@ -263,26 +263,23 @@ impl Client {
             .await
     }
 
-    /// `GET /v1/maps/{name}/nearest`: the usable cell (where a `size` agent fits) nearest
-    /// to `at`, at most `radius` cells away in x and in y (default 8); `404 no_usable_cell`
-    /// when there is none.
-    pub async fn nearest(
-        &self,
-        name: &str,
-        at: Point,
-        radius: Option<u32>,
-        size: Option<u32>,
-    ) -> Result<NearestCell, Error> {
+    /// `GET /v1/maps/{name}/nearest`: the usable cell (where a `size` agent of the
+    /// profile fits) nearest to `at`, at most `radius` cells away in x and in y; `404
+    /// no_usable_cell` when there is none.
+    pub async fn nearest(&self, name: &str, q: &NearestRequest) -> Result<NearestCell, Error> {
         let path = format!("/v1/maps/{name}/nearest");
         self.json(|| {
             let mut b = self
                 .request(Method::GET, &path, Auth::Query)
-                .query(&[("x", at[0]), ("y", at[1])]);
-            if let Some(r) = radius {
+                .query(&[("x", q.at[0]), ("y", q.at[1])]);
+            if let Some(r) = q.radius {
                 b = b.query(&[("radius", r)]);
             }
-            if let Some(s) = size {
+            if let Some(s) = q.size {
                 b = b.query(&[("size", s)]);
+            }
+            if let Some(p) = &q.profile {
+                b = b.query(&[("profile", p)]);
             }
             b
         })

@@ -586,6 +586,19 @@ pub struct MatrixResponse {
     pub map_version: u64,
 }
 
+/// `nearestCell`: the usable cell nearest to `at`.
+#[derive(Debug, Clone, Default)]
+pub struct NearestRequest {
+    /// The point asked about.
+    pub at: Point,
+    /// At most this many cells away in x and in y (0..=64, default 8).
+    pub radius: Option<u32>,
+    /// Agent side in cells (1..=8): a cell is usable where the agent fits.
+    pub size: Option<u32>,
+    /// The unit-type profile whose cells count as usable (default the map's).
+    pub profile: Option<String>,
+}
+
 /// The answer of `nearestCell`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct NearestCell {
