@@ -9,24 +9,29 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{Dirs, TestServer, expect_error, json};
-use serde_json::{Value, json};
+use crate::common::{Dirs, TestServer, api_error};
+use pathd_client::{CellChange, DamagedMap, MapPatch, PatchResult, PathRequest, Recovery};
+use serde_json::json;
 
-async fn patch(s: &TestServer, map: &str, x: u32) -> reqwest::Response {
-    s.client
-        .patch(s.at(&format!("/v1/maps/{map}")))
-        .json(&json!({"cells": [{"x": x, "y": 0, "cost": 0}]}))
-        .send()
-        .await
-        .unwrap()
+/// A wall at `(x, y)`.
+fn wall_at(x: u32, y: u32, cost: u32) -> MapPatch {
+    MapPatch {
+        cells: vec![CellChange { x, y, cost }],
+        ..Default::default()
+    }
+}
+
+/// A wall at `(x, 0)`; retries off (a `503` is asserted).
+async fn patch(s: &TestServer, map: &str, x: u32) -> Result<PatchResult, pathd_client::Error> {
+    s.pathd_once().patch_map(map, &wall_at(x, 0, 0)).await
 }
 
 /// Uploads `m` (64x64, version 1) and applies `n` one-cell patches (versions 2..=n+1).
 async fn patched_map(s: &TestServer, n: u32) {
     let map = json!({"width": 64, "height": 64, "costs": vec![1; 64 * 64]});
-    assert_eq!(s.put_json("m", &map).await.status(), 201);
+    s.upload_json("m", &map).await;
     for x in 0..n {
-        assert_eq!(patch(s, "m", x).await.status(), 200);
+        patch(s, "m", x).await.unwrap();
     }
 }
 
@@ -45,55 +50,35 @@ fn pathd_data(data: &Path, args: &[&str]) -> (i32, String) {
 }
 
 /// Everything a damaged map must look like from outside.
-async fn assert_damaged(s: &TestServer, name: &str) -> Value {
-    for resp in [
-        s.client
-            .get(s.at(&format!("/v1/maps/{name}")))
-            .send()
-            .await
-            .unwrap(),
-        s.path(name, &json!({"start": [0, 1], "goal": [5, 5]}))
+async fn assert_damaged(s: &TestServer, name: &str) -> DamagedMap {
+    // Retries off: the `503`s are asserted.
+    let pathd = s.pathd_once();
+    let small = json!({"width": 2, "height": 1, "costs": [1, 1], "movement": "octile"});
+    api_error(pathd.get_map(name, None).await, 503, "map_damaged");
+    api_error(
+        pathd
+            .find_path(name, &PathRequest::new([0, 1], [5, 5]))
             .await,
-        patch(s, name, 63).await,
-        s.put_json(
-            name,
-            &json!({"width": 2, "height": 1, "costs": [1, 1], "movement": "octile"}),
-        )
-        .await,
-        s.client
-            .delete(s.at(&format!("/v1/maps/{name}")))
-            .send()
-            .await
-            .unwrap(),
-    ] {
-        expect_error(resp, 503, "map_damaged").await;
-    }
-    let (_, ready) = json(s.client.get(s.at("/readyz")).send().await.unwrap()).await;
+        503,
+        "map_damaged",
+    );
+    api_error(patch(s, name, 63).await, 503, "map_damaged");
+    api_error(pathd.put_map_json(name, &small).await, 503, "map_damaged");
+    api_error(pathd.delete_map(name).await, 503, "map_damaged");
+    let ready = pathd.ready().await.unwrap();
     assert_eq!(ready["damaged_maps"], json!([name]), "{ready}");
-    let metrics = s
-        .client
-        .get(s.at("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = pathd.metrics().await.unwrap();
     assert!(
         metrics.lines().any(|l| l == "pathd_maps_damaged 1"),
         "{metrics}"
     );
-    let (_, list) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
+    let list = pathd.list_maps().await.unwrap();
     assert!(
-        list["maps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|m| m["name"] != name),
-        "a damaged map is not listed as served: {list}"
+        list.maps.iter().all(|m| m.name != name),
+        "a damaged map is not listed as served: {list:?}"
     );
-    assert_eq!(list["damaged"][0]["name"], name);
-    list["damaged"][0].clone()
+    assert_eq!(list.damaged[0].name, name);
+    list.damaged[0].clone()
 }
 
 async fn a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged() {
@@ -113,14 +98,10 @@ async fn a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged() {
 
     let s = TestServer::start(dirs.share(), config.clone()).await;
     let d = assert_damaged(&s, "m").await;
-    assert_eq!(d["last_good_version"], 3, "{d}");
+    assert_eq!(d.last_good_version, Some(3), "{d:?}");
     // Version 4's record is the bad one: it is dropped too, though its bytes cannot say
     // so (versions are consecutive, so it can only be 4).
-    assert_eq!(
-        d["dropped_versions"],
-        json!((4..=21).collect::<Vec<u64>>()),
-        "{d}"
-    );
+    assert_eq!(d.dropped_versions, (4..=21).collect::<Vec<u64>>(), "{d:?}");
     s.stop().await.unwrap();
     assert_eq!(
         std::fs::metadata(&log).unwrap().len() as usize,
@@ -142,15 +123,11 @@ async fn a_bad_record_in_the_middle_of_the_log_marks_the_map_damaged() {
     assert_eq!(code, 0, "{out}");
 
     let s = TestServer::start(dirs.share(), config).await;
-    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+    let m = s.pathd().get_map("m", None).await.unwrap();
     // Version 3's cells (two walls) under a version past everything ever acknowledged.
-    assert_eq!(
-        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
-        (Some(22), Some(2))
-    );
-    let (status, v) = json(patch(&s, "m", 40).await).await;
-    assert_eq!(status, 200, "{v}");
-    assert_eq!(v["version"], 23, "{v}");
+    assert_eq!((m.version, m.blocked_cells), (22, 2));
+    let v = patch(&s, "m", 40).await.unwrap();
+    assert_eq!(v.version, 23, "{v:?}");
 }
 
 async fn a_bad_log_header_marks_the_map_damaged() {
@@ -166,7 +143,7 @@ async fn a_bad_log_header_marks_the_map_damaged() {
 
     let s = TestServer::start(dirs.share(), config.clone()).await;
     let d = assert_damaged(&s, "m").await;
-    assert_eq!(d["dropped_versions"], json!([2, 3, 4]), "{d}");
+    assert_eq!(d.dropped_versions, [2, 3, 4], "{d:?}");
     s.stop().await.unwrap();
     assert!(log.exists(), "the log is kept for inspection");
 
@@ -174,11 +151,8 @@ async fn a_bad_log_header_marks_the_map_damaged() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("[2, 3, 4]"), "{out}");
     let s = TestServer::start(dirs.share(), config).await;
-    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
-    assert_eq!(
-        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
-        (Some(5), Some(0))
-    );
+    let m = s.pathd().get_map("m", None).await.unwrap();
+    assert_eq!((m.version, m.blocked_cells), (5, 0));
 }
 
 async fn a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle() {
@@ -187,14 +161,10 @@ async fn a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle() {
     let config = dirs.config();
     let s = TestServer::start(dirs.share(), config.clone()).await;
     for x in [3, 4] {
-        let r = s
-            .client
-            .patch(s.at("/v1/maps/arena2"))
-            .json(&json!({"cells": [{"x": x, "y": 5, "cost": 7}]}))
-            .send()
+        s.pathd()
+            .patch_map("arena2", &wall_at(x, 5, 7))
             .await
             .unwrap();
-        assert_eq!(r.status(), 200);
     }
     s.stop().await.unwrap();
     let snap = dirs.data.join("arena2.pmap");
@@ -205,7 +175,7 @@ async fn a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle() {
 
     let s = TestServer::start(dirs.share(), config.clone()).await;
     let d = assert_damaged(&s, "arena2").await;
-    assert!(d["reason"].as_str().unwrap().contains("snapshot"), "{d}");
+    assert!(d.reason.contains("snapshot"), "{d:?}");
     s.stop().await.unwrap();
 
     let (code, out) = pathd_data(&dirs.data, &["repair", "--map", "arena2"]);
@@ -213,22 +183,19 @@ async fn a_bad_snapshot_of_a_patched_bundled_map_is_not_served_as_the_bundle() {
     assert!(out.contains("deleted"), "{out}");
     let s = TestServer::start(dirs.share(), config).await;
     // The repair deleted it for good (the bundled file does not come back at version 1)...
-    expect_error(
-        s.client.get(s.at("/v1/maps/arena2")).send().await.unwrap(),
+    api_error(
+        s.pathd().get_map("arena2", None).await,
         404,
         "map_not_found",
-    )
-    .await;
+    );
     // ...and a new upload continues past every version ever acknowledged.
-    let r = s
-        .put_json(
+    let v = s
+        .upload_json(
             "arena2",
             &json!({"width": 2, "height": 1, "costs": [1, 1], "movement": "octile"}),
         )
         .await;
-    let (status, v) = json(r).await;
-    assert_eq!(status, 201, "{v}");
-    assert!(v["version"].as_u64().unwrap() > 3, "{v}");
+    assert!(v.version > 3, "{v:?}");
 }
 
 /// The length of a patch log's header: the line `PATHD-PLOG 1`, or the line `PATHD-PLOG 2`
@@ -276,33 +243,28 @@ async fn a_cut_log_tail_never_brings_a_version_back(cut: Cut) {
     );
 
     let s = TestServer::start(dirs.share(), config.clone()).await;
-    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
+    let pathd = s.pathd();
+    let m = pathd.get_map("m", None).await.unwrap();
     // Version 20's cells (19 walls), under a version past every acknowledged one.
+    assert_eq!((m.version, m.blocked_cells), (22, 19), "{cut:?}: {m:?}");
     assert_eq!(
-        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
-        (Some(22), Some(19)),
-        "{cut:?}: {m}"
+        m.recovery,
+        Some(Recovery {
+            lost_versions: [21, 21],
+            served_as: 22
+        }),
+        "{cut:?}: the summary reports the cut: {m:?}"
     );
-    assert_eq!(
-        m["recovery"],
-        json!({"lost_versions": [21, 21], "served_as": 22}),
-        "{cut:?}: the summary reports the cut: {m}"
-    );
-    let (_, ready) = json(s.client.get(s.at("/readyz")).send().await.unwrap()).await;
+    let ready = pathd.ready().await.unwrap();
     assert_eq!(ready["cut_logs"], json!(["m"]), "{cut:?}: {ready}");
-    let (status, v) = json(patch(&s, "m", 40).await).await;
-    assert_eq!(status, 200, "{v}");
-    assert_eq!(v["version"], 23, "{cut:?}: never 21 again: {v}");
+    let v = patch(&s, "m", 40).await.unwrap();
+    assert_eq!(v.version, 23, "{cut:?}: never 21 again: {v:?}");
     s.stop().await.unwrap();
 
     // Durable and served state agree after another restart: 20 walls, version 23.
     let s = TestServer::start(dirs.share(), config).await;
-    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
-    assert_eq!(
-        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
-        (Some(23), Some(20)),
-        "{cut:?}: {m}"
-    );
+    let m = s.pathd().get_map("m", None).await.unwrap();
+    assert_eq!((m.version, m.blocked_cells), (23, 20), "{cut:?}: {m:?}");
     s.stop().await.unwrap();
 }
 

@@ -3,28 +3,26 @@
 
 use std::time::Duration;
 
+use pathd_client::{CellChange, Error, MapPatch, MapSummary, PathResult};
 use serde_json::{Value, json};
 
-use crate::common::{Dirs, TestServer, json as read_json};
+use crate::common::{Dirs, TestServer, api_error, query};
 
 fn open_map(n: u32) -> Value {
     json!({"width": n, "height": n, "costs": vec![1; (n * n) as usize]})
 }
 
-async fn summary(s: &TestServer, name: &str) -> Value {
-    read_json(
-        s.client
-            .get(s.at(&format!("/v1/maps/{name}")))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
-    .1
+async fn summary(s: &TestServer, name: &str) -> MapSummary {
+    s.pathd().get_map(name, None).await.unwrap()
 }
 
 /// Polls `name`'s summary until `done` holds (a hang guard of 60 s, not a timing claim).
-async fn until(s: &TestServer, name: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+async fn until(
+    s: &TestServer,
+    name: &str,
+    what: &str,
+    done: impl Fn(&MapSummary) -> bool,
+) -> MapSummary {
     for _ in 0..2400 {
         let m = summary(s, name).await;
         if done(&m) {
@@ -32,19 +30,31 @@ async fn until(s: &TestServer, name: &str, what: &str, done: impl Fn(&Value) -> 
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    panic!("{name}: never {what}: {}", summary(s, name).await);
+    panic!("{name}: never {what}: {:?}", summary(s, name).await);
 }
 
-fn ready(m: &Value) -> bool {
-    m["hpa"]["status"] == "ready"
-        && m["jps_plus"]["status"] == "ready"
-        && m["jps_plus"]["landmarks"]["status"] == "ready"
-        && m["subgoal"]["status"] == "ready"
+/// The status of the map's JPS+ table, its landmarks, HPA* abstraction, subgoal graph
+/// (`None` where the summary has none).
+fn statuses(m: &MapSummary) -> [Option<&str>; 4] {
+    let jump = m.jps_plus.as_ref();
+    [
+        jump.map(|j| j.status.as_str()),
+        jump.and_then(|j| j.landmarks.as_ref())
+            .map(|l| l.status.as_str()),
+        m.hpa.as_ref().map(|h| h.status.as_str()),
+        m.subgoal.as_ref().map(|g| g.status.as_str()),
+    ]
 }
 
-async fn cost(s: &TestServer, map: &str, algorithm: &str) -> (u16, Value) {
-    let body = json!({"start": [0, 0], "goal": [63, 40], "algorithm": algorithm});
-    read_json(s.path(map, &body).await).await
+fn ready(m: &MapSummary) -> bool {
+    statuses(m).iter().all(|s| *s == Some("ready"))
+}
+
+/// The query of these tests; retries off, since they assert `503`s.
+async fn cost(s: &TestServer, map: &str, algorithm: &str) -> Result<PathResult, Error> {
+    s.pathd_once()
+        .find_path(map, &query([0, 0], [63, 40], algorithm))
+        .await
 }
 
 #[tokio::test]
@@ -54,68 +64,56 @@ async fn a_panicking_build_is_reported_and_the_next_version_builds_again() {
     config.hpa_min_cells = 64 * 64;
     config.test_fail_builds_of = Some("bad".into());
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("bad", &open_map(64)).await.status(), 201);
-    assert_eq!(s.put_json("good", &open_map(64)).await.status(), 201);
+    s.upload_json("bad", &open_map(64)).await;
+    s.upload_json("good", &open_map(64)).await;
     until(&s, "good", "ready", ready).await;
     let m = until(&s, "bad", "failed", |m| {
-        m["hpa"]["status"] == "failed"
-            && m["jps_plus"]["status"] == "failed"
-            && m["subgoal"]["status"] == "failed"
+        let [jump, _, hpa, subgoal] = statuses(m);
+        [jump, hpa, subgoal] == [Some("failed"); 3]
     })
     .await;
+    let why = m.hpa.as_ref().and_then(|h| h.error.as_deref());
     assert!(
-        m["hpa"]["error"].as_str().unwrap().contains("test-only"),
-        "the failure says why: {m}"
+        why.is_some_and(|e| e.contains("test-only")),
+        "the failure says why: {m:?}"
     );
     // The builders live on: a map uploaded after the panics gets everything.
-    assert_eq!(s.put_json("later", &open_map(64)).await.status(), 201);
+    s.upload_json("later", &open_map(64)).await;
     until(&s, "later", "ready", ready).await;
 
     // Queries that need a failed structure say so; `auto` falls back and stays exact.
-    let (_, astar) = cost(&s, "bad", "astar").await;
+    let astar = cost(&s, "bad", "astar").await.unwrap();
     for algorithm in ["hpa", "jps_plus", "subgoal"] {
-        let (status, v) = cost(&s, "bad", algorithm).await;
-        assert_eq!(
-            (status, v["error"]["code"].as_str()),
-            (503, Some("derivation_failed")),
-            "{algorithm}: {v}"
-        );
+        api_error(cost(&s, "bad", algorithm).await, 503, "derivation_failed");
     }
-    let (status, auto) = cost(&s, "bad", "auto").await;
-    assert_eq!((status, &auto["cost"]), (200, &astar["cost"]), "{auto}");
+    let auto = cost(&s, "bad", "auto").await.unwrap();
+    assert_eq!(auto.cost, astar.cost, "{auto:?}");
 
     // The next version builds again.
-    let patch = json!({"cells": [{"x": 30, "y": 30, "cost": 0}]});
-    let r = s
-        .client
-        .patch(s.at("/v1/maps/bad"))
-        .json(&patch)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let patch = MapPatch {
+        cells: vec![CellChange {
+            x: 30,
+            y: 30,
+            cost: 0,
+        }],
+        ..Default::default()
+    };
+    s.pathd().patch_map("bad", &patch).await.unwrap();
     until(&s, "bad", "rebuilt at version 2", |m| {
-        m["version"] == 2 && ready(m)
+        m.version == 2 && ready(m)
     })
     .await;
-    let (_, astar) = cost(&s, "bad", "astar").await;
+    let astar = cost(&s, "bad", "astar").await.unwrap();
     for algorithm in ["hpa", "jps_plus", "subgoal"] {
-        let (status, v) = cost(&s, "bad", algorithm).await;
-        assert_eq!(status, 200, "{algorithm}: {v}");
+        let v = cost(&s, "bad", algorithm)
+            .await
+            .unwrap_or_else(|e| panic!("{algorithm}: {e}"));
         if algorithm != "hpa" {
-            let (a, b) = (v["cost"].as_f64().unwrap(), astar["cost"].as_f64().unwrap());
+            let (a, b) = (v.cost, astar.cost);
             assert!((a - b).abs() < 1e-6, "{algorithm} {a} vs A*'s {b}");
         }
     }
-    let metrics = s
-        .client
-        .get(s.at("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = s.pathd().metrics().await.unwrap();
     assert!(
         metrics.contains("pathd_derived_failures_total"),
         "failures are counted"
@@ -142,23 +140,24 @@ fn seeded_map(n: u32, seed: u64) -> Value {
 }
 
 /// Bytes of ready structures the summary reports (table, landmarks, abstraction).
-fn reported_bytes(m: &Value) -> u64 {
-    let ready = |v: &Value| v["status"] == "ready";
+fn reported_bytes(m: &MapSummary) -> u64 {
     let mut b = 0;
-    if ready(&m["jps_plus"]) {
-        b += m["jps_plus"]["memory_bytes"].as_u64().unwrap();
+    if let Some(j) = m.jps_plus.as_ref().filter(|j| j.status == "ready") {
+        b += j.memory_bytes;
     }
-    if ready(&m["jps_plus"]["landmarks"]) {
-        b += m["jps_plus"]["landmarks"]["memory_bytes"].as_u64().unwrap();
+    let landmarks = m.jps_plus.as_ref().and_then(|j| j.landmarks.as_ref());
+    if let Some(l) = landmarks.filter(|l| l.status == "ready") {
+        b += l.memory_bytes;
     }
-    if ready(&m["hpa"]) {
-        b += m["hpa"]["memory_bytes"].as_u64().unwrap();
+    if let Some(h) = m.hpa.as_ref().filter(|h| h.status == "ready") {
+        b += h.memory_bytes;
     }
     b
 }
 
-fn settled(m: &Value) -> bool {
-    m["jps_plus"]["status"] != "building" && m["jps_plus"]["landmarks"]["status"] != "building"
+fn settled(m: &MapSummary) -> bool {
+    let [jump, landmarks, _, _] = statuses(m);
+    jump != Some("building") && landmarks != Some("building")
 }
 
 /// One budget for derived state across maps: with room for two of five maps' tables and
@@ -176,12 +175,7 @@ async fn derived_memory_is_bounded_across_maps_and_comes_back_on_demand() {
     let s = TestServer::start(dirs, config).await;
     let names: Vec<String> = (0..5).map(|i| format!("m{i}")).collect();
     for (i, name) in names.iter().enumerate() {
-        assert_eq!(
-            s.put_json(name, &seeded_map(512, i as u64 + 1))
-                .await
-                .status(),
-            201
-        );
+        s.upload_json(name, &seeded_map(512, i as u64 + 1)).await;
     }
     let mut summaries = Vec::new();
     for name in &names {
@@ -190,8 +184,9 @@ async fn derived_memory_is_bounded_across_maps_and_comes_back_on_demand() {
     // Wait for every map's landmarks to have been made once (then some were evicted).
     for name in &names {
         until(&s, name, "given its landmarks once", |m| {
-            settled(m) && m["jps_plus"]["landmarks"]["count"] != 0
-                || m["jps_plus"]["landmarks"]["status"] == "evicted"
+            let landmarks = m.jps_plus.as_ref().and_then(|j| j.landmarks.as_ref());
+            settled(m) && landmarks.is_some_and(|l| l.count != 0)
+                || landmarks.is_some_and(|l| l.status == "evicted")
         })
         .await;
     }
@@ -202,9 +197,10 @@ async fn derived_memory_is_bounded_across_maps_and_comes_back_on_demand() {
     for name in &names {
         let m = summary(&s, name).await;
         reported += reported_bytes(&m);
-        evicted += [&m["jps_plus"], &m["jps_plus"]["landmarks"]]
+        let [jump, landmarks, _, _] = statuses(&m);
+        evicted += [jump, landmarks]
             .iter()
-            .filter(|v| v["status"] == "evicted")
+            .filter(|s| **s == Some("evicted"))
             .count();
     }
     assert!(reported <= budget, "the summaries report {reported} bytes");
@@ -215,35 +211,35 @@ async fn derived_memory_is_bounded_across_maps_and_comes_back_on_demand() {
 
     // Every map answers exactly, whatever is resident: auto at once (JPS without a table),
     // jps_plus once its table is back (503 abstraction_building meanwhile).
-    let body =
-        |algorithm: &str| json!({"start": [0, 0], "goal": [511, 511], "algorithm": algorithm});
+    // Retries off: the `503 abstraction_building` is asserted.
+    let pathd = s.pathd_once();
+    let body = |algorithm: &str| query([0, 0], [511, 511], algorithm);
     for name in &names {
-        let (_, astar) = read_json(s.path(name, &body("astar")).await).await;
-        assert_eq!(astar["status"], "found", "{astar}");
-        let (status, auto) = read_json(s.path(name, &body("auto")).await).await;
-        assert_eq!(
-            (status, &auto["cost"]),
-            (200, &astar["cost"]),
-            "{name}: {auto}"
-        );
+        let astar = pathd.find_path(name, &body("astar")).await.unwrap();
+        assert_eq!(astar.status, "found", "{astar:?}");
+        let auto = pathd.find_path(name, &body("auto")).await.unwrap();
+        assert_eq!(auto.cost, astar.cost, "{name}: {auto:?}");
         let mut tries = 0;
         loop {
-            let (status, v) = read_json(s.path(name, &body("jps_plus")).await).await;
-            if status == 200 {
-                assert_eq!(v["cost"], astar["cost"], "{name}: {v}");
-                break;
+            match pathd.find_path(name, &body("jps_plus")).await {
+                Ok(v) => {
+                    assert_eq!(v.cost, astar.cost, "{name}: {v:?}");
+                    break;
+                }
+                r => {
+                    api_error(r, 503, "abstraction_building");
+                }
             }
-            assert_eq!(v["error"]["code"], "abstraction_building", "{name}: {v}");
             tries += 1;
             assert!(tries < 2400, "{name}: the table never came back");
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         // Used again, its table is back (and its landmarks follow).
         let m = until(&s, name, "given its structures back", |m| {
-            m["jps_plus"]["status"] == "ready" && settled(m)
+            statuses(m)[0] == Some("ready") && settled(m)
         })
         .await;
-        assert_eq!(m["jps_plus"]["status"], "ready", "{m}");
+        assert_eq!(statuses(&m)[0], Some("ready"), "{m:?}");
     }
     let resident = s.state.registry().budget().resident_bytes();
     assert!(
@@ -276,12 +272,12 @@ async fn subgoal_graphs_serve_queries_and_follow_patches() {
         })
         .collect();
     map["costs"] = json!(costs);
-    assert_eq!(s.put_json("g", &map).await.status(), 201);
+    s.upload_json("g", &map).await;
     let m = until(&s, "g", "given its subgoal graph", |m| {
-        m["subgoal"]["status"] == "ready"
+        statuses(m)[3] == Some("ready")
     })
     .await;
-    assert!(m["subgoal"]["subgoals"].as_u64().unwrap() > 0, "{m}");
+    assert!(m.subgoal.as_ref().unwrap().subgoals > 0, "{m:?}");
     let mut rng = 12345u64;
     let mut pick = || {
         rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -293,22 +289,27 @@ async fn subgoal_graphs_serve_queries_and_follow_patches() {
     }
     async fn same_as_astar(s: &TestServer, pairs: &[([u32; 2], [u32; 2])]) -> usize {
         let mut found = 0;
-        for (a, b) in pairs {
-            let q = |alg: &str| json!({"start": a, "goal": b, "algorithm": alg});
-            let (sa, astar) = read_json(s.path("g", &q("astar")).await).await;
-            let (sg, sub) = read_json(s.path("g", &q("subgoal")).await).await;
-            assert_eq!(sa, sg, "{a:?}->{b:?}: {astar} vs {sub}");
-            if sa == 200 {
-                assert_eq!(astar["status"], sub["status"], "{sub}");
-                let (x, y) = (
-                    astar["cost"].as_f64().unwrap(),
-                    sub["cost"].as_f64().unwrap(),
-                );
-                assert!((x - y).abs() < 1e-6, "{a:?}->{b:?}: A* {x}, subgoal {y}");
-                if sub["status"] == "found" {
-                    found += 1;
-                    assert_eq!(sub["algorithm"], "subgoal");
+        let pathd = s.pathd_once();
+        for &(a, b) in pairs {
+            let astar = pathd.find_path("g", &query(a, b, "astar")).await;
+            let sub = pathd.find_path("g", &query(a, b, "subgoal")).await;
+            match (&astar, &sub) {
+                (Ok(astar), Ok(sub)) => {
+                    assert_eq!(astar.status, sub.status, "{sub:?}");
+                    let (x, y) = (astar.cost, sub.cost);
+                    assert!((x - y).abs() < 1e-6, "{a:?}->{b:?}: A* {x}, subgoal {y}");
+                    if sub.status == "found" {
+                        found += 1;
+                        assert_eq!(sub.algorithm, "subgoal");
+                    }
                 }
+                // The same error (a blocked end) from both.
+                (Err(x), Err(y)) => assert_eq!(
+                    (x.status(), x.code()),
+                    (y.status(), y.code()),
+                    "{a:?}->{b:?}"
+                ),
+                _ => panic!("{a:?}->{b:?}: {astar:?} vs {sub:?}"),
             }
         }
         found
@@ -318,19 +319,20 @@ async fn subgoal_graphs_serve_queries_and_follow_patches() {
     let mut cells = Vec::new();
     for i in 0..30u32 {
         let (x, y) = (pick(), pick());
-        cells.push(json!({"x": x, "y": y, "cost": if i % 2 == 0 { 0 } else { 1 }}));
+        cells.push(CellChange {
+            x,
+            y,
+            cost: if i % 2 == 0 { 0 } else { 1 },
+        });
     }
-    let r = s
-        .client
-        .patch(s.at("/v1/maps/g"))
-        .json(&json!({"cells": cells}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let patch = MapPatch {
+        cells,
+        ..Default::default()
+    };
+    s.pathd().patch_map("g", &patch).await.unwrap();
     // Built again in the background for version 2 (not on the write's path).
     until(&s, "g", "given version 2's graph", |m| {
-        m["version"] == 2 && m["subgoal"]["status"] == "ready"
+        m.version == 2 && statuses(m)[3] == Some("ready")
     })
     .await;
     assert!(same_as_astar(&s, &pairs).await > 10);

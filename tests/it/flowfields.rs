@@ -188,6 +188,7 @@ fn cells(cells: &[(u32, u32, u32)]) -> MapPatch {
             .map(|&(x, y, cost)| CellChange { x, y, cost })
             .collect(),
         if_version: None,
+        ..Default::default()
     }
 }
 

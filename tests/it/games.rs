@@ -2,33 +2,29 @@
 //! `flee`, `snap` and `GET /nearest`, each with its errors (every 4xx a JSON `code` and
 //! `message`), on `/path` and in a batch.
 
-use crate::common::{SMALL_MAP, TestServer, expect_error, json};
-use serde_json::{Value, json};
+use crate::common::{SMALL_MAP, TestServer, api_error, expect_error, query};
+use pathd_client::{BatchItem, Client, NearestCell, NearestRequest, PathRequest, PathResult};
+use serde_json::json;
 
 // ..@..
 // ..@..
 // .....
 async fn server() -> TestServer {
     let s = TestServer::new().await;
-    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    s.upload("small", SMALL_MAP).await;
     // Two rooms with no connection: (0,0) and (2,0) are apart.
-    let split = "type octile\nheight 1\nwidth 3\nmap\n.@.\n";
-    assert_eq!(s.put_text("split", split).await.status(), 201);
+    s.upload("split", "type octile\nheight 1\nwidth 3\nmap\n.@.\n")
+        .await;
     s
 }
 
 /// The cost of the plain optimal path, or `None` when there is none.
-async fn cost(s: &TestServer, start: [u32; 2], goal: [u32; 2]) -> Option<f64> {
-    let (st, v) = json(
-        s.path(
-            "small",
-            &json!({"start": start, "goal": goal, "algorithm": "dijkstra"}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(st, 200, "{v}");
-    (v["status"] == "found").then(|| v["cost"].as_f64().unwrap())
+async fn cost(pathd: &Client, start: [u32; 2], goal: [u32; 2]) -> Option<f64> {
+    let v = pathd
+        .find_path("small", &query(start, goal, "dijkstra"))
+        .await
+        .unwrap();
+    (v.status == "found").then_some(v.cost)
 }
 
 fn open_cells() -> Vec<[u32; 2]> {
@@ -44,39 +40,35 @@ fn open_cells() -> Vec<[u32; 2]> {
     out
 }
 
-fn end(v: &Value) -> [u32; 2] {
-    let p = v["path"].as_array().unwrap().last().unwrap();
-    [p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32]
+fn end(v: &PathResult) -> [u32; 2] {
+    *v.path.last().unwrap()
 }
 
 #[tokio::test]
 async fn goals_reach_the_cheapest_and_name_it() {
     let s = server().await;
+    let pathd = s.pathd();
     let goals = [[4u32, 0u32], [3, 0], [0, 2], [4, 2]];
     let mut best = f64::INFINITY;
     for g in goals {
-        best = best.min(cost(&s, [4, 1], g).await.unwrap());
+        best = best.min(cost(&pathd, [4, 1], g).await.unwrap());
     }
     for algorithm in ["astar", "dijkstra", "auto", "weighted_astar"] {
-        let (st, v) = json(
-            s.path(
-                "small",
-                &json!({"start": [4, 1], "goals": goals, "algorithm": algorithm}),
-            )
-            .await,
-        )
-        .await;
-        assert_eq!(st, 200, "{v}");
-        assert_eq!(v["status"], "found");
-        let i = v["goal_index"].as_u64().unwrap() as usize;
-        assert_eq!(v["goal"], json!(goals[i]));
+        let q = PathRequest {
+            algorithm: Some(algorithm.to_owned()),
+            ..PathRequest::to_goals([4, 1], &goals)
+        };
+        let v = pathd.find_path("small", &q).await.unwrap();
+        assert_eq!(v.status, "found");
+        let i = v.goal_index.unwrap();
+        assert_eq!(v.goal, Some(goals[i]));
         assert_eq!(end(&v), goals[i]);
-        assert_eq!(v["start"], json!([4, 1]));
+        assert_eq!(v.start, Some([4, 1]));
         if algorithm != "weighted_astar" {
-            assert_eq!(v["cost"].as_f64().unwrap(), best, "{algorithm}: {v}");
+            assert_eq!(v.cost, best, "{algorithm}: {v:?}");
         }
         assert_eq!(
-            v["algorithm"],
+            v.algorithm,
             if algorithm == "auto" {
                 "astar"
             } else {
@@ -86,80 +78,87 @@ async fn goals_reach_the_cheapest_and_name_it() {
     }
     // A batch: each query its own answer or error.
     let many: Vec<[u32; 2]> = vec![[4, 0]; 1025];
-    let (st, v) = json(
-        s.client
-            .post(s.at("/v1/maps/small/paths"))
-            .json(&json!({"queries": [
-                {"start": [0, 0], "goals": [[4, 0], [0, 2]]},
-                {"start": [0, 0], "goals": many},
-                {"start": [0, 0], "goals": [[2, 0]]},
-            ]}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(st, 200, "{v}");
-    assert_eq!(v["results"][0]["goal_index"], 1);
-    assert_eq!(v["results"][0]["goal"], json!([0, 2]));
-    assert_eq!(v["results"][1]["error"]["code"], "too_many_goals");
-    assert_eq!(v["results"][2]["error"]["code"], "goal_blocked");
+    let v = pathd
+        .find_paths(
+            "small",
+            &[
+                PathRequest::to_goals([0, 0], &[[4, 0], [0, 2]]),
+                PathRequest::to_goals([0, 0], &many),
+                PathRequest::to_goals([0, 0], &[[2, 0]]),
+            ],
+        )
+        .await
+        .unwrap();
+    let BatchItem::Result(r) = &v.results[0] else {
+        panic!("{:?}", v.results[0]);
+    };
+    assert_eq!((r.goal_index, r.goal), (Some(1), Some([0, 2])));
+    for (i, code) in [(1, "too_many_goals"), (2, "goal_blocked")] {
+        let BatchItem::Error { error } = &v.results[i] else {
+            panic!("{:?}", v.results[i]);
+        };
+        assert_eq!(error.code, code);
+    }
     // Unreachable goals only: no path, no goal.
-    let (_, v) = json(
-        s.path("split", &json!({"start": [0, 0], "goals": [[2, 0]]}))
-            .await,
-    )
-    .await;
-    assert_eq!(v["status"], "no_path");
-    assert!(
-        v.get("goal").is_none() && v.get("goal_index").is_none(),
-        "{v}"
-    );
+    let v = pathd
+        .find_path("split", &PathRequest::to_goals([0, 0], &[[2, 0]]))
+        .await
+        .unwrap();
+    assert_eq!(v.status, "no_path");
+    assert!(v.goal.is_none() && v.goal_index.is_none(), "{v:?}");
 }
 
 #[tokio::test]
 async fn goals_errors_have_stable_codes() {
     let s = server().await;
+    let pathd = s.pathd();
+    let goals = |g: &[[u32; 2]]| PathRequest::to_goals([0, 0], g);
+    let with = |algorithm: &str| PathRequest {
+        algorithm: Some(algorithm.to_owned()),
+        ..goals(&[[4, 0]])
+    };
     let bad = [
+        (goals(&vec![[4, 0]; 1025]), "too_many_goals"),
+        (goals(&[]), "invalid_request"),
         (
-            json!({"start": [0, 0], "goals": vec![[4, 0]; 1025]}),
-            "too_many_goals",
-        ),
-        (json!({"start": [0, 0], "goals": []}), "invalid_request"),
-        (json!({"start": [0, 0]}), "invalid_request"),
-        (
-            json!({"start": [0, 0], "goal": [4, 0], "goals": [[4, 0]]}),
+            PathRequest {
+                start: [0, 0],
+                ..Default::default()
+            },
             "invalid_request",
         ),
         (
-            json!({"start": [0, 0], "goals": [[4, 0]], "flee": {"from": [0, 0], "distance": 1}}),
+            PathRequest {
+                goal: Some([4, 0]),
+                ..goals(&[[4, 0]])
+            },
             "invalid_request",
         ),
-        (json!({"start": [0, 0], "goals": [[9, 0]]}), "out_of_bounds"),
         (
-            json!({"start": [0, 0], "goals": [[4, 0], [2, 0]]}),
-            "goal_blocked",
-        ),
-        (
-            json!({"start": [0, 0], "goals": [[4, 0]], "algorithm": "jps"}),
-            "not_applicable",
-        ),
-        (
-            json!({"start": [0, 0], "goals": [[4, 0]], "algorithm": "hpa"}),
-            "not_applicable",
-        ),
-        (
-            json!({"start": [0, 0], "goals": [[4, 0]], "heuristic": "zero"}),
-            "not_applicable",
-        ),
-        (
-            json!({"start": [0, 0], "goals": [[4, 0]], "trace": true}),
+            PathRequest {
+                flee: PathRequest::flee([0, 0], [0, 0], 1.0).flee,
+                ..goals(&[[4, 0]])
+            },
             "invalid_request",
+        ),
+        (goals(&[[9, 0]]), "out_of_bounds"),
+        (goals(&[[4, 0], [2, 0]]), "goal_blocked"),
+        (with("jps"), "not_applicable"),
+        (with("hpa"), "not_applicable"),
+        (
+            PathRequest {
+                heuristic: Some("zero".into()),
+                ..goals(&[[4, 0]])
+            },
+            "not_applicable",
         ),
     ];
-    for (body, code) in bad {
-        expect_error(s.path("small", &body).await, 400, code).await;
+    for (q, code) in bad {
+        api_error(pathd.find_path("small", &q).await, 400, code);
     }
+    // `trace` and `/posthoc` are not in the client (their answers are the visualiser's).
+    let traced = json!({"start": [0, 0], "goals": [[4, 0]], "trace": true});
+    expect_error(s.path("small", &traced).await, 400, "invalid_request").await;
     let posthoc = s
         .client
         .post(s.at("/v1/maps/small/posthoc"))
@@ -170,10 +169,19 @@ async fn goals_errors_have_stable_codes() {
     expect_error(posthoc, 400, "invalid_request").await;
 }
 
+fn radius(goal: [u32; 2], radius: f64, visible: bool) -> PathRequest {
+    PathRequest {
+        goal_radius: Some(radius),
+        goal_visible: visible,
+        ..PathRequest::new([0, 0], goal)
+    }
+}
+
 #[tokio::test]
 async fn goal_radius_stops_at_the_cheapest_cell_in_range_and_sight() {
     let s = server().await;
-    for (goal, radius, visible) in [
+    let pathd = s.pathd();
+    for (goal, r, visible) in [
         ([4u32, 0u32], 1.0, false),
         ([4, 0], 1.5, true),
         ([2, 0], 1.0, false), // a wall as the goal
@@ -183,22 +191,16 @@ async fn goal_radius_stops_at_the_cheapest_cell_in_range_and_sight() {
     ] {
         let inside = |c: [u32; 2]| {
             let (dx, dy) = (c[0] as f64 - goal[0] as f64, c[1] as f64 - goal[1] as f64);
-            (dx * dx + dy * dy).sqrt() <= radius
+            (dx * dx + dy * dy).sqrt() <= r
         };
-        let (st, v) = json(
-            s.path(
-                "small",
-                &json!({"start": [0, 0], "goal": goal, "goal_radius": radius,
-                        "goal_visible": visible}),
-            )
-            .await,
-        )
-        .await;
-        assert_eq!(st, 200, "{v}");
-        assert_eq!(v["status"], "found", "{v}");
+        let v = pathd
+            .find_path("small", &radius(goal, r, visible))
+            .await
+            .unwrap();
+        assert_eq!(v.status, "found", "{v:?}");
         let reached = end(&v);
-        assert_eq!(v["goal"], json!(reached));
-        assert!(inside(reached), "{goal:?} {radius}: {v}");
+        assert_eq!(v.goal, Some(reached));
+        assert!(inside(reached), "{goal:?} {r}: {v:?}");
         // Optimal among the qualifying cells (for these goals and ranges, a cell in range
         // sees the goal unless the wall's rows lie between them).
         let mut best = f64::INFINITY;
@@ -207,304 +209,276 @@ async fn goal_radius_stops_at_the_cheapest_cell_in_range_and_sight() {
             if visible && across {
                 continue;
             }
-            best = best.min(cost(&s, [0, 0], c).await.unwrap());
+            best = best.min(cost(&pathd, [0, 0], c).await.unwrap());
         }
-        assert_eq!(v["cost"].as_f64().unwrap(), best, "{goal:?} {radius}: {v}");
+        assert_eq!(v.cost, best, "{goal:?} {r}: {v:?}");
     }
-    for (body, code) in [
+    for (q, code) in [
+        (radius([2, 0], 2.0, true), "goal_blocked"),
+        (radius([4, 0], -1.0, false), "invalid_request"),
         (
-            json!({"start": [0, 0], "goal": [2, 0], "goal_radius": 2, "goal_visible": true}),
-            "goal_blocked",
-        ),
-        (
-            json!({"start": [0, 0], "goal": [4, 0], "goal_radius": -1}),
+            PathRequest {
+                goal_visible: true,
+                ..PathRequest::new([0, 0], [4, 0])
+            },
             "invalid_request",
         ),
         (
-            json!({"start": [0, 0], "goal": [4, 0], "goal_visible": true}),
+            PathRequest {
+                goal_radius: Some(1.0),
+                ..PathRequest::to_goals([0, 0], &[[4, 0]])
+            },
             "invalid_request",
         ),
+        (radius([9, 0], 1.0, false), "out_of_bounds"),
         (
-            json!({"start": [0, 0], "goals": [[4, 0]], "goal_radius": 1}),
-            "invalid_request",
-        ),
-        (
-            json!({"start": [0, 0], "goal": [9, 0], "goal_radius": 1}),
-            "out_of_bounds",
-        ),
-        (
-            json!({"start": [0, 0], "goal": [4, 0], "goal_radius": 1, "algorithm": "theta"}),
+            PathRequest {
+                algorithm: Some("theta".into()),
+                ..radius([4, 0], 1.0, false)
+            },
             "not_applicable",
         ),
     ] {
-        expect_error(s.path("small", &body).await, 400, code).await;
+        api_error(pathd.find_path("small", &q).await, 400, code);
     }
 }
 
 #[tokio::test]
 async fn flee_gets_far_enough_at_the_least_cost() {
     let s = server().await;
+    let pathd = s.pathd();
     for (start, from, distance) in [([1u32, 1u32], [0u32, 0u32], 3.0), ([3, 0], [4, 0], 4.5)] {
         let mut best = f64::INFINITY;
         for c in open_cells() {
-            if cost(&s, from, c).await.unwrap() >= distance {
-                best = best.min(cost(&s, start, c).await.unwrap());
+            if cost(&pathd, from, c).await.unwrap() >= distance {
+                best = best.min(cost(&pathd, start, c).await.unwrap());
             }
         }
         for algorithm in ["auto", "dijkstra", "astar"] {
-            let (st, v) = json(
-                s.path(
-                    "small",
-                    &json!({"start": start, "flee": {"from": from, "distance": distance},
-                            "algorithm": algorithm}),
-                )
-                .await,
-            )
-            .await;
-            assert_eq!(st, 200, "{v}");
-            assert_eq!(v["status"], "found");
+            let q = PathRequest {
+                algorithm: Some(algorithm.to_owned()),
+                ..PathRequest::flee(start, from, distance)
+            };
+            let v = pathd.find_path("small", &q).await.unwrap();
+            assert_eq!(v.status, "found");
             let reached = end(&v);
-            assert_eq!(v["goal"], json!(reached));
-            assert!(cost(&s, from, reached).await.unwrap() >= distance, "{v}");
-            assert_eq!(v["cost"].as_f64().unwrap(), best, "{v}");
+            assert_eq!(v.goal, Some(reached));
+            assert!(
+                cost(&pathd, from, reached).await.unwrap() >= distance,
+                "{v:?}"
+            );
+            assert_eq!(v.cost, best, "{v:?}");
         }
     }
     // Nothing is that far: no path. A threat in the other room: already safe.
-    let (_, v) = json(
-        s.path(
-            "small",
-            &json!({"start": [0, 0], "flee": {"from": [0, 0], "distance": 100}}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(v["status"], "no_path");
-    let (_, v) = json(
-        s.path(
-            "split",
-            &json!({"start": [0, 0], "flee": {"from": [2, 0], "distance": 100}}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(
-        (v["status"].as_str(), v["cost"].as_f64()),
-        (Some("found"), Some(0.0))
-    );
-    for (body, code) in [
+    let v = pathd
+        .find_path("small", &PathRequest::flee([0, 0], [0, 0], 100.0))
+        .await
+        .unwrap();
+    assert_eq!(v.status, "no_path");
+    let v = pathd
+        .find_path("split", &PathRequest::flee([0, 0], [2, 0], 100.0))
+        .await
+        .unwrap();
+    assert_eq!((v.status.as_str(), v.cost), ("found", 0.0));
+    for (q, code) in [
+        (PathRequest::flee([0, 0], [0, 0], -1.0), "invalid_request"),
+        (PathRequest::flee([0, 0], [9, 9], 1.0), "out_of_bounds"),
         (
-            json!({"start": [0, 0], "flee": {"from": [0, 0], "distance": -1}}),
-            "invalid_request",
-        ),
-        (
-            json!({"start": [0, 0], "flee": {"from": [0, 0]}}),
-            "invalid_request",
-        ),
-        (
-            json!({"start": [0, 0], "flee": {"from": [9, 9], "distance": 1}}),
-            "out_of_bounds",
-        ),
-        (
-            json!({"start": [0, 0], "flee": {"from": [0, 0], "distance": 1}, "partial": true}),
+            PathRequest {
+                partial: true,
+                ..PathRequest::flee([0, 0], [0, 0], 1.0)
+            },
             "not_applicable",
         ),
         (
-            json!({"start": [0, 0], "flee": {"from": [0, 0], "distance": 1}, "algorithm": "jps"}),
+            PathRequest {
+                algorithm: Some("jps".into()),
+                ..PathRequest::flee([0, 0], [0, 0], 1.0)
+            },
             "not_applicable",
         ),
     ] {
-        expect_error(s.path("small", &body).await, 400, code).await;
+        api_error(pathd.find_path("small", &q).await, 400, code);
+    }
+    // A threat without a distance (the typed client always sends one): raw.
+    let body = json!({"start": [0, 0], "flee": {"from": [0, 0]}});
+    expect_error(s.path("small", &body).await, 400, "invalid_request").await;
+}
+
+fn snap(start: [u32; 2], goal: [u32; 2], snap: u32) -> PathRequest {
+    PathRequest {
+        snap: Some(snap),
+        ..PathRequest::new(start, goal)
     }
 }
 
 #[tokio::test]
 async fn snap_moves_blocked_and_unreachable_ends() {
     let s = server().await;
+    let pathd = s.pathd();
     // A blocked start: (1,0) and (3,0) are both one away; the smaller x wins.
-    let (st, v) = json(
-        s.path(
-            "small",
-            &json!({"start": [2, 0], "goal": [4, 0], "snap": 1}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(st, 200, "{v}");
+    let v = pathd
+        .find_path("small", &snap([2, 0], [4, 0], 1))
+        .await
+        .unwrap();
     assert_eq!(
-        (&v["status"], &v["start"], &v["goal"], &v["snapped"]),
-        (
-            &json!("found"),
-            &json!([1, 0]),
-            &json!([4, 0]),
-            &json!(true)
-        )
+        (v.status.as_str(), v.start, v.goal, v.snapped),
+        ("found", Some([1, 0]), Some([4, 0]), Some(true))
     );
     // The goal's component is preferred: (2,0) rather than (0,0).
-    let (_, v) = json(
-        s.path(
-            "split",
-            &json!({"start": [1, 0], "goal": [2, 0], "snap": 1}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(
-        (&v["start"], &v["status"]),
-        (&json!([2, 0]), &json!("found"))
-    );
+    let v = pathd
+        .find_path("split", &snap([1, 0], [2, 0], 1))
+        .await
+        .unwrap();
+    assert_eq!((v.start, v.status.as_str()), (Some([2, 0]), "found"));
     // Unreachable: nothing of the other room within 1 (no path, nothing moved); within 2
     // the goal moves into the start's room.
-    let (_, v) = json(
-        s.path(
-            "split",
-            &json!({"start": [0, 0], "goal": [2, 0], "snap": 1}),
-        )
-        .await,
-    )
-    .await;
+    let v = pathd
+        .find_path("split", &snap([0, 0], [2, 0], 1))
+        .await
+        .unwrap();
+    assert_eq!((v.status.as_str(), v.snapped), ("no_path", Some(false)));
+    let v = pathd
+        .find_path("split", &snap([0, 0], [2, 0], 2))
+        .await
+        .unwrap();
     assert_eq!(
-        (&v["status"], &v["snapped"]),
-        (&json!("no_path"), &json!(false))
-    );
-    let (_, v) = json(
-        s.path(
-            "split",
-            &json!({"start": [0, 0], "goal": [2, 0], "snap": 2}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(
-        (&v["status"], &v["goal"], &v["snapped"]),
-        (&json!("found"), &json!([0, 0]), &json!(true))
+        (v.status.as_str(), v.goal, v.snapped),
+        ("found", Some([0, 0]), Some(true))
     );
     // No candidate in range: the usual error; too far a radius: 400.
-    expect_error(
-        s.path(
-            "small",
-            &json!({"start": [2, 0], "goal": [4, 0], "snap": 0}),
-        )
-        .await,
+    api_error(
+        pathd.find_path("small", &snap([2, 0], [4, 0], 0)).await,
         400,
         "start_blocked",
-    )
-    .await;
-    expect_error(
-        s.path(
-            "small",
-            &json!({"start": [2, 0], "goal": [4, 0], "snap": 65}),
-        )
-        .await,
+    );
+    api_error(
+        pathd.find_path("small", &snap([2, 0], [4, 0], 65)).await,
         400,
         "invalid_request",
-    )
-    .await;
-    // With goals: the start snaps.
-    let (_, v) = json(
-        s.path(
-            "small",
-            &json!({"start": [2, 1], "goals": [[0, 0], [4, 2]], "snap": 1}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(
-        (&v["start"], &v["snapped"]),
-        (&json!([1, 1]), &json!(true)),
-        "{v}"
     );
-    assert_eq!(v["goal_index"], 0);
+    // With goals: the start snaps.
+    let q = PathRequest {
+        snap: Some(1),
+        ..PathRequest::to_goals([2, 1], &[[0, 0], [4, 2]])
+    };
+    let v = pathd.find_path("small", &q).await.unwrap();
+    assert_eq!((v.start, v.snapped), (Some([1, 1]), Some(true)), "{v:?}");
+    assert_eq!(v.goal_index, Some(0));
+}
+
+fn near(at: [u32; 2], radius: Option<u32>, size: Option<u32>) -> NearestRequest {
+    NearestRequest {
+        at,
+        radius,
+        size,
+        profile: None,
+    }
 }
 
 #[tokio::test]
 async fn nearest_answers_the_nearest_usable_cell() {
     let s = server().await;
-    let get = |q: &str| {
-        let url = s.at(&format!("/v1/maps/small/nearest?{q}"));
-        let client = s.client.clone();
-        async move { client.get(url).send().await.unwrap() }
-    };
-    let (st, v) = json(get("x=2&y=0&radius=1").await).await;
-    assert_eq!(st, 200, "{v}");
-    assert_eq!(
-        v,
-        json!({"x": 1, "y": 0, "distance": 1.0, "map_version": 1})
-    );
-    let (_, v) = json(get("x=0&y=0").await).await;
-    assert_eq!(
-        (&v["x"], &v["y"], &v["distance"]),
-        (&json!(0), &json!(0), &json!(0.0))
-    );
-    // A 2x2 agent fits at (0,0), (0,1), (3,0) and (3,1) only: (3,1) is nearest to (2,1).
-    let (_, v) = json(get("x=2&y=1&size=2").await).await;
-    assert_eq!((&v["x"], &v["y"]), (&json!(3), &json!(1)), "{v}");
-    expect_error(get("x=2&y=0&radius=0").await, 404, "no_usable_cell").await;
-    expect_error(get("x=9&y=0").await, 400, "out_of_bounds").await;
-    expect_error(get("x=0&y=0&radius=65").await, 400, "invalid_request").await;
-    expect_error(get("x=0&y=0&size=9").await, 400, "invalid_request").await;
-    expect_error(get("x=0").await, 400, "invalid_request").await;
-    expect_error(get("x=0&y=0&bogus=1").await, 400, "invalid_request").await;
-    let other = s
-        .client
-        .get(s.at("/v1/maps/nope/nearest?x=0&y=0"))
-        .send()
+    let pathd = s.pathd();
+    let v = pathd
+        .nearest("small", &near([2, 0], Some(1), None))
         .await
         .unwrap();
-    expect_error(other, 404, "map_not_found").await;
+    assert_eq!(
+        v,
+        NearestCell {
+            x: 1,
+            y: 0,
+            distance: 1.0,
+            map_version: 1
+        }
+    );
+    let v = pathd
+        .nearest("small", &near([0, 0], None, None))
+        .await
+        .unwrap();
+    assert_eq!((v.x, v.y, v.distance), (0, 0, 0.0));
+    // A 2x2 agent fits at (0,0), (0,1), (3,0) and (3,1) only: (3,1) is nearest to (2,1).
+    let v = pathd
+        .nearest("small", &near([2, 1], None, Some(2)))
+        .await
+        .unwrap();
+    assert_eq!((v.x, v.y), (3, 1), "{v:?}");
+    api_error(
+        pathd.nearest("small", &near([2, 0], Some(0), None)).await,
+        404,
+        "no_usable_cell",
+    );
+    api_error(
+        pathd.nearest("small", &near([9, 0], None, None)).await,
+        400,
+        "out_of_bounds",
+    );
+    api_error(
+        pathd.nearest("small", &near([0, 0], Some(65), None)).await,
+        400,
+        "invalid_request",
+    );
+    api_error(
+        pathd.nearest("small", &near([0, 0], None, Some(9))).await,
+        400,
+        "invalid_request",
+    );
+    api_error(
+        pathd.nearest("nope", &near([0, 0], None, None)).await,
+        404,
+        "map_not_found",
+    );
+    // Query strings the typed client cannot write (a missing y, an unknown parameter): raw.
+    for q in ["x=0", "x=0&y=0&bogus=1"] {
+        let url = s.at(&format!("/v1/maps/small/nearest?{q}"));
+        let resp = s.client.get(url).send().await.unwrap();
+        expect_error(resp, 400, "invalid_request").await;
+    }
 }
 
 #[tokio::test]
 async fn games_options_combine_with_the_others_or_say_why_not() {
     let s = server().await;
+    let pathd = s.pathd();
     // smooth, debug and partial apply as usual.
-    let (_, v) = json(
-        s.path(
-            "small",
-            &json!({"start": [0, 0], "goals": [[4, 0]], "smooth": true, "debug": true}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(v["status"], "found", "{v}");
-    assert!(
-        v["waypoints"].is_array() && v["expanded_cells"].is_array(),
-        "{v}"
-    );
-    let (_, v) = json(
-        s.path(
-            "small",
-            &json!({"start": [0, 0], "goals": [[4, 0]], "max_expansions": 2, "partial": true}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(v["status"], "partial", "{v}");
-    assert!(v.get("goal_index").is_none(), "{v}");
+    let q = PathRequest {
+        smooth: true,
+        debug: true,
+        ..PathRequest::to_goals([0, 0], &[[4, 0]])
+    };
+    let v = pathd.find_path("small", &q).await.unwrap();
+    assert_eq!(v.status, "found", "{v:?}");
+    assert!(v.waypoints.is_some() && v.expanded_cells.is_some(), "{v:?}");
+    let q = PathRequest {
+        max_expansions: Some(2),
+        partial: true,
+        ..PathRequest::to_goals([0, 0], &[[4, 0]])
+    };
+    let v = pathd.find_path("small", &q).await.unwrap();
+    assert_eq!(v.status, "partial", "{v:?}");
+    assert!(v.goal_index.is_none(), "{v:?}");
     // A 2x2 agent fits at (0,0), (0,1), (3,0) and (3,1) only: (3,1) is out of its reach.
-    let (_, v) = json(
-        s.path(
-            "small",
-            &json!({"start": [0, 0], "goals": [[3, 1]], "size": 2}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(v["status"], "no_path", "{v}");
+    let q = PathRequest {
+        size: Some(2),
+        ..PathRequest::to_goals([0, 0], &[[3, 1]])
+    };
+    let v = pathd.find_path("small", &q).await.unwrap();
+    assert_eq!(v.status, "no_path", "{v:?}");
     // Subscriptions keep one goal.
-    let sub = s
-        .client
-        .post(s.at("/v1/maps/small/subscriptions"))
-        .json(&json!({"start": [0, 0], "goals": [[4, 0]]}))
-        .send()
-        .await
-        .unwrap();
-    expect_error(sub, 400, "invalid_request").await;
-    let sub = s
-        .client
-        .post(s.at("/v1/maps/small/subscriptions"))
-        .json(&json!({"start": [0, 0], "goal": [4, 0], "snap": 1}))
-        .send()
-        .await
-        .unwrap();
-    expect_error(sub, 400, "invalid_request").await;
+    api_error(
+        pathd
+            .create_subscription("small", &PathRequest::to_goals([0, 0], &[[4, 0]]))
+            .await,
+        400,
+        "invalid_request",
+    );
+    api_error(
+        pathd
+            .create_subscription("small", &snap([0, 0], [4, 0], 1))
+            .await,
+        400,
+        "invalid_request",
+    );
 }

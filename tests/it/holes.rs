@@ -1,14 +1,15 @@
 //! Small holes closed: weight bounds, bounded metric labels and their `# HELP` lines,
 //! subscription secrets, JSON path-parameter rejections, duplicate map header lines.
 
-use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
-use serde_json::{Value, json};
+use crate::common::{Dirs, SMALL_MAP, TestServer, api_error, expect_error, query};
+use pathd_client::{BatchItem, CellChange, MapPatch, PathRequest};
 
 /// `weight` must be a number in 1..=100 for every algorithm (`400 invalid_request`).
 #[tokio::test]
 async fn weight_is_bounded_for_every_algorithm() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    s.upload("small", SMALL_MAP).await;
+    let pathd = s.pathd();
     let algorithms = [
         "astar",
         "dijkstra",
@@ -19,52 +20,49 @@ async fn weight_is_bounded_for_every_algorithm() {
     ];
     for w in [1e308, 1e307, 100.5, 0.999, 0.0, -2.0] {
         for algorithm in algorithms {
-            let body =
-                json!({"start": [0, 0], "goal": [4, 0], "algorithm": algorithm, "weight": w});
-            let v = expect_error(s.path("small", &body).await, 400, "invalid_request").await;
-            let message = v["error"]["message"].as_str().unwrap();
+            let q = PathRequest {
+                weight: Some(w),
+                ..query([0, 0], [4, 0], algorithm)
+            };
+            let message = api_error(pathd.find_path("small", &q).await, 400, "invalid_request");
             assert!(message.contains("100"), "{algorithm} {w}: {message}");
         }
     }
     // The bounds themselves are accepted.
     for w in [1.0, 100.0] {
-        let body =
-            json!({"start": [0, 0], "goal": [4, 0], "algorithm": "weighted_astar", "weight": w});
-        let (status, v) = json(s.path("small", &body).await).await;
-        assert_eq!((status, v["status"].as_str()), (200, Some("found")), "{v}");
+        let q = PathRequest {
+            weight: Some(w),
+            ..query([0, 0], [4, 0], "weighted_astar")
+        };
+        let v = pathd.find_path("small", &q).await.unwrap();
+        assert_eq!(v.status, "found", "{v:?}");
     }
     // In a batch the bad query alone gets the error.
-    let batch = json!({"queries": [
-        {"start": [0, 0], "goal": [4, 0], "weight": 0},
-        {"start": [0, 0], "goal": [4, 0], "weight": 2},
-    ]});
-    let (status, v) = json(
-        s.client
-            .post(s.at("/v1/maps/small/paths"))
-            .json(&batch)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 200, "{v}");
-    assert_eq!(v["results"][0]["error"]["code"], "invalid_request", "{v}");
-    assert_eq!(v["results"][1]["status"], "found", "{v}");
-    // Subscriptions validate it too.
-    let sub = s
-        .client
-        .post(s.at("/v1/maps/small/subscriptions"))
-        .json(&json!({"start": [0, 0], "goal": [4, 0], "weight": -2}))
-        .send()
+    let weighted = |w: f64| PathRequest {
+        weight: Some(w),
+        ..PathRequest::new([0, 0], [4, 0])
+    };
+    let v = pathd
+        .find_paths("small", &[weighted(0.0), weighted(2.0)])
         .await
         .unwrap();
-    expect_error(sub, 400, "invalid_request").await;
+    match &v.results[..] {
+        [BatchItem::Error { error }, BatchItem::Result(r)] => {
+            assert_eq!(error.code, "invalid_request", "{v:?}");
+            assert_eq!(r.status, "found", "{v:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Subscriptions validate it too.
+    api_error(
+        pathd.create_subscription("small", &weighted(-2.0)).await,
+        400,
+        "invalid_request",
+    );
 }
 
 async fn metrics_text(s: &TestServer) -> String {
-    let resp = s.client.get(s.at("/metrics")).send().await.unwrap();
-    assert_eq!(resp.status(), 200);
-    resp.text().await.unwrap()
+    s.pathd().metrics().await.unwrap()
 }
 
 /// Invented methods and paths do not create series: methods outside the standard set are
@@ -72,7 +70,8 @@ async fn metrics_text(s: &TestServer) -> String {
 #[tokio::test]
 async fn metric_labels_are_bounded() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    s.upload("small", SMALL_MAP).await;
+    // Invented methods and routes: requests no client sends, raw.
     for i in 0..40 {
         let method = reqwest::Method::from_bytes(format!("INVENTED{i}").as_bytes()).unwrap();
         let resp = s
@@ -101,32 +100,21 @@ async fn metric_labels_are_bounded() {
 #[tokio::test]
 async fn every_metric_family_has_help() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    s.upload("small", SMALL_MAP).await;
+    let pathd = s.pathd();
     // Touch most metrics: a query, a subscription, a patch, a rejected request.
-    let (status, _) = json(
-        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
-            .await,
-    )
-    .await;
-    assert_eq!(status, 200);
-    let (status, _) = json(
-        s.client
-            .post(s.at("/v1/maps/small/subscriptions"))
-            .json(&json!({"start": [0, 0], "goal": [4, 0]}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 201);
-    let patch = s
-        .client
-        .patch(s.at("/v1/maps/small"))
-        .json(&json!({"cells": [{"x": 3, "y": 0, "cost": 0}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(patch.status(), 200);
+    let q = PathRequest::new([0, 0], [4, 0]);
+    pathd.find_path("small", &q).await.unwrap();
+    pathd.create_subscription("small", &q).await.unwrap();
+    let patch = MapPatch {
+        cells: vec![CellChange {
+            x: 3,
+            y: 0,
+            cost: 0,
+        }],
+        ..Default::default()
+    };
+    pathd.patch_map("small", &patch).await.unwrap();
     let text = metrics_text(&s).await;
     let families: Vec<&str> = text
         .lines()
@@ -143,9 +131,8 @@ async fn every_metric_family_has_help() {
     }
 }
 
-fn is_hex128(v: &Value) -> bool {
-    v.as_str()
-        .is_some_and(|s| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+fn is_hex128(v: Option<&str>) -> bool {
+    v.is_some_and(|s| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Ids are 128 random bits; moving or deleting needs the subscription's secret (or the
@@ -156,108 +143,61 @@ async fn subscriptions_need_their_secret_to_change() {
     let mut config = dirs.config();
     config.admin_token = Some("admin".into());
     let s = TestServer::start(dirs, config).await;
-    let put = s
-        .client
-        .put(s.at("/v1/maps/small"))
-        .bearer_auth("admin")
-        .header("content-type", "text/plain")
-        .body(SMALL_MAP)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), 201);
+    let admin = s.pathd().with_admin_token("admin");
+    // Without a token: a query caller (queries are open here).
+    let pathd = s.pathd();
+    admin.put_map_text("small", SMALL_MAP).await.unwrap();
     let create = || async {
-        let (status, v) = json(
-            s.client
-                .post(s.at("/v1/maps/small/subscriptions"))
-                .json(&json!({"start": [0, 0], "goal": [4, 0]}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(status, 201, "{v}");
-        v
+        pathd
+            .create_subscription("small", &PathRequest::new([0, 0], [4, 0]))
+            .await
+            .unwrap()
     };
     let (a, b) = (create().await, create().await);
     for v in [&a, &b] {
-        assert!(is_hex128(&v["id"]), "{v}");
-        assert!(is_hex128(&v["secret"]), "{v}");
+        assert!(is_hex128(Some(&v.id)), "{v:?}");
+        assert!(is_hex128(v.secret.as_deref()), "{v:?}");
     }
-    assert_ne!(a["id"], b["id"]);
-    assert_ne!(a["secret"], b["secret"]);
-    let id = a["id"].as_str().unwrap();
-    let secret = a["secret"].as_str().unwrap();
-    let url = s.at(&format!("/v1/subscriptions/{id}"));
+    assert_ne!(a.id, b.id);
+    assert_ne!(a.secret, b.secret);
+    let id = a.id.as_str();
+    let secret = a.secret.as_deref().unwrap();
+    let wrong = b.secret.as_deref().unwrap();
 
     // Reading is open to query callers and never shows the secret.
-    let (status, v) = json(s.client.get(&url).send().await.unwrap()).await;
-    assert_eq!(status, 200);
-    assert!(v.get("secret").is_none(), "{v}");
+    let v = pathd.get_subscription(id).await.unwrap();
+    assert!(v.secret.is_none(), "{v:?}");
 
-    let mv = |p: [u32; 2]| s.client.patch(&url).json(&json!({"position": p}));
-    expect_error(mv([1, 2]).send().await.unwrap(), 403, "forbidden").await;
-    let wrong = b["secret"].as_str().unwrap();
-    expect_error(
-        mv([1, 2])
-            .header("x-subscription-secret", wrong)
-            .send()
-            .await
-            .unwrap(),
+    api_error(
+        pathd.move_subscription(id, None, [1, 2]).await,
         403,
         "forbidden",
-    )
-    .await;
-    let (status, v) = json(
-        mv([1, 2])
-            .header("x-subscription-secret", secret)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!((status, v["position"].clone()), (200, json!([1, 2])), "{v}");
+    );
+    api_error(
+        pathd.move_subscription(id, Some(wrong), [1, 2]).await,
+        403,
+        "forbidden",
+    );
+    let v = pathd
+        .move_subscription(id, Some(secret), [1, 2])
+        .await
+        .unwrap();
+    assert_eq!(v.position, [1, 2], "{v:?}");
     // The admin token stands in for any secret.
-    let (status, _) = json(mv([0, 2]).bearer_auth("admin").send().await.unwrap()).await;
-    assert_eq!(status, 200);
+    admin.move_subscription(id, None, [0, 2]).await.unwrap();
 
-    expect_error(
-        s.client.delete(&url).send().await.unwrap(),
+    api_error(pathd.delete_subscription(id, None).await, 403, "forbidden");
+    api_error(
+        pathd.delete_subscription(id, Some(wrong)).await,
         403,
         "forbidden",
-    )
-    .await;
-    expect_error(
-        s.client
-            .delete(&url)
-            .header("x-subscription-secret", wrong)
-            .send()
-            .await
-            .unwrap(),
-        403,
-        "forbidden",
-    )
-    .await;
-    let del = s
-        .client
-        .delete(&url)
-        .header("x-subscription-secret", secret)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(del.status(), 204);
-    let other = s.at(&format!("/v1/subscriptions/{}", b["id"].as_str().unwrap()));
-    let del = s
-        .client
-        .delete(&other)
-        .bearer_auth("admin")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(del.status(), 204);
+    );
+    pathd.delete_subscription(id, Some(secret)).await.unwrap();
+    admin.delete_subscription(&b.id, None).await.unwrap();
 }
 
-/// A path parameter that cannot be decoded is a JSON `400 invalid_request`.
+/// A path parameter that cannot be decoded is a JSON `400 invalid_request` (raw: the
+/// content type, and names no client would send).
 #[tokio::test]
 async fn bad_path_parameters_answer_json() {
     let s = TestServer::new().await;
@@ -301,8 +241,11 @@ async fn duplicate_map_header_lines_are_rejected() {
             3,
         ),
     ] {
-        let v = expect_error(s.put_text("dup", text).await, 400, "invalid_map").await;
-        let message = v["error"]["message"].as_str().unwrap();
+        let message = api_error(
+            s.pathd().put_map_text("dup", text).await,
+            400,
+            "invalid_map",
+        );
         assert!(
             message.contains(&format!("line {line}")) && message.contains("duplicate"),
             "{message}"

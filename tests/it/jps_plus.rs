@@ -3,9 +3,10 @@
 //! and carry the new version), and shows in the map summary and `/metrics`; so do its
 //! landmarks (measured after the table, carried over walls, updated after openings).
 
-use crate::common::{Dirs, TestServer, expect_error, json, wait_until};
+use crate::common::{Dirs, TestServer, api_error, query, wait_until};
+use pathd_client::{CellChange, MapPatch, PatchResult, RectChange};
 use pathd_engine::{Grid, Movement, Point, Query};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// A 60x40 uniform map with scattered walls (a fixed pattern, no randomness needed).
 fn walls() -> (Vec<u8>, u32, u32) {
@@ -19,17 +20,27 @@ fn walls() -> (Vec<u8>, u32, u32) {
     (costs, w, h)
 }
 
-async fn patch(s: &TestServer, name: &str, body: &Value) -> Value {
-    let resp = s
-        .client
-        .patch(s.at(&format!("/v1/maps/{name}")))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let (status, v) = json(resp).await;
-    assert_eq!(status, 200, "{v}");
-    v
+async fn patch(s: &TestServer, name: &str, p: &MapPatch) -> PatchResult {
+    s.pathd().patch_map(name, p).await.unwrap()
+}
+
+fn cell(x: u32, y: u32, cost: u32) -> CellChange {
+    CellChange { x, y, cost }
+}
+
+fn rect(x: u32, y: u32, width: u32, height: u32, cost: u32) -> RectChange {
+    RectChange {
+        x,
+        y,
+        width,
+        height,
+        cost,
+    }
+}
+
+/// The map summary's `jps_plus`.
+async fn jump_info(s: &TestServer, name: &str) -> Option<pathd_client::JumpInfo> {
+    s.pathd().get_map(name, None).await.unwrap().jps_plus
 }
 
 /// Queries every pair of a few points with jps_plus and A* and checks the costs agree (and
@@ -42,15 +53,16 @@ async fn agree_with_astar(s: &TestServer, name: &str, grid: &Grid, version: u64)
             if !grid.is_passable(pa) || !grid.is_passable(pb) {
                 continue;
             }
-            let body = json!({"start": a, "goal": b, "algorithm": "jps_plus"});
-            let (st, v) = json(s.path(name, &body).await).await;
-            assert_eq!(st, 200, "{v}");
+            let v = s
+                .pathd()
+                .find_path(name, &query(a, b, "jps_plus"))
+                .await
+                .unwrap();
             let want = pathd_engine::find_path(grid, &Query::new(pa, pb)).unwrap();
-            assert_eq!(v["status"], want.status.as_str(), "{a:?} -> {b:?}: {v}");
-            assert_eq!(v["map_version"], version, "{v}");
-            assert_eq!(v["algorithm"], "jps_plus", "{v}");
-            let cost = v["cost"].as_f64().unwrap();
-            assert!((cost - want.cost).abs() < 1e-9, "{a:?} -> {b:?}: {v}");
+            assert_eq!(v.status, want.status.as_str(), "{a:?} -> {b:?}: {v:?}");
+            assert_eq!(v.map_version, version, "{v:?}");
+            assert_eq!(v.algorithm, "jps_plus", "{v:?}");
+            assert!((v.cost - want.cost).abs() < 1e-9, "{a:?} -> {b:?}: {v:?}");
         }
     }
 }
@@ -65,7 +77,7 @@ async fn jps_plus_is_built_kept_current_under_patches_and_reported() {
     let s = TestServer::start(dirs, config).await;
     let (costs, w, h) = walls();
     let body = json!({"width": w, "height": h, "costs": costs});
-    assert_eq!(s.put_json("m", &body).await.status(), 201);
+    s.upload_json("m", &body).await;
     let ready = |s: &TestServer| {
         s.state
             .registry()
@@ -73,60 +85,56 @@ async fn jps_plus_is_built_kept_current_under_patches_and_reported() {
             .is_some_and(|e| e.jump.get().is_some())
     };
     wait_until("the jump table", || ready(&s)).await;
-    let (_, summary) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
-    let info = &summary["jps_plus"];
+    let info = jump_info(&s, "m").await.expect("a jump table");
     assert_eq!(
-        (info["status"].as_str(), info["made_by"].as_str()),
-        (Some("ready"), Some("build")),
-        "{summary}"
+        (info.status.as_str(), info.made_by.as_str()),
+        ("ready", "build"),
+        "{info:?}"
     );
-    assert!(
-        info["memory_bytes"].as_u64().unwrap() >= 62 * 42 * 16,
-        "{info}"
-    );
+    assert!(info.memory_bytes >= 62 * 42 * 16, "{info:?}");
 
     let mut grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
     agree_with_astar(&s, "m", &grid, 1).await;
     // auto takes JPS+ once the table is ready.
-    let (_, a) = json(
-        s.path(
-            "m",
-            &json!({"start": [1, 0], "goal": [59, 39], "algorithm": "auto"}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(a["algorithm"], "jps_plus", "{a}");
+    let a = s
+        .pathd()
+        .find_path("m", &query([1, 0], [59, 39], "auto"))
+        .await
+        .unwrap();
+    assert_eq!(a.algorithm, "jps_plus", "{a:?}");
 
     // Close the wall's gap, then open another: each version's table is derived at once.
     let patches = [
-        json!({"cells": [{"x": 30, "y": 20, "cost": 0}]}),
-        json!({"rects": [{"x": 29, "y": 5, "width": 3, "height": 2, "cost": 1}],
-               "cells": [{"x": 45, "y": 3, "cost": 1}, {"x": 44, "y": 4, "cost": 0}]}),
+        MapPatch {
+            cells: vec![cell(30, 20, 0)],
+            ..Default::default()
+        },
+        MapPatch {
+            rects: vec![rect(29, 5, 3, 2, 1)],
+            cells: vec![cell(45, 3, 1), cell(44, 4, 0)],
+            ..Default::default()
+        },
     ];
     for (i, body) in patches.iter().enumerate() {
         let version = 2 + i as u64;
         let p = patch(&s, "m", body).await;
-        assert_eq!(p["version"], version, "{p}");
+        assert_eq!(p.version, version, "{p:?}");
         let entry = s.state.registry().get("m").unwrap();
         assert!(entry.jump.get().is_some(), "a patch derives the table");
         grid = (*entry.grid).clone();
-        let (_, summary) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
-        assert_eq!(summary["jps_plus"]["made_by"], "update", "{summary}");
+        let info = jump_info(&s, "m").await.expect("a jump table");
+        assert_eq!(info.made_by, "update", "{info:?}");
         agree_with_astar(&s, "m", &grid, version).await;
     }
     // The wall is closed at (30, 20): from the left half to the right only through the new
     // opening at rows 5-6.
-    let body = json!({"start": [0, 20], "goal": [59, 20], "algorithm": "jps_plus"});
-    let (_, v) = json(s.path("m", &body).await).await;
-    assert_eq!(v["status"], "found", "{v}");
-    let path: Vec<u64> = v["path"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p[0] == 30)
-        .map(|p| p[1].as_u64().unwrap())
-        .collect();
+    let v = s
+        .pathd()
+        .find_path("m", &query([0, 20], [59, 20], "jps_plus"))
+        .await
+        .unwrap();
+    assert_eq!(v.status, "found", "{v:?}");
+    let path: Vec<u32> = v.path.iter().filter(|p| p[0] == 30).map(|p| p[1]).collect();
     assert!(path.iter().all(|y| (5..=6).contains(y)), "{path:?}");
 
     has_metrics(
@@ -142,8 +150,7 @@ async fn jps_plus_is_built_kept_current_under_patches_and_reported() {
 
 /// Asserts `/metrics` shows every one of `names`.
 async fn has_metrics(s: &TestServer, names: &[&str]) {
-    let resp = s.client.get(s.at("/metrics")).send().await.unwrap();
-    let metrics = resp.text().await.unwrap();
+    let metrics = s.pathd().metrics().await.unwrap();
     for name in names {
         assert!(metrics.contains(name), "{name} missing");
     }
@@ -155,26 +162,28 @@ async fn jps_plus_where_it_does_not_apply() {
     let mut config = dirs.config();
     config.jps_plus_max_cells = 100;
     let s = TestServer::start(dirs, config).await;
-    let q = json!({"start": [0, 0], "goal": [2, 0], "algorithm": "jps_plus"});
+    let pathd = s.pathd();
+    let q = query([0, 0], [2, 0], "jps_plus");
     // Weighted and cardinal maps: the planner's reason.
     let weighted = json!({"width": 3, "height": 1, "costs": [1, 5, 1]});
-    assert_eq!(s.put_json("w", &weighted).await.status(), 201);
-    expect_error(s.path("w", &q).await, 400, "not_applicable").await;
+    s.upload_json("w", &weighted).await;
+    api_error(pathd.find_path("w", &q).await, 400, "not_applicable");
     let cardinal = json!({"width": 3, "height": 1, "costs": [1, 1, 1], "movement": "cardinal"});
-    assert_eq!(s.put_json("c", &cardinal).await.status(), 201);
-    expect_error(s.path("c", &q).await, 400, "not_applicable").await;
+    s.upload_json("c", &cardinal).await;
+    api_error(pathd.find_path("c", &q).await, 400, "not_applicable");
     // A uniform map above --jps-plus-max-cells never gets a table, and says why.
     let big = json!({"width": 20, "height": 10, "costs": vec![1; 200]});
-    assert_eq!(s.put_json("big", &big).await.status(), 201);
-    let v = expect_error(s.path("big", &q).await, 400, "not_applicable").await;
-    let message = v["error"]["message"].as_str().unwrap();
+    s.upload_json("big", &big).await;
+    let message = api_error(pathd.find_path("big", &q).await, 400, "not_applicable");
     assert!(message.contains("jps-plus-max-cells"), "{message}");
-    let (_, summary) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
-    assert!(summary.get("jps_plus").is_none(), "{summary}");
+    let summary = pathd.get_map("big", None).await.unwrap();
+    assert!(summary.jps_plus.is_none(), "{summary:?}");
     // auto there is plain JPS.
-    let auto = json!({"start": [0, 0], "goal": [2, 0], "algorithm": "auto"});
-    let (_, a) = json(s.path("big", &auto).await).await;
-    assert_eq!(a["algorithm"], "jps", "{a}");
+    let a = pathd
+        .find_path("big", &query([0, 0], [2, 0], "auto"))
+        .await
+        .unwrap();
+    assert_eq!(a.algorithm, "jps", "{a:?}");
 }
 
 /// The expansions of JPS+ from `a` to `b` on the engine, with `landmarks` or without.
@@ -199,16 +208,9 @@ fn engine_expansions(
 }
 
 /// The map summary's `jps_plus.landmarks`.
-async fn landmark_info(s: &TestServer, name: &str) -> Value {
-    let (_, summary) = json(
-        s.client
-            .get(s.at(&format!("/v1/maps/{name}")))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    summary["jps_plus"]["landmarks"].clone()
+async fn landmark_info(s: &TestServer, name: &str) -> pathd_client::LandmarkInfo {
+    let info = jump_info(s, name).await.expect("a jump table");
+    info.landmarks.expect("landmarks")
 }
 
 #[tokio::test]
@@ -216,34 +218,30 @@ async fn landmarks_are_measured_carried_over_walls_and_updated_after_openings() 
     let s = TestServer::new().await;
     let (costs, w, h) = walls();
     let body = json!({"width": w, "height": h, "costs": costs});
-    assert_eq!(s.put_json("m", &body).await.status(), 201);
+    s.upload_json("m", &body).await;
     let entry = || s.state.registry().get("m").unwrap();
     wait_until("the landmarks", || entry().jump.landmarks().is_some()).await;
     let info = landmark_info(&s, "m").await;
     // 62 x 42 padded cells, 2 bytes each a landmark: the default 24 MiB affords the most, 16.
     assert_eq!(
-        (
-            info["status"].as_str(),
-            info["made_by"].as_str(),
-            info["count"].as_u64()
-        ),
-        (Some("ready"), Some("build"), Some(16)),
-        "{info}"
+        (info.status.as_str(), info.made_by.as_str(), info.count),
+        ("ready", "build", 16),
+        "{info:?}"
     );
-    assert!(
-        info["memory_bytes"].as_u64().unwrap() >= 16 * 62 * 42 * 2,
-        "{info}"
-    );
+    assert!(info.memory_bytes >= 16 * 62 * 42 * 2, "{info:?}");
 
     // The server's JPS+ runs with them: its expansions are the engine's with the same
     // landmarks, and fewer than without them on this long query round the wall.
     let grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
     let (a, b) = ([1, 0], [59, 38]);
-    let body = json!({"start": a, "goal": b, "algorithm": "jps_plus"});
-    let (_, v) = json(s.path("m", &body).await).await;
+    let v = s
+        .pathd()
+        .find_path("m", &query(a, b, "jps_plus"))
+        .await
+        .unwrap();
     let with = engine_expansions(&grid, entry().jump.landmarks().as_deref(), a, b);
     let without = engine_expansions(&grid, None, a, b);
-    assert_eq!(v["expanded"], with, "{v}");
+    assert_eq!(v.expanded, with, "{v:?}");
     assert!(
         with < without,
         "{with} expansions with landmarks, {without} without"
@@ -251,13 +249,17 @@ async fn landmarks_are_measured_carried_over_walls_and_updated_after_openings() 
     agree_with_astar(&s, "m", &grid, 1).await;
 
     // Walls only: the next version keeps them (the same allocation).
-    let p = patch(&s, "m", &json!({"cells": [{"x": 30, "y": 20, "cost": 0}]})).await;
-    assert_eq!(p["version"], 2, "{p}");
+    let walled = MapPatch {
+        cells: vec![cell(30, 20, 0)],
+        ..Default::default()
+    };
+    let p = patch(&s, "m", &walled).await;
+    assert_eq!(p.version, 2, "{p:?}");
     let info = landmark_info(&s, "m").await;
     assert_eq!(
-        (info["status"].as_str(), info["made_by"].as_str()),
-        (Some("ready"), Some("carried")),
-        "{info}"
+        (info.status.as_str(), info.made_by.as_str()),
+        ("ready", "carried"),
+        "{info:?}"
     );
     let grid = (*entry().grid).clone();
     agree_with_astar(&s, "m", &grid, 2).await;
@@ -268,17 +270,20 @@ async fn landmarks_are_measured_carried_over_walls_and_updated_after_openings() 
     // its distances; the update keeps those (still lower bounds) and lowers the ones the
     // new opening shortens: never above a fresh measurement from the same cells, and below
     // version 2's somewhere.
-    let body = json!({"rects": [{"x": 29, "y": 5, "width": 3, "height": 2, "cost": 1}]});
-    let p = patch(&s, "m", &body).await;
-    assert_eq!(p["version"], 3, "{p}");
+    let opening = MapPatch {
+        rects: vec![rect(29, 5, 3, 2, 1)],
+        ..Default::default()
+    };
+    let p = patch(&s, "m", &opening).await;
+    assert_eq!(p.version, 3, "{p:?}");
     let grid = (*entry().grid).clone();
     agree_with_astar(&s, "m", &grid, 3).await;
     wait_until("new landmarks", || entry().jump.landmarks().is_some()).await;
     let info = landmark_info(&s, "m").await;
     assert_eq!(
-        (info["status"].as_str(), info["made_by"].as_str()),
-        (Some("ready"), Some("update")),
-        "{info}"
+        (info.status.as_str(), info.made_by.as_str()),
+        ("ready", "update"),
+        "{info:?}"
     );
     let updated = entry().jump.landmarks().unwrap().clone();
     let fresh = pathd_engine::Landmarks::at(&grid, updated.points()).unwrap();
@@ -320,14 +325,14 @@ async fn no_landmarks_when_switched_off() {
     let s = TestServer::start(dirs, config).await;
     let (costs, w, h) = walls();
     let body = json!({"width": w, "height": h, "costs": costs});
-    assert_eq!(s.put_json("m", &body).await.status(), 201);
+    s.upload_json("m", &body).await;
     let entry = || s.state.registry().get("m").unwrap();
     wait_until("the jump table", || entry().jump.get().is_some()).await;
     let grid = Grid::from_costs(w, h, costs, Movement::Octile).unwrap();
     agree_with_astar(&s, "m", &grid, 1).await;
     assert!(entry().jump.landmarks().is_none());
-    let (_, summary) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
-    assert!(summary["jps_plus"].get("landmarks").is_none(), "{summary}");
+    let info = jump_info(&s, "m").await.expect("a jump table");
+    assert!(info.landmarks.is_none(), "{info:?}");
 }
 
 /// A map's jump table does not wait behind another map's landmarks: those take seconds on
@@ -340,10 +345,10 @@ async fn a_table_does_not_wait_behind_another_maps_landmarks() {
         .map(|i| u8::from(i % side != side / 2 || (i / side).is_multiple_of(64)))
         .collect();
     let big = json!({"width": side, "height": side, "costs": costs});
-    assert_eq!(s.put_json("big", &big).await.status(), 201);
+    s.upload_json("big", &big).await;
     let (costs, w, h) = walls();
     let small = json!({"width": w, "height": h, "costs": costs});
-    assert_eq!(s.put_json("small", &small).await.status(), 201);
+    s.upload_json("small", &small).await;
     let entry = |name: &str| s.state.registry().get(name).unwrap();
     wait_until("the small map's table", || {
         entry("small").jump.get().is_some()

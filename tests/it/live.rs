@@ -226,6 +226,7 @@ async fn a_lagging_client_gets_a_resync_and_a_reconnect_replays_from_the_buffer(
             cost: 0,
         }],
         if_version: None,
+        ..Default::default()
     };
     pathd.patch_map("h", &cut).await.unwrap();
     for st in [&mut st, &mut st2] {
@@ -463,6 +464,7 @@ async fn limits_conflicts_and_validation() {
             cost: 4,
         }],
         if_version: Some(1),
+        ..Default::default()
     };
     api_error(pathd.patch_map("h", &stale).await, 409, "version_conflict");
     let noop = patch_ok(&s, "h", json!({"cells": [{"x": 0, "y": 0, "cost": 3}]})).await;
@@ -538,6 +540,7 @@ async fn patches_and_subscriptions_need_their_tokens() {
             cost: 2,
         }],
         if_version: None,
+        ..Default::default()
     };
     api_error(anonymous.patch_map("h", &p).await, 401, "unauthorized");
     // (A client with only a query token sends it on writes too.)

@@ -28,6 +28,7 @@ async fn patch_cells(s: &TestServer, map: &str, cells: &[(u32, u32, u32)]) -> u6
             .map(|&(x, y, cost)| CellChange { x, y, cost })
             .collect(),
         if_version: None,
+        ..Default::default()
     };
     s.pathd().patch_map(map, &p).await.unwrap().version
 }

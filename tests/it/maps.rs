@@ -1,35 +1,35 @@
 //! Map routes over a real server: create, replace, read, list, delete, and their errors.
 
-use crate::common::{SMALL_MAP, TestServer, expect_error, json};
+use crate::common::{SMALL_MAP, TestServer, api_error, expect_error, json};
+use pathd_client::{MapSummary, PathRequest};
 use serde_json::json;
 
 #[tokio::test]
 async fn create_replace_read_list_delete() {
     let s = TestServer::new().await;
+    let pathd = s.pathd();
+    // Raw for the `Location` header of a creation.
     let resp = s.put_text("small", SMALL_MAP).await;
+    assert_eq!(resp.status(), 201);
     assert_eq!(resp.headers()["location"], "/v1/maps/small");
-    let (st, v) = json(resp).await;
-    assert_eq!(st, 201, "{v}");
-    assert_eq!(v["name"], "small");
-    assert_eq!(v["version"], 1);
-    assert_eq!(
-        (v["width"].as_u64(), v["height"].as_u64()),
-        (Some(5), Some(3))
-    );
-    assert_eq!(v["movement"], "octile");
-    assert_eq!(v["passable_cells"], 13);
-    assert_eq!(v["blocked_cells"], 2);
-    assert_eq!(v["components"], 1);
-    assert_eq!(v["source"], "uploaded");
+    let v: MapSummary = resp.json().await.unwrap();
+    assert_eq!(v.name, "small");
+    assert_eq!(v.version, 1);
+    assert_eq!((v.width, v.height), (5, 3));
+    assert_eq!(v.movement, "octile");
+    assert_eq!(v.passable_cells, 13);
+    assert_eq!(v.blocked_cells, 2);
+    assert_eq!(v.components, 1);
+    assert_eq!(v.source, "uploaded");
 
     // Replacing answers 200 with the next version.
-    let (st, v) = json(s.put_text("small", SMALL_MAP).await).await;
-    assert_eq!((st, v["version"].as_u64()), (200, Some(2)));
+    let (created, v) = pathd.put_map_text("small", SMALL_MAP).await.unwrap();
+    assert_eq!((created, v.version), (false, 2));
 
-    let (st, v) = json(s.client.get(s.at("/v1/maps/small")).send().await.unwrap()).await;
-    assert_eq!((st, v["version"].as_u64()), (200, Some(2)));
+    let v = pathd.get_map("small", None).await.unwrap();
+    assert_eq!(v.version, 2);
 
-    // As a Moving AI file.
+    // As a Moving AI file (raw for its content type).
     let resp = s
         .client
         .get(s.at("/v1/maps/small"))
@@ -45,81 +45,46 @@ async fn create_replace_read_list_delete() {
             .starts_with("text/plain")
     );
     assert_eq!(resp.text().await.unwrap(), SMALL_MAP);
+    assert_eq!(pathd.get_map_text("small").await.unwrap(), SMALL_MAP);
 
-    let (_, v) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
-    let names: Vec<_> = v["maps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].clone())
-        .collect();
-    assert_eq!(names, vec![json!("small")]);
+    let v = pathd.list_maps().await.unwrap();
+    let names: Vec<_> = v.maps.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, vec!["small"]);
 
-    let resp = s
-        .client
-        .delete(s.at("/v1/maps/small"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 204);
-    expect_error(
-        s.client.get(s.at("/v1/maps/small")).send().await.unwrap(),
-        404,
-        "map_not_found",
-    )
-    .await;
-    expect_error(
-        s.client
-            .delete(s.at("/v1/maps/small"))
-            .send()
-            .await
-            .unwrap(),
-        404,
-        "map_not_found",
-    )
-    .await;
+    pathd.delete_map("small").await.unwrap();
+    api_error(pathd.get_map("small", None).await, 404, "map_not_found");
+    api_error(pathd.delete_map("small").await, 404, "map_not_found");
 
     // Re-created: the version continues past the deleted one.
-    let (st, v) = json(s.put_text("small", SMALL_MAP).await).await;
-    assert_eq!((st, v["version"].as_u64()), (201, Some(3)));
+    let (created, v) = pathd.put_map_text("small", SMALL_MAP).await.unwrap();
+    assert_eq!((created, v.version), (true, 3));
 }
 
 #[tokio::test]
 async fn json_bodies_costs_rows_and_movement() {
     let s = TestServer::new().await;
-    let (st, v) = json(
-        s.put_json(
+    let v = s
+        .upload_json(
             "w",
             &json!({"width": 3, "height": 2, "costs": [1, 5, 0, 2, 255, 1], "movement": "cardinal"}),
         )
-        .await,
-    )
-    .await;
-    assert_eq!(st, 201, "{v}");
-    assert_eq!(v["movement"], "cardinal");
-    assert_eq!(
-        (v["min_cost"].as_u64(), v["max_cost"].as_u64()),
-        (Some(1), Some(255))
-    );
-    assert_eq!(v["uniform"], false);
-    assert_eq!(v["passable_cells"], 5);
+        .await;
+    assert_eq!(v.movement, "cardinal");
+    assert_eq!((v.min_cost, v.max_cost), (1, 255));
+    assert!(!v.uniform);
+    assert_eq!(v.passable_cells, 5);
 
-    let (st, v) = json(
-        s.put_json(
+    let v = s
+        .upload_json(
             "r",
             &json!({"width": 3, "height": 2, "rows": ["..@", "T.G"]}),
         )
-        .await,
-    )
-    .await;
-    assert_eq!(st, 201, "{v}");
-    assert_eq!(
-        (v["passable_cells"].as_u64(), v["uniform"].as_bool()),
-        (Some(4), Some(true))
-    );
-    assert_eq!(v["movement"], "octile");
+        .await;
+    assert_eq!((v.passable_cells, v.uniform), (4, true));
+    assert_eq!(v.movement, "octile");
 
-    // ?movement= overrides a text file's type line.
+    // ?movement= overrides a text file's type line (raw: the client sends no query
+    // parameters on uploads, nor a charset).
     let resp = s
         .client
         .put(s.at("/v1/maps/t?movement=cardinal"))
@@ -132,30 +97,28 @@ async fn json_bodies_costs_rows_and_movement() {
     assert_eq!((st, v["movement"].as_str()), (201, Some("cardinal")));
 
     // A weighted map cannot be written as a Moving AI file.
-    let resp = s
-        .client
-        .get(s.at("/v1/maps/w"))
-        .header("accept", "text/plain")
-        .send()
-        .await
-        .unwrap();
-    expect_error(resp, 406, "not_acceptable").await;
+    api_error(s.pathd().get_map_text("w").await, 406, "not_acceptable");
 }
 
 #[tokio::test]
 async fn upload_errors() {
     let s = TestServer::new().await;
+    let pathd = s.pathd();
     for bad in [".hidden", "has space", "a%2Fb", "x".repeat(65).as_str()] {
-        expect_error(s.put_text(bad, SMALL_MAP).await, 400, "invalid_request").await;
+        api_error(
+            pathd.put_map_text(bad, SMALL_MAP).await,
+            400,
+            "invalid_request",
+        );
     }
-    expect_error(
-        s.put_text("m", "type octile\nheight 2\nwidth 2\nmap\n..\n.x\n")
+    api_error(
+        pathd
+            .put_map_text("m", "type octile\nheight 2\nwidth 2\nmap\n..\n.x\n")
             .await,
         400,
         "invalid_map",
-    )
-    .await;
-    expect_error(s.put_text("m", "hello").await, 400, "invalid_map").await;
+    );
+    api_error(pathd.put_map_text("m", "hello").await, 400, "invalid_map");
     let bad_json = [
         json!({"width": 2, "height": 1, "costs": [1, 256]}),
         json!({"width": 2, "height": 1, "costs": [1]}),
@@ -166,7 +129,7 @@ async fn upload_errors() {
         json!({"width": 0, "height": 1, "costs": []}),
     ];
     for body in bad_json {
-        expect_error(s.put_json("m", &body).await, 400, "invalid_map").await;
+        api_error(pathd.put_map_json("m", &body).await, 400, "invalid_map");
     }
     let bad_request = [
         json!({"width": 2, "height": 1, "costs": [1, 1], "extra": true}),
@@ -175,8 +138,9 @@ async fn upload_errors() {
         json!([1, 2]),
     ];
     for body in bad_request {
-        expect_error(s.put_json("m", &body).await, 400, "invalid_request").await;
+        api_error(pathd.put_map_json("m", &body).await, 400, "invalid_request");
     }
+    // Broken JSON, query parameters and content types the client never sends: raw.
     let resp = s
         .client
         .put(s.at("/v1/maps/m"))
@@ -212,8 +176,7 @@ async fn upload_errors() {
         expect_error(req.send().await.unwrap(), 415, "unsupported_media_type").await;
     }
     // Nothing above created a map.
-    let (_, v) = json(s.client.get(s.at("/v1/maps")).send().await.unwrap()).await;
-    assert_eq!(v["maps"], json!([]));
+    assert!(pathd.list_maps().await.unwrap().maps.is_empty());
 }
 
 #[tokio::test]
@@ -224,32 +187,47 @@ async fn size_limits() {
     config.max_map_cells = 100;
     config.max_maps = 2;
     let s = TestServer::start(dirs, config).await;
+    let pathd = s.pathd();
     let big = format!(
         "type octile\nheight 1\nwidth 5000\nmap\n{}\n",
         ".".repeat(5000)
     );
-    expect_error(s.put_text("big", &big).await, 413, "payload_too_large").await;
+    api_error(
+        pathd.put_map_text("big", &big).await,
+        413,
+        "payload_too_large",
+    );
     let wide = format!(
         "type octile\nheight 1\nwidth 101\nmap\n{}\n",
         ".".repeat(101)
     );
-    expect_error(s.put_text("wide", &wide).await, 413, "map_too_large").await;
-    expect_error(
-        s.put_json("wide", &json!({"width": 11, "height": 10, "rows": []}))
+    api_error(
+        pathd.put_map_text("wide", &wide).await,
+        413,
+        "map_too_large",
+    );
+    api_error(
+        pathd
+            .put_map_json("wide", &json!({"width": 11, "height": 10, "rows": []}))
             .await,
         413,
         "map_too_large",
-    )
-    .await;
-    assert_eq!(s.put_text("a", SMALL_MAP).await.status(), 201);
-    assert_eq!(s.put_text("b", SMALL_MAP).await.status(), 201);
-    expect_error(s.put_text("c", SMALL_MAP).await, 409, "too_many_maps").await;
+    );
+    s.upload("a", SMALL_MAP).await;
+    s.upload("b", SMALL_MAP).await;
+    api_error(
+        pathd.put_map_text("c", SMALL_MAP).await,
+        409,
+        "too_many_maps",
+    );
     // Replacing is still fine at the limit.
-    assert_eq!(s.put_text("b", SMALL_MAP).await.status(), 200);
+    let (created, _) = pathd.put_map_text("b", SMALL_MAP).await.unwrap();
+    assert!(!created);
 }
 
 #[tokio::test]
 async fn unknown_routes_and_methods() {
+    // Routes and methods no client operation has: raw.
     let s = TestServer::new().await;
     expect_error(
         s.client.get(s.at("/nope")).send().await.unwrap(),
@@ -278,24 +256,13 @@ async fn bundled_maps_are_served() {
     std::fs::write(dirs.maps.join("broken.map"), "not a map").unwrap();
     let config = dirs.config();
     let s = TestServer::start(dirs, config).await;
-    let (st, v) = json(s.client.get(s.at("/v1/maps/arena2")).send().await.unwrap()).await;
-    assert_eq!(st, 200);
-    assert_eq!(
-        (v["width"].as_u64(), v["height"].as_u64()),
-        (Some(281), Some(209))
-    );
-    assert_eq!(
-        (v["source"].as_str(), v["version"].as_u64()),
-        (Some("bundled"), Some(1))
-    );
-    expect_error(
-        s.client.get(s.at("/v1/maps/broken")).send().await.unwrap(),
-        404,
-        "map_not_found",
-    )
-    .await;
-    let (st, v) = json(s.client.get(s.at("/readyz")).send().await.unwrap()).await;
-    assert_eq!((st, v["maps"].as_u64()), (200, Some(1)));
+    let pathd = s.pathd();
+    let v = pathd.get_map("arena2", None).await.unwrap();
+    assert_eq!((v.width, v.height), (281, 209));
+    assert_eq!((v.source.as_str(), v.version), ("bundled", 1));
+    api_error(pathd.get_map("broken", None).await, 404, "map_not_found");
+    let v = pathd.ready().await.unwrap();
+    assert_eq!(v["maps"].as_u64(), Some(1));
 }
 
 /// A single server has applied every version it acknowledged: `min_version` at or below the
@@ -304,26 +271,20 @@ async fn bundled_maps_are_served() {
 #[tokio::test]
 async fn min_version_on_a_single_server() {
     let s = TestServer::new().await;
-    assert_eq!(
-        s.put_text("small", crate::common::SMALL_MAP).await.status(),
-        201
-    );
-    let get = |q: &str| s.client.get(s.at(&format!("/v1/maps/{q}"))).send();
-    assert_eq!(get("small?min_version=1").await.unwrap().status(), 200);
-    expect_error(
-        get("small?min_version=99").await.unwrap(),
+    s.upload("small", crate::common::SMALL_MAP).await;
+    let pathd = s.pathd();
+    pathd.get_map("small", Some(1)).await.unwrap();
+    api_error(
+        pathd.get_map("small", Some(99)).await,
         409,
         "version_conflict",
-    )
-    .await;
-    expect_error(
-        get("nope?min_version=3").await.unwrap(),
-        404,
-        "map_not_found",
-    )
-    .await;
-    let q = serde_json::json!({"start": [0, 0], "goal": [1, 0], "min_version": 5});
-    expect_error(s.path("small", &q).await, 409, "version_conflict").await;
+    );
+    api_error(pathd.get_map("nope", Some(3)).await, 404, "map_not_found");
+    let q = PathRequest {
+        min_version: Some(5),
+        ..PathRequest::new([0, 0], [1, 0])
+    };
+    api_error(pathd.find_path("small", &q).await, 409, "version_conflict");
 }
 
 /// A deleted map's per-map gauges (its JPS+ table's and HPA* abstraction's memory) leave
@@ -340,8 +301,10 @@ async fn deleting_a_map_drops_its_gauges() {
         text.push_str(&row);
         text.push('\n');
     }
+    let pathd = pathd_client::Client::new(&s.base);
     for name in ["gone", "kept"] {
-        assert_eq!(s.put_text(name, &text).await, 201);
+        let (created, _) = pathd.put_map_text(name, &text).await.unwrap();
+        assert!(created);
     }
     let series = |name: &str| format!("pathd_jps_plus_memory_bytes{{map=\"{name}\"}}");
     let mut metrics = String::new();
@@ -356,8 +319,7 @@ async fn deleting_a_map_drops_its_gauges() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(metrics.contains(&series("gone")), "{metrics}");
-    let r = s.client.delete(s.at("/v1/maps/gone")).send().await.unwrap();
-    assert_eq!(r.status(), 204);
+    pathd.delete_map("gone").await.unwrap();
     let metrics = s.metrics().await;
     assert!(
         !metrics.lines().any(|l| l.contains("map=\"gone\"") && {
@@ -400,14 +362,10 @@ async fn a_build_finishing_after_its_map_was_deleted_sets_no_gauge() {
         text.push_str(&row);
         text.push('\n');
     }
-    assert_eq!(s.put_text("brief", &text).await, 201);
-    let r = s
-        .client
-        .delete(s.at("/v1/maps/brief"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 204);
+    let pathd = pathd_client::Client::new(&s.base);
+    let (created, _) = pathd.put_map_text("brief", &text).await.unwrap();
+    assert!(created);
+    pathd.delete_map("brief").await.unwrap();
     // Wait for both builds to finish (their duration histograms count them).
     let mut metrics = String::new();
     for _ in 0..3000 {

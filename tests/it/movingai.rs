@@ -1,24 +1,19 @@
 //! Moving AI correctness over HTTP: on sampled scenario rows the cost matches the stated
 //! optimum and every step of every path is legal on the map.
 
-use crate::common::{Dirs, TestServer, bench, json};
+use crate::common::{Dirs, TestServer, bench, cells, query};
+use pathd_client::{BatchItem, PathRequest, PathResult};
 use pathd_engine::{Grid, Point, movingai};
-use serde_json::{Value, json};
 
 const SAMPLE: usize = 120;
 
-fn check_answer(grid: &Grid, row: &movingai::ScenRow, v: &Value, what: &str) {
+fn check_answer(grid: &Grid, row: &movingai::ScenRow, v: &PathResult, what: &str) {
     if row.unreachable() {
-        assert_eq!(v["status"], "no_path", "{what}: {v}");
+        assert_eq!(v.status, "no_path", "{what}: {v:?}");
         return;
     }
-    assert_eq!(v["status"], "found", "{what}: {v}");
-    let path: Vec<Point> = v["path"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
-        .collect();
+    assert_eq!(v.status, "found", "{what}: {v:?}");
+    let path = cells(&v.path);
     assert_eq!(path.first(), Some(&row.start), "{what}");
     assert_eq!(path.last(), Some(&row.goal), "{what}");
     let mut sum = 0.0;
@@ -27,7 +22,7 @@ fn check_answer(grid: &Grid, row: &movingai::ScenRow, v: &Value, what: &str) {
             .step_cost(w[0], w[1])
             .unwrap_or_else(|| panic!("{what}: illegal step {} -> {}", w[0], w[1]));
     }
-    let cost = v["cost"].as_f64().unwrap();
+    let cost = v.cost;
     assert!(
         (sum - cost).abs() < 1e-6,
         "{what}: reported {cost}, steps sum to {sum}"
@@ -63,9 +58,10 @@ async fn sampled_rows_are_optimal_and_legal() {
     dirs.bundle("Berlin_0_256");
     let config = dirs.config();
     let s = TestServer::start(dirs, config).await;
+    let pathd = s.pathd();
     for map in ["arena2", "maze512-1-0", "den502d"] {
         let text = std::fs::read_to_string(bench(&format!("maps/{map}.map"))).unwrap();
-        assert_eq!(s.put_text(map, &text).await.status(), 201);
+        s.upload(map, &text).await;
     }
     let mut unreachable = 0;
     for map in [
@@ -82,18 +78,14 @@ async fn sampled_rows_are_optimal_and_legal() {
         for chunk in rows.chunks(64) {
             let queries: Vec<_> = chunk
                 .iter()
-                .map(|r| json!({"start": [r.start.x, r.start.y], "goal": [r.goal.x, r.goal.y]}))
+                .map(|r| PathRequest::new(xy(r.start), xy(r.goal)))
                 .collect();
-            let resp = s
-                .client
-                .post(s.at(&format!("/v1/maps/{map}/paths")))
-                .json(&json!({"queries": queries}))
-                .send()
-                .await
-                .unwrap();
-            let (st, v) = json(resp).await;
-            assert_eq!(st, 200, "{v}");
-            for (row, answer) in chunk.iter().zip(v["results"].as_array().unwrap()) {
+            let v = pathd.find_paths(map, &queries).await.unwrap();
+            assert_eq!(v.results.len(), chunk.len());
+            for (row, answer) in chunk.iter().zip(&v.results) {
+                let BatchItem::Result(answer) = answer else {
+                    panic!("{map} {} -> {}: {answer:?}", row.start, row.goal);
+                };
                 check_answer(
                     &grid,
                     row,
@@ -105,10 +97,8 @@ async fn sampled_rows_are_optimal_and_legal() {
         // ...and single queries with every optimal algorithm (auto: JPS on these maps).
         for (i, row) in rows.iter().step_by(10).enumerate() {
             let algorithm = ["astar", "jps", "auto", "dijkstra"][i % 4];
-            let body = json!({"start": [row.start.x, row.start.y],
-                "goal": [row.goal.x, row.goal.y], "algorithm": algorithm});
-            let (st, v) = json(s.path(map, &body).await).await;
-            assert_eq!(st, 200, "{v}");
+            let q = query(xy(row.start), xy(row.goal), algorithm);
+            let v = pathd.find_path(map, &q).await.unwrap();
             check_answer(
                 &grid,
                 row,
@@ -123,12 +113,8 @@ async fn sampled_rows_are_optimal_and_legal() {
     );
 }
 
-fn points(v: &Value) -> Vec<Point> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
-        .collect()
+fn xy(p: Point) -> [u32; 2] {
+    [p.x, p.y]
 }
 
 /// Any-angle answers say which geometry each number belongs to: on every sampled row,
@@ -141,19 +127,20 @@ async fn any_angle_costs_are_the_length_of_the_waypoints() {
     let mut checked = 0;
     for map in ["arena2", "den520d"] {
         let text = std::fs::read_to_string(bench(&format!("maps/{map}.map"))).unwrap();
-        assert_eq!(s.put_text(map, &text).await.status(), 201);
+        s.upload(map, &text).await;
         let (grid, rows) = sampled(map);
         for (i, row) in rows.iter().filter(|r| !r.unreachable()).enumerate() {
             let body = if i % 2 == 0 {
-                json!({"start": [row.start.x, row.start.y], "goal": [row.goal.x, row.goal.y],
-                       "algorithm": "theta"})
+                query(xy(row.start), xy(row.goal), "theta")
             } else {
-                json!({"start": [row.start.x, row.start.y], "goal": [row.goal.x, row.goal.y],
-                       "algorithm": "jps", "smooth": true})
+                PathRequest {
+                    smooth: true,
+                    ..query(xy(row.start), xy(row.goal), "jps")
+                }
             };
-            let (st, v) = json(s.path(map, &body).await).await;
-            assert_eq!((st, v["status"].as_str()), (200, Some("found")), "{v}");
-            let w = points(&v["waypoints"]);
+            let v = s.pathd().find_path(map, &body).await.unwrap();
+            assert_eq!(v.status, "found", "{v:?}");
+            let w = cells(v.waypoints.as_deref().expect("waypoints"));
             let length: f64 = w
                 .windows(2)
                 .map(|s| {
@@ -161,15 +148,12 @@ async fn any_angle_costs_are_the_length_of_the_waypoints() {
                     (dx * dx + dy * dy).sqrt()
                 })
                 .sum();
-            let cost = v["cost"].as_f64().unwrap();
-            assert!((cost - length).abs() < 1e-6, "{map} {body}: {v}");
-            assert_eq!(v["waypoints_cost"].as_f64(), Some(cost), "{v}");
-            let steps = grid.path_cost(&points(&v["path"])).unwrap();
-            assert!(
-                (steps - v["path_cost"].as_f64().unwrap()).abs() < 1e-6,
-                "{v}"
-            );
-            assert!(cost <= steps + 1e-9, "{v}");
+            let cost = v.cost;
+            assert!((cost - length).abs() < 1e-6, "{map} {body:?}: {v:?}");
+            assert_eq!(v.waypoints_cost, Some(cost), "{v:?}");
+            let steps = grid.path_cost(&cells(&v.path)).unwrap();
+            assert!((steps - v.path_cost).abs() < 1e-6, "{v:?}");
+            assert!(cost <= steps + 1e-9, "{v:?}");
             checked += 1;
         }
     }

@@ -1,6 +1,7 @@
 //! Path queries over a real server: outcomes, options, errors and batches.
 
-use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json};
+use crate::common::{Dirs, SMALL_MAP, TestServer, api_error, cells, expect_error, json, query};
+use pathd_client::{BatchItem, PathRequest};
 use pathd_engine::{Point, movingai};
 use serde_json::{Value, json};
 
@@ -14,139 +15,135 @@ fn points(v: &Value) -> Vec<Point> {
 
 async fn server_with_small() -> TestServer {
     let s = TestServer::new().await;
-    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    s.upload("small", SMALL_MAP).await;
     // Two rooms with no connection: (0,0) and (2,0) are apart.
-    let split = "type octile\nheight 1\nwidth 3\nmap\n.@.\n";
-    assert_eq!(s.put_text("split", split).await.status(), 201);
+    s.upload("split", "type octile\nheight 1\nwidth 3\nmap\n.@.\n")
+        .await;
     s
 }
 
 #[tokio::test]
 async fn found_path_is_legal_and_optimal() {
     let s = server_with_small().await;
+    let pathd = s.pathd();
     let grid = movingai::parse_map(SMALL_MAP).unwrap();
     for algorithm in ["astar", "dijkstra", "auto"] {
-        let (st, v) = json(
-            s.path(
-                "small",
-                &json!({"start": [0, 0], "goal": [4, 0], "algorithm": algorithm}),
-            )
-            .await,
-        )
-        .await;
-        assert_eq!(st, 200, "{v}");
-        assert_eq!(v["status"], "found");
-        assert_eq!(v["map_version"], 1);
+        let v = pathd
+            .find_path("small", &query([0, 0], [4, 0], algorithm))
+            .await
+            .unwrap();
+        assert_eq!(v.status, "found");
+        assert_eq!(v.map_version, 1);
         assert_eq!(
-            v["algorithm"],
+            v.algorithm,
             match algorithm {
                 "dijkstra" => "dijkstra",
                 // JPS, or JPS+ once the map's jump table is built (in the background), or
                 // the subgoal graph once built where it pays off.
-                "auto" if v["algorithm"] == "jps_plus" => "jps_plus",
-                "auto" if v["algorithm"] == "subgoal" => "subgoal",
+                "auto" if v.algorithm == "jps_plus" => "jps_plus",
+                "auto" if v.algorithm == "subgoal" => "subgoal",
                 "auto" => pathd_engine::resolve_auto(&grid).as_str(),
                 _ => "astar",
             }
         );
-        let path = points(&v["path"]);
+        let path = cells(&v.path);
         assert_eq!(
             (path[0], *path.last().unwrap()),
             (Point::new(0, 0), Point::new(4, 0))
         );
         let cost = grid.path_cost(&path).expect("every step legal");
-        assert!((cost - v["cost"].as_f64().unwrap()).abs() < 1e-9);
-        assert!(v["expanded"].as_u64().unwrap() > 0);
-        assert!(v.get("expanded_cells").is_none());
+        assert!((cost - v.cost).abs() < 1e-9);
+        assert!(v.expanded > 0);
+        assert!(v.expanded_cells.is_none());
     }
-    let (_, a) = json(
-        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
-            .await,
-    )
-    .await;
-    let (_, d) = json(
-        s.path(
-            "small",
-            &json!({"start": [0, 0], "goal": [4, 0], "algorithm": "dijkstra"}),
-        )
-        .await,
-    )
-    .await;
-    assert!((a["cost"].as_f64().unwrap() - d["cost"].as_f64().unwrap()).abs() < 1e-9);
+    let a = pathd
+        .find_path("small", &PathRequest::new([0, 0], [4, 0]))
+        .await
+        .unwrap();
+    let d = pathd
+        .find_path("small", &query([0, 0], [4, 0], "dijkstra"))
+        .await
+        .unwrap();
+    assert!((a.cost - d.cost).abs() < 1e-9);
 
-    let (_, w) = json(
-        s.path(
+    let w = pathd
+        .find_path(
             "small",
-            &json!({"start": [0, 0], "goal": [4, 0], "algorithm": "weighted_astar", "weight": 2.0}),
+            &PathRequest {
+                weight: Some(2.0),
+                ..query([0, 0], [4, 0], "weighted_astar")
+            },
         )
-        .await,
-    )
-    .await;
+        .await
+        .unwrap();
     assert_eq!(
-        (w["status"].as_str(), w["algorithm"].as_str()),
-        (Some("found"), Some("weighted_astar"))
+        (w.status.as_str(), w.algorithm.as_str()),
+        ("found", "weighted_astar")
     );
-    assert!(w["cost"].as_f64().unwrap() <= 2.0 * a["cost"].as_f64().unwrap() + 1e-9);
+    assert!(w.cost <= 2.0 * a.cost + 1e-9);
 
-    let (_, t) = json(
-        s.path("small", &json!({"start": [1, 1], "goal": [1, 1]}))
-            .await,
-    )
-    .await;
-    assert_eq!(
-        (t["status"].as_str(), t["cost"].as_f64()),
-        (Some("found"), Some(0.0))
-    );
-    assert_eq!(points(&t["path"]), vec![Point::new(1, 1)]);
+    let t = pathd
+        .find_path("small", &PathRequest::new([1, 1], [1, 1]))
+        .await
+        .unwrap();
+    assert_eq!((t.status.as_str(), t.cost), ("found", 0.0));
+    assert_eq!(cells(&t.path), vec![Point::new(1, 1)]);
 }
 
 #[tokio::test]
 async fn outcomes_no_path_limits_partial_debug() {
     let s = server_with_small().await;
-    let (st, v) = json(
-        s.path("split", &json!({"start": [0, 0], "goal": [2, 0]}))
-            .await,
-    )
-    .await;
-    assert_eq!((st, v["status"].as_str()), (200, Some("no_path")));
-    assert_eq!(v["path"], json!([]));
+    let pathd = s.pathd();
+    let v = pathd
+        .find_path("split", &PathRequest::new([0, 0], [2, 0]))
+        .await
+        .unwrap();
+    assert_eq!(v.status, "no_path");
+    assert!(v.path.is_empty());
 
-    let (_, v) = json(
-        s.path(
+    let v = pathd
+        .find_path(
             "small",
-            &json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 1}),
+            &PathRequest {
+                max_expansions: Some(1),
+                ..PathRequest::new([0, 0], [4, 0])
+            },
         )
-        .await,
-    )
-    .await;
+        .await
+        .unwrap();
     assert_eq!(
-        (v["status"].as_str(), v["limit"].as_str()),
-        (Some("limit_reached"), Some("expansions"))
+        (v.status.as_str(), v.limit.as_deref()),
+        ("limit_reached", Some("expansions"))
     );
 
-    let (_, v) = json(
-        s.path(
+    let v = pathd
+        .find_path(
             "small",
-            &json!({"start": [0, 0], "goal": [4, 0], "timeout_ms": 0}),
+            &PathRequest {
+                timeout_ms: Some(0),
+                ..PathRequest::new([0, 0], [4, 0])
+            },
         )
-        .await,
-    )
-    .await;
+        .await
+        .unwrap();
     assert_eq!(
-        (v["status"].as_str(), v["limit"].as_str()),
-        (Some("limit_reached"), Some("timeout"))
+        (v.status.as_str(), v.limit.as_deref()),
+        ("limit_reached", Some("timeout"))
     );
 
-    let (_, v) = json(
-        s.path(
+    let v = pathd
+        .find_path(
             "small",
-            &json!({"start": [0, 0], "goal": [4, 0], "max_expansions": 3, "partial": true}),
+            &PathRequest {
+                max_expansions: Some(3),
+                partial: true,
+                ..PathRequest::new([0, 0], [4, 0])
+            },
         )
-        .await,
-    )
-    .await;
-    assert_eq!(v["status"], "partial");
-    let path = points(&v["path"]);
+        .await
+        .unwrap();
+    assert_eq!(v.status, "partial");
+    let path = cells(&v.path);
     assert_eq!(path[0], Point::new(0, 0));
     assert!(
         movingai::parse_map(SMALL_MAP)
@@ -155,85 +152,65 @@ async fn outcomes_no_path_limits_partial_debug() {
             .is_some()
     );
 
-    let (_, v) = json(
-        s.path(
+    let v = pathd
+        .find_path(
             "small",
-            &json!({"start": [0, 0], "goal": [4, 0], "debug": true}),
+            &PathRequest {
+                debug: true,
+                ..PathRequest::new([0, 0], [4, 0])
+            },
         )
-        .await,
-    )
-    .await;
-    let cells = points(&v["expanded_cells"]);
+        .await
+        .unwrap();
+    let expanded = cells(v.expanded_cells.as_deref().expect("expanded_cells"));
     // Every expansion but the goal's own is recorded, each cell once, all passable.
-    assert!(!cells.is_empty() && cells.len() as u64 <= v["expanded"].as_u64().unwrap());
-    assert_eq!(cells[0], Point::new(0, 0));
+    assert!(!expanded.is_empty() && expanded.len() as u64 <= v.expanded);
+    assert_eq!(expanded[0], Point::new(0, 0));
     let grid = movingai::parse_map(SMALL_MAP).unwrap();
-    let unique: std::collections::HashSet<_> = cells.iter().collect();
-    assert_eq!(unique.len(), cells.len());
-    assert!(cells.iter().all(|&c| grid.is_passable(c)));
+    let unique: std::collections::HashSet<_> = expanded.iter().collect();
+    assert_eq!(unique.len(), expanded.len());
+    assert!(expanded.iter().all(|&c| grid.is_passable(c)));
 }
 
 #[tokio::test]
 async fn query_errors() {
     let s = server_with_small().await;
+    let pathd = s.pathd();
     let cases = [
+        (PathRequest::new([9, 0], [0, 0]), 400, "out_of_bounds"),
+        (PathRequest::new([0, 0], [0, 99]), 400, "out_of_bounds"),
+        (PathRequest::new([2, 0], [0, 0]), 400, "start_blocked"),
+        (PathRequest::new([0, 0], [2, 1]), 400, "goal_blocked"),
         (
-            json!({"start": [9, 0], "goal": [0, 0]}),
-            400,
-            "out_of_bounds",
-        ),
-        (
-            json!({"start": [0, 0], "goal": [0, 99]}),
-            400,
-            "out_of_bounds",
-        ),
-        (
-            json!({"start": [2, 0], "goal": [0, 0]}),
-            400,
-            "start_blocked",
-        ),
-        (
-            json!({"start": [0, 0], "goal": [2, 1]}),
-            400,
-            "goal_blocked",
-        ),
-        (
-            json!({"start": [0, 0], "goal": [1, 1], "algorithm": "weighted_astar", "weight": 0.5}),
+            PathRequest {
+                weight: Some(0.5),
+                ..query([0, 0], [1, 1], "weighted_astar")
+            },
             400,
             "invalid_request",
         ),
-        (
-            json!({"start": [0, 0], "goal": [1, 1], "algorithm": "bfs"}),
-            400,
-            "invalid_request",
-        ),
-        (
-            json!({"start": [0, 0], "goal": [1, 1], "colour": "red"}),
-            400,
-            "invalid_request",
-        ),
-        (json!({"start": [0, 0]}), 400, "invalid_request"),
-        (
-            json!({"start": [0, 0, 0], "goal": [1, 1]}),
-            400,
-            "invalid_request",
-        ),
-        (
-            json!({"start": [-1, 0], "goal": [1, 1]}),
-            400,
-            "invalid_request",
-        ),
+        (query([0, 0], [1, 1], "bfs"), 400, "invalid_request"),
     ];
-    for (body, status, code) in cases {
-        expect_error(s.path("small", &body).await, status, code).await;
+    for (q, status, code) in cases {
+        api_error(pathd.find_path("small", &q).await, status, code);
     }
-    expect_error(
-        s.path("nope", &json!({"start": [0, 0], "goal": [1, 1]}))
+    api_error(
+        pathd
+            .find_path("nope", &PathRequest::new([0, 0], [1, 1]))
             .await,
         404,
         "map_not_found",
-    )
-    .await;
+    );
+    // Bodies the typed client cannot send (an unknown field, a missing goal, malformed
+    // points), a missing content type and broken JSON: raw.
+    for body in [
+        json!({"start": [0, 0], "goal": [1, 1], "colour": "red"}),
+        json!({"start": [0, 0]}),
+        json!({"start": [0, 0, 0], "goal": [1, 1]}),
+        json!({"start": [-1, 0], "goal": [1, 1]}),
+    ] {
+        expect_error(s.path("small", &body).await, 400, "invalid_request").await;
+    }
     let resp = s
         .client
         .post(s.at("/v1/maps/small/path"))
@@ -259,64 +236,49 @@ async fn batches_answer_in_order_with_per_query_errors() {
     let mut config = dirs.config();
     config.max_batch = 8;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
-    let queries = json!({"queries": [
-        {"start": [0, 0], "goal": [4, 0]},
-        {"start": [9, 9], "goal": [0, 0]},
-        {"start": [0, 0], "goal": [0, 0]},
-        {"start": [0, 0], "goal": [4, 2], "algorithm": "bfs"},
-        {"start": [4, 2], "goal": [0, 2]},
-    ]});
-    let resp = s
-        .client
-        .post(s.at("/v1/maps/small/paths"))
-        .json(&queries)
-        .send()
-        .await
-        .unwrap();
-    let (st, v) = json(resp).await;
-    assert_eq!(st, 200, "{v}");
-    assert_eq!(v["map_version"], 1);
-    let r = v["results"].as_array().unwrap();
+    let pathd = s.pathd();
+    s.upload("small", SMALL_MAP).await;
+    let queries = [
+        PathRequest::new([0, 0], [4, 0]),
+        PathRequest::new([9, 9], [0, 0]),
+        PathRequest::new([0, 0], [0, 0]),
+        query([0, 0], [4, 2], "bfs"),
+        PathRequest::new([4, 2], [0, 2]),
+    ];
+    let v = pathd.find_paths("small", &queries).await.unwrap();
+    assert_eq!(v.map_version, 1);
+    let r = &v.results;
     assert_eq!(r.len(), 5);
-    assert_eq!(r[0]["status"], "found");
-    assert_eq!(points(&r[0]["path"]).last(), Some(&Point::new(4, 0)));
-    assert_eq!(r[1]["error"]["code"], "out_of_bounds");
-    assert_eq!(r[2]["cost"], 0.0);
-    assert_eq!(r[3]["error"]["code"], "invalid_request");
-    assert_eq!(points(&r[4]["path"]).last(), Some(&Point::new(0, 2)));
-    assert_eq!(r[4]["cost"], 4.0);
+    let result = |i: usize| match &r[i] {
+        BatchItem::Result(p) => p.clone(),
+        BatchItem::Error { error } => panic!("item {i}: {error:?}"),
+    };
+    let code = |i: usize| match &r[i] {
+        BatchItem::Error { error } => {
+            assert!(!error.message.is_empty());
+            error.code.clone()
+        }
+        BatchItem::Result(p) => panic!("item {i}: {p:?}"),
+    };
+    assert_eq!(result(0).status, "found");
+    assert_eq!(cells(&result(0).path).last(), Some(&Point::new(4, 0)));
+    assert_eq!(code(1), "out_of_bounds");
+    assert_eq!(result(2).cost, 0.0);
+    assert_eq!(code(3), "invalid_request");
+    assert_eq!(cells(&result(4).path).last(), Some(&Point::new(0, 2)));
+    assert_eq!(result(4).cost, 4.0);
 
-    let (_, v) = json(
-        s.client
-            .post(s.at("/v1/maps/small/paths"))
-            .json(&json!({"queries": []}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(v["results"], json!([]));
+    let v = pathd.find_paths("small", &[]).await.unwrap();
+    assert!(v.results.is_empty());
 
-    let many: Vec<_> = (0..9)
-        .map(|_| json!({"start": [0, 0], "goal": [1, 0]}))
-        .collect();
-    let resp = s
-        .client
-        .post(s.at("/v1/maps/small/paths"))
-        .json(&json!({"queries": many}))
-        .send()
-        .await
-        .unwrap();
-    expect_error(resp, 413, "too_many_queries").await;
-    let resp = s
-        .client
-        .post(s.at("/v1/maps/nope/paths"))
-        .json(&json!({"queries": []}))
-        .send()
-        .await
-        .unwrap();
-    expect_error(resp, 404, "map_not_found").await;
+    let many = vec![PathRequest::new([0, 0], [1, 0]); 9];
+    api_error(
+        pathd.find_paths("small", &many).await,
+        413,
+        "too_many_queries",
+    );
+    api_error(pathd.find_paths("nope", &[]).await, 404, "map_not_found");
+    // A body without `queries` (the client always sends it): raw.
     let resp = s
         .client
         .post(s.at("/v1/maps/small/paths"))
@@ -333,79 +295,85 @@ async fn weighted_and_cardinal_maps() {
     // A cheap detour (cost 1) around an expensive middle column (cost 9).
     let body =
         json!({"width": 3, "height": 2, "costs": [1, 9, 1, 1, 1, 1], "movement": "cardinal"});
-    assert_eq!(s.put_json("w", &body).await.status(), 201);
-    let (_, v) = json(s.path("w", &json!({"start": [0, 0], "goal": [2, 0]})).await).await;
+    s.upload_json("w", &body).await;
+    let v = s
+        .pathd()
+        .find_path("w", &PathRequest::new([0, 0], [2, 0]))
+        .await
+        .unwrap();
     // Straight: 2 steps of (1+9)/2 = 10; detour: 4 steps of 1 = 4.
-    assert_eq!(v["cost"], 4.0);
-    assert_eq!(points(&v["path"]).len(), 5);
+    assert_eq!(v.cost, 4.0);
+    assert_eq!(v.path.len(), 5);
 }
 
 #[tokio::test]
 async fn jps_theta_and_smoothing() {
     let s = server_with_small().await;
+    let pathd = s.pathd();
     let grid = movingai::parse_map(SMALL_MAP).unwrap();
-    let start_goal = json!({"start": [0, 0], "goal": [4, 0]});
-    let (_, a) = json(s.path("small", &start_goal).await).await;
-    let optimum = a["cost"].as_f64().unwrap();
-    assert!(a.get("waypoints").is_none() && a.get("waypoints_cost").is_none());
-    assert_eq!(a["path_cost"], a["cost"]);
+    let a = pathd
+        .find_path("small", &PathRequest::new([0, 0], [4, 0]))
+        .await
+        .unwrap();
+    let optimum = a.cost;
+    assert!(a.waypoints.is_none() && a.waypoints_cost.is_none());
+    assert_eq!(a.path_cost, a.cost);
 
-    let (st, j) = json(
-        s.path(
-            "small",
-            &json!({"start": [0, 0], "goal": [4, 0], "algorithm": "jps"}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!((st, j["algorithm"].as_str()), (200, Some("jps")), "{j}");
-    assert!((j["cost"].as_f64().unwrap() - optimum).abs() < 1e-9);
-    assert_eq!(grid.path_cost(&points(&j["path"])), j["cost"].as_f64());
+    let j = pathd
+        .find_path("small", &query([0, 0], [4, 0], "jps"))
+        .await
+        .unwrap();
+    assert_eq!(j.algorithm, "jps");
+    assert!((j.cost - optimum).abs() < 1e-9);
+    assert_eq!(grid.path_cost(&cells(&j.path)), Some(j.cost));
 
-    for body in [
-        json!({"start": [0, 0], "goal": [4, 0], "smooth": true}),
-        json!({"start": [0, 0], "goal": [4, 0], "algorithm": "theta"}),
+    for q in [
+        PathRequest {
+            smooth: true,
+            ..PathRequest::new([0, 0], [4, 0])
+        },
+        query([0, 0], [4, 0], "theta"),
     ] {
-        let (st, v) = json(s.path("small", &body).await).await;
-        assert_eq!(st, 200, "{v}");
-        let w = points(&v["waypoints"]);
+        let v = pathd.find_path("small", &q).await.unwrap();
+        let w = cells(v.waypoints.as_deref().expect("waypoints"));
         assert_eq!(
             (w[0], *w.last().unwrap()),
             (Point::new(0, 0), Point::new(4, 0))
         );
-        let len = v["waypoints_cost"].as_f64().unwrap();
+        let len = v.waypoints_cost.expect("waypoints_cost");
         // The answer to follow is the polyline: `cost` is its length; `path_cost` is the
         // cell path's.
-        assert_eq!(v["cost"].as_f64(), Some(len), "{v}");
-        assert_eq!(grid.path_cost(&points(&v["path"])), v["path_cost"].as_f64());
-        assert!(len <= optimum + 1e-9, "{v}");
+        assert_eq!(v.cost, len, "{v:?}");
+        assert_eq!(grid.path_cost(&cells(&v.path)), Some(v.path_cost));
+        assert!(len <= optimum + 1e-9, "{v:?}");
         // The polyline is never shorter than the straight line from start to goal.
-        assert!(len >= 4.0 - 1e-9, "{v}");
+        assert!(len >= 4.0 - 1e-9, "{v:?}");
     }
 
     // Algorithms that do not apply to a map are a 400, not a failure.
     let weighted = json!({"width": 3, "height": 1, "costs": [1, 5, 1]});
-    assert_eq!(s.put_json("w", &weighted).await.status(), 201);
-    let q = json!({"start": [0, 0], "goal": [2, 0], "algorithm": "jps"});
-    expect_error(s.path("w", &q).await, 400, "not_applicable").await;
-    let (_, v) = json(
-        s.path(
-            "w",
-            &json!({"start": [0, 0], "goal": [2, 0], "algorithm": "auto"}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(
-        (v["algorithm"].as_str(), v["cost"].as_f64()),
-        (Some("astar"), Some(6.0))
+    s.upload_json("w", &weighted).await;
+    api_error(
+        pathd.find_path("w", &query([0, 0], [2, 0], "jps")).await,
+        400,
+        "not_applicable",
     );
+    let v = pathd
+        .find_path("w", &query([0, 0], [2, 0], "auto"))
+        .await
+        .unwrap();
+    assert_eq!((v.algorithm.as_str(), v.cost), ("astar", 6.0));
     let cardinal = json!({"width": 2, "height": 1, "costs": [1, 1], "movement": "cardinal"});
-    assert_eq!(s.put_json("c", &cardinal).await.status(), 201);
-    let q = json!({"start": [0, 0], "goal": [1, 0], "algorithm": "theta"});
-    expect_error(s.path("c", &q).await, 400, "not_applicable").await;
+    s.upload_json("c", &cardinal).await;
+    api_error(
+        pathd.find_path("c", &query([0, 0], [1, 0], "theta")).await,
+        400,
+        "not_applicable",
+    );
 }
 
+// `path_format` is a wire detail (the client asks only `pairs` and reads typed points): the
+// two tests below compare the raw answers.
 #[tokio::test]
 async fn path_formats_write_the_same_cells() {
     let s = server_with_small().await;

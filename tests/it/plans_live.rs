@@ -82,6 +82,7 @@ async fn patch_map(s: &TestServer, map: &str, c: Point, cost: u32) -> u64 {
             cost,
         }],
         if_version: None,
+        ..Default::default()
     };
     s.pathd().patch_map(map, &p).await.unwrap().version
 }

@@ -1,7 +1,8 @@
 //! The search pool under pressure: overload answers 503 at once, queued work still runs,
 //! snapshots survive deletes, and a client that disconnects cancels its search.
 
-use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json, wait_until};
+use crate::common::{Dirs, SMALL_MAP, TestServer, api_error, query, wait_until};
+use pathd_client::{Error, PathRequest};
 use serde_json::json;
 
 async fn server(threads: usize, queue: usize) -> TestServer {
@@ -11,48 +12,50 @@ async fn server(threads: usize, queue: usize) -> TestServer {
     config.pool_threads = threads;
     config.queue_depth = queue;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_text("small", SMALL_MAP).await.status(), 201);
+    s.upload("small", SMALL_MAP).await;
     s
+}
+
+fn corner() -> PathRequest {
+    PathRequest::new([0, 0], [4, 0])
 }
 
 #[tokio::test]
 async fn saturated_pool_answers_overloaded_with_retry_after() {
     let s = server(1, 0).await;
+    // Retries off: the `503` itself is asserted.
+    let pathd = s.pathd_once();
     let hold = s.state.compute().hold(1).await.unwrap();
-    let resp = s
-        .path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
-        .await;
-    assert_eq!(resp.headers()["retry-after"], "1");
-    expect_error(resp, 503, "overloaded").await;
-    // Batches and uploads need the pool too.
-    let resp = s
-        .client
-        .post(s.at("/v1/maps/small/paths"))
-        .json(&json!({"queries": [{"start": [0, 0], "goal": [4, 0]}]}))
-        .send()
-        .await
-        .unwrap();
-    expect_error(resp, 503, "overloaded").await;
-    expect_error(s.put_text("other", SMALL_MAP).await, 503, "overloaded").await;
-    // Routes that need no worker still answer.
-    assert_eq!(
-        s.client
-            .get(s.at("/v1/maps/small"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
+    let r = pathd.find_path("small", &corner()).await;
+    assert!(
+        matches!(
+            r,
+            Err(Error::Api {
+                retry_after: Some(1),
+                ..
+            })
+        ),
+        "Retry-After: 1: {r:?}"
     );
+    api_error(r, 503, "overloaded");
+    // Batches and uploads need the pool too.
+    api_error(
+        pathd.find_paths("small", &[corner()]).await,
+        503,
+        "overloaded",
+    );
+    api_error(
+        pathd.put_map_text("other", SMALL_MAP).await,
+        503,
+        "overloaded",
+    );
+    // Routes that need no worker still answer.
+    pathd.get_map("small", None).await.unwrap();
     assert_eq!(s.state.compute().stats().rejected, 3);
     drop(hold);
     wait_until("worker free", || s.state.compute().stats().running == 0).await;
-    let (st, v) = json(
-        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
-            .await,
-    )
-    .await;
-    assert_eq!((st, v["status"].as_str()), (200, Some("found")));
+    let v = pathd.find_path("small", &corner()).await.unwrap();
+    assert_eq!(v.status, "found");
 }
 
 #[tokio::test]
@@ -60,28 +63,18 @@ async fn queued_requests_wait_then_run_and_the_queue_is_bounded() {
     let s = server(1, 1).await;
     let hold = s.state.compute().hold(1).await.unwrap();
     let queued = {
-        let (client, url) = (s.client.clone(), s.at("/v1/maps/small/path"));
-        tokio::spawn(async move {
-            let resp = client
-                .post(url)
-                .json(&json!({"start": [0, 0], "goal": [4, 0]}))
-                .send()
-                .await
-                .unwrap();
-            json(resp).await
-        })
+        let pathd = s.pathd_once();
+        tokio::spawn(async move { pathd.find_path("small", &corner()).await })
     };
     wait_until("request queued", || s.state.compute().stats().queued == 1).await;
-    expect_error(
-        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
-            .await,
+    api_error(
+        s.pathd_once().find_path("small", &corner()).await,
         503,
         "overloaded",
-    )
-    .await;
+    );
     drop(hold);
-    let (st, v) = queued.await.unwrap();
-    assert_eq!((st, v["status"].as_str()), (200, Some("found")));
+    let v = queued.await.unwrap().unwrap();
+    assert_eq!(v.status, "found");
 }
 
 #[tokio::test]
@@ -89,41 +82,20 @@ async fn a_delete_does_not_disturb_a_query_holding_the_old_snapshot() {
     let s = server(1, 2).await;
     let hold = s.state.compute().hold(1).await.unwrap();
     let queued = {
-        let (client, url) = (s.client.clone(), s.at("/v1/maps/small/path"));
-        tokio::spawn(async move {
-            let resp = client
-                .post(url)
-                .json(&json!({"start": [0, 0], "goal": [4, 0]}))
-                .send()
-                .await
-                .unwrap();
-            json(resp).await
-        })
+        let pathd = s.pathd_once();
+        tokio::spawn(async move { pathd.find_path("small", &corner()).await })
     };
     wait_until("request queued", || s.state.compute().stats().queued == 1).await;
     // Delete and re-create with a wall that blocks the goal: the queued query keeps v1.
-    assert_eq!(
-        s.client
-            .delete(s.at("/v1/maps/small"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        204
-    );
+    s.pathd().delete_map("small").await.unwrap();
     drop(hold);
-    let (st, v) = queued.await.unwrap();
-    assert_eq!(
-        (st, v["status"].as_str(), v["map_version"].as_u64()),
-        (200, Some("found"), Some(1))
-    );
-    expect_error(
-        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
-            .await,
+    let v = queued.await.unwrap().unwrap();
+    assert_eq!((v.status.as_str(), v.map_version), ("found", 1));
+    api_error(
+        s.pathd().find_path("small", &corner()).await,
         404,
         "map_not_found",
-    )
-    .await;
+    );
 }
 
 #[tokio::test]
@@ -132,21 +104,22 @@ async fn a_client_that_disconnects_cancels_its_search() {
     // Dijkstra corner to corner on an open 512x512 map expands every cell; a batch of 2000
     // of them would keep the only worker busy for minutes if it were not cancelled.
     let rows: Vec<String> = (0..512).map(|_| ".".repeat(512)).collect();
-    let up = s
-        .put_json("open", &json!({"width": 512, "height": 512, "rows": rows}))
+    s.upload_json("open", &json!({"width": 512, "height": 512, "rows": rows}))
         .await;
-    assert_eq!(up.status(), 201);
-    let q =
-        json!({"start": [0, 0], "goal": [511, 511], "algorithm": "dijkstra", "timeout_ms": 600000});
-    let batch = json!({"queries": vec![q; 2000]});
-    let before = s.state.compute().stats().cancelled;
-    let request = {
-        let (client, url) = (s.client.clone(), s.at("/v1/maps/open/paths"));
-        tokio::spawn(async move { client.post(url).json(&batch).send().await })
+    let q = PathRequest {
+        timeout_ms: Some(600000),
+        ..query([0, 0], [511, 511], "dijkstra")
     };
-    let mut request = request;
+    let batch = vec![q; 2000];
+    let before = s.state.compute().stats().cancelled;
+    let mut request = {
+        let mut pathd = s.pathd_once();
+        // The test drops it; no client-side timeout meanwhile.
+        pathd.timeout = std::time::Duration::from_secs(3600);
+        tokio::spawn(async move { pathd.find_paths("open", &batch).await })
+    };
     tokio::select! {
-        r = &mut request => panic!("batch answered before it could be cancelled: {:?}", r.map(|r| r.map(|r| r.status()))),
+        r = &mut request => panic!("batch answered before it could be cancelled: {r:?}"),
         _ = wait_until("search running", || s.state.compute().stats().running == 1) => {}
     }
     request.abort(); // drops the connection
@@ -156,12 +129,8 @@ async fn a_client_that_disconnects_cancels_its_search() {
     })
     .await;
     wait_until("worker free", || s.state.compute().stats().running == 0).await;
-    let (st, v) = json(
-        s.path("small", &json!({"start": [0, 0], "goal": [4, 0]}))
-            .await,
-    )
-    .await;
-    assert_eq!((st, v["status"].as_str()), (200, Some("found")));
+    let v = s.pathd().find_path("small", &corner()).await.unwrap();
+    assert_eq!(v.status, "found");
 }
 
 /// Defect 7 of issue 22: the subscription and flow-field drivers each ran `threads` jobs

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
+use pathd_client::{CellChange, Client, MapPatch, MatrixRequest, PathRequest, PathResult};
 use pathd_engine::{Grid, Movement, Point};
 use serde_json::{Value, json};
 
-use crate::common::{Dirs, TestServer, expect_error, json};
+use crate::common::{Dirs, TestServer, api_error, cells, expect_error};
 use crate::flowfields::reference;
-use crate::live::sse::Sse;
 
 /// xorshift64*: seeded, reproducible.
 struct Rng(u64);
@@ -63,12 +63,41 @@ fn under(terrain: &[u8], table: &[u8]) -> Vec<u8> {
     terrain.iter().map(|&c| table[c as usize]).collect()
 }
 
-fn points(v: &Value) -> Vec<Point> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| Point::new(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32))
-        .collect()
+/// A query for a profile (`None`: the map's default).
+fn for_profile(
+    start: (usize, usize),
+    goal: (usize, usize),
+    algorithm: Option<&str>,
+    profile: Option<&str>,
+) -> PathRequest {
+    PathRequest {
+        algorithm: algorithm.map(str::to_owned),
+        profile: profile.map(str::to_owned),
+        ..PathRequest::new(
+            [start.0 as u32, start.1 as u32],
+            [goal.0 as u32, goal.1 as u32],
+        )
+    }
+}
+
+/// A patch of cells `(x, y, cost)`.
+fn cell_patch(changes: impl IntoIterator<Item = (usize, usize, u32)>) -> MapPatch {
+    MapPatch {
+        cells: changes
+            .into_iter()
+            .map(|(x, y, cost)| CellChange {
+                x: x as u32,
+                y: y as u32,
+                cost,
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Profile changes of a patch: name to a cost table, or `null` to remove it.
+fn profile_changes(v: Value) -> Option<serde_json::Map<String, Value>> {
+    Some(v.as_object().unwrap().clone())
 }
 
 /// Checks `queries` random pairs per profile with each algorithm against the reference.
@@ -92,34 +121,28 @@ async fn check_profiles(
             let (gx, gy) = (rng.below(W as u64) as usize, rng.below(H as u64) as usize);
             let dist = reference(&costs, W, H, (gx, gy), 1);
             for algorithm in &algorithms {
-                let body = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
-                    "profile": profile, "weight": 1.5});
-                let (st, v) = json(s.path(name, &body).await).await;
-                let what = format!("{profile} {algorithm} ({sx},{sy})->({gx},{gy}): {v}");
+                let q = PathRequest {
+                    weight: Some(1.5),
+                    ..for_profile((sx, sy), (gx, gy), Some(algorithm), Some(profile))
+                };
+                let r = s.pathd().find_path(name, &q).await;
+                let what = format!("{profile} {algorithm} ({sx},{sy})->({gx},{gy}): {r:?}");
                 if costs[sy * W + sx] == 0 {
-                    assert_eq!(
-                        (st, v["error"]["code"].as_str()),
-                        (400, Some("start_blocked")),
-                        "{what}"
-                    );
+                    api_error(r, 400, "start_blocked");
                     continue;
                 }
                 if costs[gy * W + gx] == 0 {
-                    assert_eq!(
-                        (st, v["error"]["code"].as_str()),
-                        (400, Some("goal_blocked")),
-                        "{what}"
-                    );
+                    api_error(r, 400, "goal_blocked");
                     continue;
                 }
-                assert_eq!(st, 200, "{what}");
+                let v = r.unwrap();
                 let best = dist[sy * W + sx];
                 if best.is_infinite() {
-                    assert_eq!(v["status"], "no_path", "{what}");
+                    assert_eq!(v.status, "no_path", "{what}");
                     continue;
                 }
-                assert_eq!(v["status"], "found", "{what}");
-                let path = points(&v["path"]);
+                assert_eq!(v.status, "found", "{what}");
+                let path = cells(&v.path);
                 assert_eq!(path[0], Point::new(sx as u32, sy as u32), "{what}");
                 assert_eq!(
                     *path.last().unwrap(),
@@ -129,7 +152,7 @@ async fn check_profiles(
                 let walked = grid
                     .path_cost(&path)
                     .expect("every step legal for the profile");
-                let cost = v["cost"].as_f64().unwrap();
+                let cost = v.cost;
                 assert!((walked - cost).abs() < 1e-6, "{what}");
                 if *algorithm == "weighted_astar" {
                     assert!(cost <= best * 1.5 + 1e-6, "{what}");
@@ -146,16 +169,17 @@ fn upload(terrain: &[u8], tables: &BTreeMap<String, Vec<u8>>, default: &str) -> 
         "default_profile": default})
 }
 
-async fn patch(s: &TestServer, name: &str, body: &Value) -> (u16, Value) {
-    json(
-        s.client
-            .patch(s.at(&format!("/v1/maps/{name}")))
-            .json(body)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
+async fn patch(s: &TestServer, name: &str, p: &MapPatch) -> pathd_client::PatchResult {
+    s.pathd().patch_map(name, p).await.unwrap()
+}
+
+/// The summary of a map's profile.
+async fn profile_summary(pathd: &Client, map: &str, profile: &str) -> pathd_client::ProfileSummary {
+    let m = pathd.get_map(map, None).await.unwrap();
+    m.profiles
+        .into_iter()
+        .find(|p| p.name == profile)
+        .unwrap_or_else(|| panic!("no profile {profile}"))
 }
 
 #[tokio::test]
@@ -169,85 +193,65 @@ async fn every_algorithm_per_profile_equals_the_reference_before_and_after_patch
         tables.insert("infantry".into(), random_table(&mut rng, true));
         tables.insert("tank".into(), random_table(&mut rng, false));
         tables.insert("hover".into(), random_table(&mut rng, false));
-        let (st, v) = json(
-            s.put_json(&name, &upload(&terrain, &tables, "infantry"))
-                .await,
-        )
-        .await;
-        assert_eq!(st, 201, "{v}");
-        assert_eq!(v["default_profile"], "infantry");
-        assert_eq!(v["profiles"].as_array().unwrap().len(), 3);
+        let v = s
+            .upload_json(&name, &upload(&terrain, &tables, "infantry"))
+            .await;
+        assert_eq!(v.default_profile.as_deref(), Some("infantry"));
+        assert_eq!(v.profiles.len(), 3);
         check_profiles(&s, &name, &terrain, &tables, &mut rng, 8).await;
         for step in 0..4 {
             // Cells to random classes, and now and then a profile's costs (a flood season),
             // a profile added or removed.
-            let cells: Vec<Value> = (0..6)
+            let changes: Vec<_> = (0..6)
                 .map(|_| {
                     let (x, y) = (rng.below(W as u64) as usize, rng.below(H as u64) as usize);
                     let c = rng.below(CLASSES) as u8;
                     terrain[y * W + x] = c;
-                    json!({"x": x, "y": y, "cost": c})
+                    (x, y, c as u32)
                 })
                 .collect();
-            let mut body = json!({"cells": cells});
+            let mut body = cell_patch(changes);
             match step {
                 1 => {
                     let t = random_table(&mut rng, false);
                     tables.insert("tank".into(), t.clone());
-                    body["profiles"] = json!({"tank": t});
+                    body.profiles = profile_changes(json!({"tank": t}));
                 }
                 2 => {
                     let t = random_table(&mut rng, true);
                     tables.insert("scout".into(), t.clone());
                     tables.remove("hover");
-                    body["profiles"] = json!({"scout": t, "hover": null});
+                    body.profiles = profile_changes(json!({"scout": t, "hover": null}));
                 }
                 3 => {
-                    body["default_profile"] = json!("tank");
+                    body.default_profile = Some("tank".into());
                 }
                 _ => {}
             }
-            let (st, v) = patch(&s, &name, &body).await;
-            assert_eq!(st, 200, "{v}");
+            patch(&s, &name, &body).await;
             check_profiles(&s, &name, &terrain, &tables, &mut rng, 6).await;
         }
         // The removed profile is gone; the default moved.
-        let (st, v) = json(
-            s.path(
-                &name,
-                &json!({"start": [0, 0], "goal": [1, 1], "profile": "hover"}),
-            )
-            .await,
-        )
-        .await;
-        assert_eq!(
-            (st, v["error"]["code"].as_str()),
-            (404, Some("profile_not_found")),
-            "{v}"
+        let pathd = s.pathd();
+        api_error(
+            pathd
+                .find_path(&name, &for_profile((0, 0), (1, 1), None, Some("hover")))
+                .await,
+            404,
+            "profile_not_found",
         );
-        let (_, summary) = json(
-            s.client
-                .get(s.at(&format!("/v1/maps/{name}")))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(summary["default_profile"], "tank");
+        let summary = pathd.get_map(&name, None).await.unwrap();
+        assert_eq!(summary.default_profile.as_deref(), Some("tank"));
         // A request without `profile` is the default's.
         let tank = under(&terrain, &tables["tank"]);
-        let (st, v) = json(
-            s.path(&name, &json!({"start": [0, 0], "goal": [W - 1, H - 1]}))
-                .await,
-        )
-        .await;
+        let r = pathd
+            .find_path(&name, &for_profile((0, 0), (W - 1, H - 1), None, None))
+            .await;
         if tank[0] != 0 && tank[W * H - 1] != 0 {
             let best = reference(&tank, W, H, (W - 1, H - 1), 1)[0];
             if best.is_finite() {
-                assert!(
-                    (v["cost"].as_f64().unwrap() - best).abs() < 1e-6,
-                    "{st} {v}"
-                );
+                let v = r.unwrap();
+                assert!((v.cost - best).abs() < 1e-6, "{v:?}");
             }
         }
     }
@@ -281,14 +285,13 @@ async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
     let s = TestServer::new().await;
     let mut rng = Rng(0x5eed_0002);
     let (text, cells) = moving_ai_map(&mut rng);
-    assert_eq!(s.put_text("wc3", &text).await.status(), 201);
-    let (st, v) = patch(
-        &s,
-        "wc3",
-        &json!({"profiles": {"boat": {"W": 1}, "slog": {".": 1, "G": 1, "S": 4, "W": 9}}}),
-    )
-    .await;
-    assert_eq!(st, 200, "{v}");
+    s.upload("wc3", &text).await;
+    let profiles = json!({"boat": {"W": 1}, "slog": {".": 1, "G": 1, "S": 4, "W": 9}});
+    let p = MapPatch {
+        profiles: profile_changes(profiles),
+        ..Default::default()
+    };
+    patch(&s, "wc3", &p).await;
     let mut tables = BTreeMap::new();
     // `ground`, the default: today's rule.
     tables.insert(
@@ -304,7 +307,8 @@ async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
     // The default profile is today's map: the same answer as a plain parse.
     let plain = pathd_engine::movingai::parse_map(&text).unwrap();
     assert_eq!(plain.costs(), under(&cells, &tables["ground"]));
-    // `/cells` per profile, and the terrain itself.
+    // `/cells` per profile, and the terrain itself (raw: the client has no `/cells`, the
+    // visualiser's octet stream).
     for (query, want) in [
         ("", under(&cells, &tables["ground"])),
         ("?profile=boat", under(&cells, &tables["boat"])),
@@ -329,22 +333,13 @@ async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
         .unwrap();
     expect_error(r, 404, "profile_not_found").await;
     // The map as a Moving AI file again: trees, water and swamp as they were read.
-    let back = s
-        .client
-        .get(s.at("/v1/maps/wc3"))
-        .header("accept", "text/plain")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let back = s.pathd().get_map_text("wc3").await.unwrap();
     assert_eq!(back, text);
 }
 
 /// Uploads `lake`: a lake of `W` (columns 2..18 of rows 2..10) in a 20x12 field of `.`,
 /// with the profile `boat` (only `W`) beside `ground`; the summary.
-async fn put_lake(s: &TestServer) -> Value {
+async fn put_lake(s: &TestServer) -> pathd_client::MapSummary {
     let rows: Vec<String> = (0..12)
         .map(|y| {
             (0..20)
@@ -359,9 +354,7 @@ async fn put_lake(s: &TestServer) -> Value {
         })
         .collect();
     let body = json!({"width": 20, "height": 12, "rows": rows, "profiles": {"boat": {"W": 1}}});
-    let (st, v) = json(s.put_json("lake", &body).await).await;
-    assert_eq!(st, 201, "{v}");
-    v
+    s.upload_json("lake", &body).await
 }
 
 #[tokio::test]
@@ -369,64 +362,47 @@ async fn a_boat_subscription_is_repaired_by_water_and_not_by_ground() {
     let s = TestServer::new().await;
     // The boat crosses the lake.
     let v = put_lake(&s).await;
-    assert_eq!(v["default_profile"], "ground");
-    let (st, sub) = json(
-        s.client
-            .post(s.at("/v1/maps/lake/subscriptions"))
-            .json(&json!({"start": [2, 5], "goal": [17, 5], "profile": "boat"}))
-            .send()
+    assert_eq!(v.default_profile.as_deref(), Some("ground"));
+    let pathd = s.pathd();
+    let sub = pathd
+        .create_subscription("lake", &for_profile((2, 5), (17, 5), None, Some("boat")))
+        .await
+        .unwrap();
+    assert_eq!(sub.profile.as_deref(), Some("boat"));
+    assert_eq!(sub.map, "lake");
+    assert!((sub.cost - 15.0).abs() < 1e-9, "{sub:?}");
+    let id = sub.id.clone();
+    let mut events = pathd.subscription_events(&id, None);
+    let mut next = async || {
+        tokio::time::timeout(std::time::Duration::from_secs(30), events.next())
             .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(st, 201, "{sub}");
-    assert_eq!(sub["profile"], "boat");
-    assert_eq!(sub["map"], "lake");
-    assert!((sub["cost"].as_f64().unwrap() - 15.0).abs() < 1e-9, "{sub}");
-    let id = sub["id"].as_str().unwrap().to_owned();
-    let mut events = Sse::open(
-        &s.client,
-        &s.at(&format!("/v1/subscriptions/{id}/events")),
-        None,
-    )
-    .await;
-    let first = events.expect().await;
-    let seq0 = first.seq();
+            .expect("an event within 30 s")
+            .expect("the stream is open")
+            .unwrap()
+    };
+    let first = next().await;
+    let seq0 = first.seq;
     // Ground-only changes: a wall on the field, a tree on the shore. The boat sees nothing.
     for (x, y, c) in [(0, 0, 0), (19, 11, b'T' as u32), (1, 5, 0)] {
-        let (st, v) = patch(&s, "lake", &json!({"cells": [{"x": x, "y": y, "cost": c}]})).await;
-        assert_eq!(st, 200, "{v}");
-        assert_eq!(v["affected_subscriptions"], 0, "{v}");
+        let v = patch(&s, "lake", &cell_patch([(x, y, c)])).await;
+        assert_eq!(v.affected_subscriptions, 0, "{v:?}");
     }
     // Water on its path becomes land: the boat goes around it.
-    let cells: Vec<Value> = (3..8)
-        .map(|y| json!({"x": 9, "y": y, "cost": b'.'}))
-        .collect();
-    let (st, v) = patch(&s, "lake", &json!({"cells": cells})).await;
-    assert_eq!(st, 200, "{v}");
-    assert_eq!(v["affected_subscriptions"], 1, "{v}");
-    let ev = events.expect().await;
-    assert_eq!(
-        ev.seq(),
-        seq0 + 1,
-        "exactly one event, for the water: {:?}",
-        ev.data
-    );
-    assert!(ev.data["cost"].as_f64().unwrap() > 15.0, "{:?}", ev.data);
-    let (_, now) = json(
-        s.client
-            .get(s.at(&format!("/v1/subscriptions/{id}")))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(now["seq"].as_u64(), Some(seq0 + 1), "{now}");
+    let v = patch(&s, "lake", &cell_patch((3..8).map(|y| (9, y, b'.' as u32)))).await;
+    assert_eq!(v.affected_subscriptions, 1, "{v:?}");
+    let ev = next().await;
+    assert_eq!(ev.seq, seq0 + 1, "exactly one event, for the water: {ev:?}");
+    assert!(ev.cost > 15.0, "{ev:?}");
+    let now = pathd.get_subscription(&id).await.unwrap();
+    assert_eq!(now.seq, seq0 + 1, "{now:?}");
     // The profile removed: its subscriptions end.
-    let (st, v) = patch(&s, "lake", &json!({"profiles": {"boat": null}})).await;
-    assert_eq!(st, 200, "{v}");
-    let end = events.expect().await;
-    assert_eq!(end.reason(), "profile_removed", "{:?}", end.data);
+    let p = MapPatch {
+        profiles: profile_changes(json!({"boat": null})),
+        ..Default::default()
+    };
+    patch(&s, "lake", &p).await;
+    let end = next().await;
+    assert_eq!(end.reason, "profile_removed", "{end:?}");
 }
 
 #[tokio::test]
@@ -438,38 +414,27 @@ async fn profiles_survive_a_restart_from_snapshot_and_log() {
     tables.insert("walker".to_owned(), random_table(&mut rng, true));
     tables.insert("swimmer".to_owned(), random_table(&mut rng, false));
     let s = TestServer::start(dirs.share(), dirs.config()).await;
-    let (st, v) = json(
-        s.put_json("kept", &upload(&terrain, &tables, "walker"))
-            .await,
-    )
-    .await;
-    assert_eq!(st, 201, "{v}");
+    s.upload_json("kept", &upload(&terrain, &tables, "walker"))
+        .await;
     // A profile change (stored as the whole map), then cell patches (logged).
     let t = random_table(&mut rng, false);
     tables.insert("swimmer".to_owned(), t.clone());
-    assert_eq!(
-        patch(&s, "kept", &json!({"profiles": {"swimmer": t}}))
-            .await
-            .0,
-        200
-    );
+    let p = MapPatch {
+        profiles: profile_changes(json!({ "swimmer": t })),
+        ..Default::default()
+    };
+    patch(&s, "kept", &p).await;
     for (x, y, c) in [(3usize, 4usize, 2u8), (10, 10, 0), (5, 5, 6)] {
         terrain[y * W + x] = c;
-        let (st, v) = patch(&s, "kept", &json!({"cells": [{"x": x, "y": y, "cost": c}]})).await;
-        assert_eq!(st, 200, "{v}");
+        patch(&s, "kept", &cell_patch([(x, y, c as u32)])).await;
     }
     s.stop().await.unwrap();
     let s = TestServer::start(dirs.share(), dirs.config()).await;
-    let (_, v) = json(s.client.get(s.at("/v1/maps/kept")).send().await.unwrap()).await;
-    assert_eq!(v["version"], 5, "{v}");
-    assert_eq!(v["default_profile"], "walker");
-    let swimmer = v["profiles"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "swimmer")
-        .unwrap();
-    assert_eq!(swimmer["costs"], json!(tables["swimmer"]));
+    let v = s.pathd().get_map("kept", None).await.unwrap();
+    assert_eq!(v.version, 5, "{v:?}");
+    assert_eq!(v.default_profile.as_deref(), Some("walker"));
+    let swimmer = profile_summary(&s.pathd(), "kept", "swimmer").await;
+    assert_eq!(swimmer.costs, tables["swimmer"]);
     check_profiles(&s, "kept", &terrain, &tables, &mut rng, 8).await;
 }
 
@@ -487,73 +452,62 @@ async fn profile_errors_have_codes() {
             "profiles": {"a": [0, 1], "b": [0, 2]}}),
         json!({"width": W, "height": H, "terrain": terrain, "profiles": {"a": [0, 300]}}),
     ] {
-        expect_error(s.put_json("bad", &body).await, 400, "invalid_map").await;
+        api_error(
+            s.pathd().put_map_json("bad", &body).await,
+            400,
+            "invalid_map",
+        );
     }
-    assert_eq!(
-        s.put_json("ok", &upload(&terrain, &tables, "a"))
-            .await
-            .status(),
-        201
-    );
-    expect_error(
-        s.path(
-            "ok",
-            &json!({"start": [0, 0], "goal": [1, 1], "profile": "nope"}),
-        )
-        .await,
+    s.upload_json("ok", &upload(&terrain, &tables, "a")).await;
+    let pathd = s.pathd();
+    api_error(
+        pathd
+            .find_path("ok", &for_profile((0, 0), (1, 1), None, Some("nope")))
+            .await,
         404,
         "profile_not_found",
-    )
-    .await;
-    let (st, v) = patch(&s, "ok", &json!({"profiles": {"a": null}})).await;
-    assert_eq!(
-        (st, v["error"]["code"].as_str()),
-        (400, Some("invalid_patch")),
-        "{v}"
     );
-    let (st, v) = patch(&s, "ok", &json!({"default_profile": "zzz"})).await;
-    assert_eq!(
-        (st, v["error"]["code"].as_str()),
-        (400, Some("invalid_patch")),
-        "{v}"
-    );
+    let p = MapPatch {
+        profiles: profile_changes(json!({"a": null})),
+        ..Default::default()
+    };
+    api_error(pathd.patch_map("ok", &p).await, 400, "invalid_patch");
+    let p = MapPatch {
+        default_profile: Some("zzz".into()),
+        ..Default::default()
+    };
+    api_error(pathd.patch_map("ok", &p).await, 400, "invalid_patch");
     // A plain map takes profiles: its costs become classes under `default`.
     let plain = json!({"width": 3, "height": 1, "costs": [1, 5, 1]});
-    assert_eq!(s.put_json("plain", &plain).await.status(), 201);
-    let (st, v) = patch(
-        &s,
-        "plain",
-        &json!({"profiles": {"fast": [0, 1, 1, 1, 1, 1]}}),
-    )
-    .await;
-    assert_eq!(st, 200, "{v}");
-    let (_, d) = json(
-        s.path("plain", &json!({"start": [0, 0], "goal": [2, 0]}))
-            .await,
-    )
-    .await;
-    assert_eq!(d["cost"], 6.0, "{d}");
-    let (_, f) = json(
-        s.path(
-            "plain",
-            &json!({"start": [0, 0], "goal": [2, 0], "profile": "fast"}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(f["cost"], 2.0, "{f}");
+    s.upload_json("plain", &plain).await;
+    let p = MapPatch {
+        profiles: profile_changes(json!({"fast": [0, 1, 1, 1, 1, 1]})),
+        ..Default::default()
+    };
+    patch(&s, "plain", &p).await;
+    let d = pathd
+        .find_path("plain", &for_profile((0, 0), (2, 0), None, None))
+        .await
+        .unwrap();
+    assert_eq!(d.cost, 6.0, "{d:?}");
+    let f = pathd
+        .find_path("plain", &for_profile((0, 0), (2, 0), None, Some("fast")))
+        .await
+        .unwrap();
+    assert_eq!(f.cost, 2.0, "{f:?}");
 }
 
 /// Polls a query until it is no longer `503` (a structure being built); at most 60 s.
-async fn settled(s: &TestServer, name: &str, body: &Value) -> (u16, Value) {
+async fn settled(s: &TestServer, name: &str, q: &PathRequest) -> PathResult {
+    let pathd = s.pathd_once();
     for _ in 0..600 {
-        let (st, v) = json(s.path(name, body).await).await;
-        if st != 503 {
-            return (st, v);
+        match pathd.find_path(name, q).await {
+            Err(e) if e.status() == Some(503) => {}
+            r => return r.unwrap(),
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    panic!("{body} stayed 503");
+    panic!("{q:?} stayed 503");
 }
 
 #[tokio::test]
@@ -573,7 +527,7 @@ async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
     let amphibian = table_of(&[(1, 1), (2, 3), (3, 2)]);
     let body = json!({"width": N, "height": N, "terrain": terrain,
         "profiles": {"walker": walker, "amphibian": amphibian}, "default_profile": "amphibian"});
-    assert_eq!(s.put_json("big", &body).await.status(), 201);
+    s.upload_json("big", &body).await;
     let wcosts = under(&terrain, &walker);
     let acosts = under(&terrain, &amphibian);
     let wgrid = Grid::from_costs(N as u32, N as u32, wcosts.clone(), Movement::Octile).unwrap();
@@ -591,30 +545,28 @@ async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
         }
         checked += 1;
         for algorithm in ["jps_plus", "subgoal", "jps"] {
-            let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
-                "profile": "walker"});
-            let (st, v) = settled(&s, "big", &q).await;
-            assert_eq!((st, v["algorithm"].as_str()), (200, Some(algorithm)), "{v}");
-            let cost = v["cost"].as_f64().unwrap();
+            let q = for_profile((sx, sy), (gx, gy), Some(algorithm), Some("walker"));
+            let v = settled(&s, "big", &q).await;
+            assert_eq!(v.algorithm, algorithm, "{v:?}");
+            let cost = v.cost;
             assert!((cost - best).abs() < 1e-6, "{algorithm}: {cost} vs {best}");
             assert!(
-                wgrid.path_cost(&points(&v["path"])).is_some(),
+                wgrid.path_cost(&cells(&v.path)).is_some(),
                 "{algorithm} legal"
             );
         }
         // HPA* on the weighted default: near-optimal and legal for it.
         if acosts[sy * N + sx] != 0 && acosts[gy * N + gx] != 0 {
             let abest = reference(&acosts, N, N, (gx, gy), 1)[sy * N + sx];
-            let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": "hpa"});
-            let (st, v) = settled(&s, "big", &q).await;
-            assert_eq!(st, 200, "{v}");
+            let q = for_profile((sx, sy), (gx, gy), Some("hpa"), None);
+            let v = settled(&s, "big", &q).await;
             if abest.is_finite() {
-                let cost = v["cost"].as_f64().unwrap();
+                let cost = v.cost;
                 assert!(
                     cost >= abest - 1e-6 && cost <= abest * 1.2 + 1e-6,
                     "hpa {cost} {abest}"
                 );
-                assert!(agrid.path_cost(&points(&v["path"])).is_some());
+                assert!(agrid.path_cost(&cells(&v.path)).is_some());
             }
         }
         // A 2x2 agent of the walker profile: A* on its eroded map equals the reference.
@@ -627,42 +579,41 @@ async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
         };
         if fits(sx, sy) && fits(gx, gy) {
             let sized = reference(&wcosts, N, N, (gx, gy), 2)[sy * N + sx];
-            let q = json!({"start": [sx, sy], "goal": [gx, gy], "size": 2, "profile": "walker"});
-            let (st, v) = json(s.path("big", &q).await).await;
-            assert_eq!(st, 200, "{v}");
+            let q = PathRequest {
+                size: Some(2),
+                ..for_profile((sx, sy), (gx, gy), None, Some("walker"))
+            };
+            let v = s.pathd().find_path("big", &q).await.unwrap();
             if sized.is_finite() {
-                assert!((v["cost"].as_f64().unwrap() - sized).abs() < 1e-6, "{v}");
+                assert!((v.cost - sized).abs() < 1e-6, "{v:?}");
             } else {
-                assert_eq!(v["status"], "no_path");
+                assert_eq!(v.status, "no_path");
             }
         }
     }
     assert!(checked >= 10, "enough reachable pairs: {checked}");
     // The summary shows the walker's own structures.
-    let (_, m) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
-    let w = m["profiles"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "walker")
-        .unwrap()
-        .clone();
-    assert_eq!(w["jps_plus"]["status"], "ready", "{w}");
-    assert_eq!(w["passable_cells"], wgrid.passable_cells() as u64, "{w}");
+    let w = profile_summary(&s.pathd(), "big", "walker").await;
+    let jps_plus = w.jps_plus.as_ref().expect("the walker's JPS+ table");
+    assert_eq!(jps_plus.status, "ready", "{w:?}");
+    assert_eq!(
+        w.passable_cells,
+        Some(wgrid.passable_cells() as u64),
+        "{w:?}"
+    );
     // Patches carry the walker's view over; its JPS+ table follows on the views lane
     // (derived from the previous version's, `made_by: update`) and stays exact.
     let mut terrain = terrain;
     for round in 0..3 {
-        let cells: Vec<Value> = (0..8)
+        let changes: Vec<_> = (0..8)
             .map(|_| {
                 let (x, y) = (rng.below(N as u64) as usize, rng.below(N as u64) as usize);
                 let c = [0u8, 1, 3][rng.below(3) as usize];
                 terrain[y * N + x] = c;
-                json!({"x": x, "y": y, "cost": c})
+                (x, y, c as u32)
             })
             .collect();
-        let (st, v) = patch(&s, "big", &json!({"cells": cells})).await;
-        assert_eq!(st, 200, "{v}");
+        patch(&s, "big", &cell_patch(changes)).await;
         let wcosts = under(&terrain, &walker);
         let mut asked = 0;
         while asked < 5 {
@@ -674,54 +625,39 @@ async fn each_profile_gets_its_own_derived_structures_sizes_and_flow_fields() {
             asked += 1;
             let best = reference(&wcosts, N, N, (gx, gy), 1)[sy * N + sx];
             for algorithm in ["jps_plus", "auto", "astar"] {
-                let q = json!({"start": [sx, sy], "goal": [gx, gy], "algorithm": algorithm,
-                    "profile": "walker"});
-                let (st, v) = settled(&s, "big", &q).await;
-                assert_eq!(st, 200, "round {round} {algorithm}: {v}");
+                let q = for_profile((sx, sy), (gx, gy), Some(algorithm), Some("walker"));
+                let v = settled(&s, "big", &q).await;
                 if best.is_finite() {
-                    let cost = v["cost"].as_f64().unwrap();
+                    let cost = v.cost;
                     assert!(
                         (cost - best).abs() < 1e-6,
                         "round {round} {algorithm}: {cost} vs {best}"
                     );
                 } else {
-                    assert_eq!(v["status"], "no_path", "round {round} {algorithm}: {v}");
+                    assert_eq!(v.status, "no_path", "round {round} {algorithm}: {v:?}");
                 }
             }
         }
     }
-    let (_, m) = json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
-    let w = m["profiles"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "walker")
-        .unwrap()
-        .clone();
+    let w = profile_summary(&s.pathd(), "big", "walker").await;
+    let jps_plus = w.jps_plus.as_ref().expect("the walker's JPS+ table");
     assert_eq!(
-        (
-            w["jps_plus"]["status"].as_str(),
-            w["jps_plus"]["made_by"].as_str()
-        ),
-        (Some("ready"), Some("update")),
-        "{w}"
+        (jps_plus.status.as_str(), jps_plus.made_by.as_str()),
+        ("ready", "update"),
+        "{w:?}"
     );
     // A flow field for the walker: every reachable cell's cost is the walker's distance.
     let goal = (0..N * N).find(|&i| wcosts[i] != 0).unwrap();
     let (gx, gy) = (goal % N, goal / N);
-    let (st, f) = json(
-        s.client
-            .post(s.at("/v1/maps/big/flowfields"))
-            .json(&json!({"goal": [gx, gy], "profile": "walker"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!((st, f["profile"].as_str()), (201, Some("walker")), "{f}");
+    let f = s
+        .pathd()
+        .create_flow_field("big", &json!({"goal": [gx, gy], "profile": "walker"}))
+        .await
+        .unwrap();
+    assert_eq!(f.profile.as_deref(), Some("walker"), "{f:?}");
     let dist = reference(&wcosts, N, N, (gx, gy), 1);
     let reachable = dist.iter().filter(|d| d.is_finite()).count() as u64;
-    assert_eq!(f["reachable"], reachable);
+    assert_eq!(f.reachable, reachable);
 }
 
 #[tokio::test]
@@ -729,106 +665,80 @@ async fn goals_snapping_and_nearest_follow_the_profile() {
     let s = TestServer::new().await;
     put_lake(&s).await;
     // Two water goals: the boat reaches the nearer; for the walker they are walls.
-    let q = json!({"start": [3, 3], "goals": [[17, 9], [3, 9]], "profile": "boat"});
-    let (st, v) = json(s.path("lake", &q).await).await;
-    assert_eq!((st, v["goal_index"].as_u64()), (200, Some(1)), "{v}");
-    assert!((v["cost"].as_f64().unwrap() - 6.0).abs() < 1e-9, "{v}");
-    let q = json!({"start": [0, 0], "goals": [[17, 9], [3, 9]]});
-    expect_error(s.path("lake", &q).await, 400, "goal_blocked").await;
-    // The nearest cell a boat can use from the shore is water; the walker's is the shore.
-    let near = |profile: &str| {
-        let q = if profile.is_empty() {
-            String::new()
-        } else {
-            format!("&profile={profile}")
-        };
-        s.client
-            .get(s.at(&format!("/v1/maps/lake/nearest?x=1&y=5&radius=4{q}")))
-            .send()
+    let pathd = s.pathd();
+    let q = PathRequest {
+        profile: Some("boat".into()),
+        ..PathRequest::to_goals([3, 3], &[[17, 9], [3, 9]])
     };
-    let (st, v) = json(near("boat").await.unwrap()).await;
-    assert_eq!(
-        (st, v["x"].as_u64(), v["y"].as_u64()),
-        (200, Some(2), Some(5)),
-        "{v}"
+    let v = pathd.find_path("lake", &q).await.unwrap();
+    assert_eq!(v.goal_index, Some(1), "{v:?}");
+    assert!((v.cost - 6.0).abs() < 1e-9, "{v:?}");
+    let q = PathRequest::to_goals([0, 0], &[[17, 9], [3, 9]]);
+    api_error(pathd.find_path("lake", &q).await, 400, "goal_blocked");
+    // The nearest cell a boat can use from the shore is water; the walker's is the shore.
+    let near = |profile: Option<&str>| pathd_client::NearestRequest {
+        at: [1, 5],
+        radius: Some(4),
+        profile: profile.map(str::to_owned),
+        ..Default::default()
+    };
+    let v = pathd.nearest("lake", &near(Some("boat"))).await.unwrap();
+    assert_eq!((v.x, v.y), (2, 5), "{v:?}");
+    let v = pathd.nearest("lake", &near(None)).await.unwrap();
+    assert_eq!((v.x, v.y), (1, 5), "{v:?}");
+    api_error(
+        pathd.nearest("lake", &near(Some("nope"))).await,
+        404,
+        "profile_not_found",
     );
-    let (st, v) = json(near("").await.unwrap()).await;
-    assert_eq!(
-        (st, v["x"].as_u64(), v["y"].as_u64()),
-        (200, Some(1), Some(5)),
-        "{v}"
-    );
-    expect_error(near("nope").await.unwrap(), 404, "profile_not_found").await;
     // A boat asked to start on the shore snaps into the water.
-    let (st, v) = json(
-        s.path(
-            "lake",
-            &json!({"start": [1, 5], "goal": [16, 5], "snap": 2, "profile": "boat"}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!((st, v["snapped"].as_bool()), (200, Some(true)), "{v}");
-    assert_eq!(v["start"], json!([2, 5]), "{v}");
+    let q = PathRequest {
+        snap: Some(2),
+        ..for_profile((1, 5), (16, 5), None, Some("boat"))
+    };
+    let v = pathd.find_path("lake", &q).await.unwrap();
+    assert_eq!(v.snapped, Some(true), "{v:?}");
+    assert_eq!(v.start, Some([2, 5]), "{v:?}");
 }
 
 #[tokio::test]
 async fn distance_tables_sight_and_random_points_follow_the_profile() {
     let s = TestServer::new().await;
     put_lake(&s).await;
-    let matrix = |profile: Option<&str>| {
-        let mut b = json!({"sources": [[3, 3]], "targets": [[16, 3], [0, 0]]});
-        if let Some(p) = profile {
-            b["profile"] = json!(p);
-        }
-        s.client.post(s.at("/v1/maps/lake/matrix")).json(&b).send()
+    let pathd = s.pathd();
+    let matrix = |profile: Option<&str>| MatrixRequest {
+        sources: vec![[3, 3]],
+        targets: vec![[16, 3], [0, 0]],
+        profile: profile.map(str::to_owned),
+        ..Default::default()
     };
     // The boat crosses the lake and cannot reach the field; ground walkers cannot start
     // in the water.
-    let (st, v) = json(matrix(Some("boat")).await.unwrap()).await;
-    assert_eq!(st, 200, "{v}");
-    assert_eq!(v["costs"], json!([[13.0, null]]), "{v}");
-    let (st, v) = json(matrix(None).await.unwrap()).await;
-    assert_eq!((st, &v["costs"]), (200, &json!([[null, null]])), "{v}");
+    let v = pathd.matrix("lake", &matrix(Some("boat"))).await.unwrap();
+    assert_eq!(v.costs, vec![vec![Some(13.0), None]], "{v:?}");
+    let v = pathd.matrix("lake", &matrix(None)).await.unwrap();
+    assert_eq!(v.costs, vec![vec![None, None]], "{v:?}");
     // Sight: each profile's walls block its view (water is a wall for ground walkers).
-    let (st, v) = json(
-        s.client
-            .post(s.at("/v1/maps/lake/los"))
-            .json(&json!({"from": [3, 3], "to": [16, 3], "profile": "boat"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!((st, v["visible"].as_bool()), (200, Some(true)), "{v}");
-    let (_, v) = json(
-        s.client
-            .post(s.at("/v1/maps/lake/los"))
-            .json(&json!({"from": [0, 3], "to": [19, 3]}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(
-        (v["visible"].as_bool(), &v["blocked_at"]),
-        (Some(false), &json!([2, 3])),
-        "{v}"
-    );
+    let boat = pathd_client::LosRequest {
+        from: [3, 3],
+        to: [16, 3],
+        profile: Some("boat".into()),
+        ..Default::default()
+    };
+    let v = pathd.los_with("lake", &boat).await.unwrap();
+    assert!(v.visible, "{v:?}");
+    let v = pathd.los("lake", [0, 3], [19, 3]).await.unwrap();
+    assert_eq!((v.visible, v.blocked_at), (false, Some([2, 3])), "{v:?}");
     // Random points of a boat stay in the water.
     for seed in 0..20 {
-        let (st, v) = json(
-            s.client
-                .get(s.at(&format!(
-                    "/v1/maps/lake/random?x=5&y=5&radius=6&seed={seed}&profile=boat"
-                )))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(st, 200, "{v}");
-        let (x, y) = (v["x"].as_u64().unwrap(), v["y"].as_u64().unwrap());
-        assert!((2..18).contains(&x) && (2..10).contains(&y), "{v}");
+        let q = pathd_client::RandomRequest {
+            at: [5, 5],
+            radius: 6.0,
+            seed: Some(seed),
+            profile: Some("boat".into()),
+            ..Default::default()
+        };
+        let v = pathd.random_with("lake", &q).await.unwrap();
+        assert!((2..18).contains(&v.x) && (2..10).contains(&v.y), "{v:?}");
     }
 }

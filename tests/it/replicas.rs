@@ -265,6 +265,7 @@ pub(crate) fn cells_patch(cells: &[(u32, u32, u32)], if_version: Option<u64>) ->
             .map(|&(x, y, cost)| CellChange { x, y, cost })
             .collect(),
         if_version,
+        ..Default::default()
     }
 }
 

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Dirs, TestServer, json as read_json, wait_until};
+use crate::common::{Dirs, TestServer, json as read_json, query, wait_until};
 
 /// A seeded 64x64 map with about 20% walls, as the JSON upload.
 fn seeded_map(seed: u64) -> Value {
@@ -45,6 +45,8 @@ fn verdict(status: u16, body: &Value, posthoc: bool) -> Value {
     })
 }
 
+/// The same body to both routes, raw: `/posthoc` is not a client operation (its answer is
+/// the visualiser's), and the comparison is of the two routes' bodies.
 async fn both(s: &TestServer, map: &str, body: &Value) -> (Value, Value) {
     let (ps, p) = read_json(s.path(map, body).await).await;
     let r = s
@@ -65,23 +67,36 @@ async fn path_and_posthoc_answer_alike() {
     config.hpa_min_cells = 64 * 64;
     config.replication.max_wait_ms = 50;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("t", &seeded_map(7)).await.status(), 201);
+    s.upload_json("t", &seeded_map(7)).await;
+    let pathd = s.pathd_once();
     // Wait for the derived structures, so that both routes see the same readiness.
     let mut ready = false;
     for _ in 0..400 {
-        let (_, m) = read_json(s.client.get(s.at("/v1/maps/t")).send().await.unwrap()).await;
-        if m["hpa"]["status"] == "ready" && m["jps_plus"]["status"] == "ready" {
+        let m = pathd.get_map("t", None).await.unwrap();
+        let hpa = m.hpa.as_ref().map(|h| h.status.as_str());
+        let jump = m.jps_plus.as_ref().map(|j| j.status.as_str());
+        if hpa == Some("ready") && jump == Some("ready") {
             ready = true;
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
     assert!(ready, "the map's abstractions were never built");
-    // The sized views' abstractions are built on first use: ask until they are there.
+    // The sized views' abstractions are built on first use: ask until they are there
+    // (retries off: the `503` is what is waited out).
     for size in [2, 3] {
-        let body = json!({"start": [0, 0], "goal": [63, 63], "algorithm": "hpa", "size": size});
+        let q = pathd_client::PathRequest {
+            size: Some(size),
+            ..query([0, 0], [63, 63], "hpa")
+        };
         let mut tries = 0;
-        while s.path("t", &body).await.status() == 503 {
+        while pathd
+            .find_path("t", &q)
+            .await
+            .err()
+            .and_then(|e| e.status())
+            == Some(503)
+        {
             tries += 1;
             assert!(tries < 400, "size {size}'s abstraction was never built");
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
@@ -128,11 +143,11 @@ async fn path_and_posthoc_answer_alike() {
     // HPA* while building: a 1024x1024 map takes a while; whenever the summary still says
     // `building` after an answer, that answer was given while building.
     let big = json!({"width": 1024, "height": 1024, "costs": vec![1; 1024 * 1024]});
-    assert_eq!(s.put_json("big", &big).await.status(), 201);
+    s.upload_json("big", &big).await;
     let body = json!({"start": [0, 0], "goal": [1023, 1023], "algorithm": "hpa"});
     let (path, posthoc) = both(&s, "big", &body).await;
-    let (_, m) = read_json(s.client.get(s.at("/v1/maps/big")).send().await.unwrap()).await;
-    if m["hpa"]["status"] == "building" {
+    let m = pathd.get_map("big", None).await.unwrap();
+    if m.hpa.as_ref().is_some_and(|h| h.status == "building") {
         assert_eq!(path["code"], "abstraction_building", "{path}");
         assert_eq!(posthoc["code"], "abstraction_building", "{posthoc}");
     }

@@ -1,10 +1,10 @@
 //! Agent sizes over HTTP: `size` on path queries, batches and subscriptions, checked against
 //! a reference Dijkstra on the map eroded for the footprint; never through a narrower gap.
 
-use crate::common::{TestServer, expect_error, json};
+use crate::common::{TestServer, api_error};
 use crate::flowfields::reference;
-use crate::live::sse::Sse;
-use serde_json::{Value, json};
+use pathd_client::{BatchItem, CellChange, MapPatch, PathRequest, Point, RectChange};
+use serde_json::json;
 
 const W: usize = 30;
 const H: usize = 12;
@@ -25,12 +25,9 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 /// The path's anchors all leave a `k x k` footprint on passable cells.
-fn footprint_clear(costs: &[u8], path: &Value, k: usize) -> bool {
-    path.as_array().unwrap().iter().all(|p| {
-        let (x, y) = (
-            p[0].as_u64().unwrap() as usize,
-            p[1].as_u64().unwrap() as usize,
-        );
+fn footprint_clear(costs: &[u8], path: &[Point], k: usize) -> bool {
+    path.iter().all(|p| {
+        let (x, y) = (p[0] as usize, p[1] as usize);
         (0..k).all(|dy| {
             (0..k).all(|dx| x + dx < W && y + dy < H && costs[(y + dy) * W + x + dx] != 0)
         })
@@ -42,22 +39,19 @@ async fn sized_paths_match_the_eroded_reference() {
     let s = TestServer::new().await;
     let costs = gaps();
     let map = json!({"width": W, "height": H, "costs": costs, "movement": "octile"});
-    assert_eq!(s.put_json("g", &map).await.status(), 201);
+    s.upload_json("g", &map).await;
+    let pathd = s.pathd();
     for k in 1..=3usize {
         let want = reference(&costs, W, H, (27, 2), k)[2 * W + 2];
         for algorithm in ["astar", "dijkstra", "auto"] {
-            let body = json!({"start": [2, 2], "goal": [27, 2], "size": k, "algorithm": algorithm});
-            let (status, v) = json(s.path("g", &body).await).await;
-            assert_eq!(status, 200, "{v}");
+            let q = sized([2, 2], [27, 2], k as u32, Some(algorithm));
+            let v = pathd.find_path("g", &q).await.unwrap();
             if want.is_finite() {
-                assert_eq!(v["status"], "found", "k={k} {v}");
-                assert!(
-                    close(v["cost"].as_f64().unwrap(), want),
-                    "k={k}: {v} vs {want}"
-                );
-                assert!(footprint_clear(&costs, &v["path"], k), "k={k}: {v}");
+                assert_eq!(v.status, "found", "k={k} {v:?}");
+                assert!(close(v.cost, want), "k={k}: {v:?} vs {want}");
+                assert!(footprint_clear(&costs, &v.path, k), "k={k}: {v:?}");
             } else {
-                assert_eq!(v["status"], "no_path", "k={k} {v}");
+                assert_eq!(v.status, "no_path", "k={k} {v:?}");
             }
         }
     }
@@ -68,60 +62,69 @@ async fn sized_paths_match_the_eroded_reference() {
     assert!(!reference(&costs, W, H, (27, 2), 3)[2 * W + 2].is_finite());
 
     // Batches carry a size per query.
-    let (status, v) = json(
-        s.client
-            .post(s.at("/v1/maps/g/paths"))
-            .json(&json!({"queries": [
-                {"start": [2, 2], "goal": [27, 2], "size": 2},
-                {"start": [2, 2], "goal": [27, 2]}
-            ]}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 200, "{v}");
-    assert!(close(v["results"][0]["cost"].as_f64().unwrap(), two));
-    assert!(close(v["results"][1]["cost"].as_f64().unwrap(), one));
+    let v = pathd
+        .find_paths(
+            "g",
+            &[
+                sized([2, 2], [27, 2], 2, None),
+                PathRequest::new([2, 2], [27, 2]),
+            ],
+        )
+        .await
+        .unwrap();
+    let costs: Vec<f64> = v
+        .results
+        .iter()
+        .map(|r| match r {
+            BatchItem::Result(r) => r.cost,
+            BatchItem::Error { error } => panic!("{error:?}"),
+        })
+        .collect();
+    assert!(close(costs[0], two));
+    assert!(close(costs[1], one));
 
     // Errors.
-    for (body, code) in [
+    for (q, code) in [
+        (sized([2, 2], [27, 2], 9, None), "invalid_request"),
+        (sized([2, 2], [27, 2], 0, None), "invalid_request"),
+        (sized([14, 2], [27, 2], 2, None), "start_blocked"),
+        (sized([2, 2], [29, 2], 2, None), "goal_blocked"),
+        // HPA* serves sized queries too, but this map is below --hpa-min-cells.
+        (sized([2, 2], [27, 2], 2, Some("hpa")), "not_applicable"),
         (
-            json!({"start": [2, 2], "goal": [27, 2], "size": 9}),
-            "invalid_request",
-        ),
-        (
-            json!({"start": [2, 2], "goal": [27, 2], "size": 0}),
-            "invalid_request",
-        ),
-        (
-            json!({"start": [14, 2], "goal": [27, 2], "size": 2}),
-            "start_blocked",
-        ),
-        (
-            json!({"start": [2, 2], "goal": [29, 2], "size": 2}),
-            "goal_blocked",
-        ),
-        (
-            // HPA* serves sized queries too, but this map is below --hpa-min-cells.
-            json!({"start": [2, 2], "goal": [27, 2], "size": 2, "algorithm": "hpa"}),
+            sized([2, 2], [27, 2], 2, Some("jps_plus")),
             "not_applicable",
         ),
+        (sized([2, 2], [27, 2], 2, Some("theta")), "not_applicable"),
         (
-            json!({"start": [2, 2], "goal": [27, 2], "size": 2, "algorithm": "jps_plus"}),
-            "not_applicable",
-        ),
-        (
-            json!({"start": [2, 2], "goal": [27, 2], "size": 2, "algorithm": "theta"}),
-            "not_applicable",
-        ),
-        (
-            json!({"start": [2, 2], "goal": [27, 2], "size": 2, "smooth": true}),
+            PathRequest {
+                smooth: true,
+                ..sized([2, 2], [27, 2], 2, None)
+            },
             "not_applicable",
         ),
     ] {
-        let v = expect_error(s.path("g", &body).await, 400, code).await;
-        assert!(!v["error"]["message"].as_str().unwrap().is_empty());
+        // `api_error` also asserts a message.
+        api_error(pathd.find_path("g", &q).await, 400, code);
+    }
+}
+
+/// A query for a `size x size` agent.
+fn sized(start: Point, goal: Point, size: u32, algorithm: Option<&str>) -> PathRequest {
+    PathRequest {
+        size: Some(size),
+        algorithm: algorithm.map(str::to_owned),
+        ..PathRequest::new(start, goal)
+    }
+}
+
+fn cells_patch(cells: &[(u32, u32, u32)]) -> MapPatch {
+    MapPatch {
+        cells: cells
+            .iter()
+            .map(|&(x, y, cost)| CellChange { x, y, cost })
+            .collect(),
+        ..Default::default()
     }
 }
 
@@ -130,72 +133,55 @@ async fn a_sized_subscription_is_repaired_on_the_eroded_map() {
     let s = TestServer::new().await;
     let mut costs = gaps();
     let map = json!({"width": W, "height": H, "costs": costs, "movement": "octile"});
-    assert_eq!(s.put_json("g", &map).await.status(), 201);
-    let (status, v) = json(
-        s.client
-            .post(s.at("/v1/maps/g/subscriptions"))
-            .json(&json!({"start": [2, 2], "goal": [27, 2], "size": 2}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 201, "{v}");
-    let id = v["id"].as_str().unwrap().to_owned();
+    s.upload_json("g", &map).await;
+    let pathd = s.pathd();
+    let v = pathd
+        .create_subscription("g", &sized([2, 2], [27, 2], 2, None))
+        .await
+        .unwrap();
     assert!(close(
-        v["cost"].as_f64().unwrap(),
+        v.cost,
         reference(&costs, W, H, (27, 2), 2)[2 * W + 2]
     ));
-    assert!(footprint_clear(&costs, &v["path"], 2));
-    let mut st = Sse::open(
-        &s.client,
-        &s.at(&format!("/v1/subscriptions/{id}/events")),
-        None,
-    )
-    .await;
-    assert_eq!(st.expect().await.reason(), "initial");
+    assert!(footprint_clear(&costs, &v.path, 2));
+    let mut events = pathd.subscription_events(&v.id, None);
+    let mut next = async || {
+        tokio::time::timeout(std::time::Duration::from_secs(30), events.next())
+            .await
+            .expect("an event within 30 s")
+            .expect("the stream is open")
+            .unwrap()
+    };
+    assert_eq!(next().await.reason, "initial");
     // Widen the 1-cell gap to 2 rows: the agent now fits through it.
-    let resp = s
-        .client
-        .patch(s.at("/v1/maps/g"))
-        .json(&json!({"cells": [{"x": 15, "y": 3, "cost": 1}]}))
-        .send()
+    pathd
+        .patch_map("g", &cells_patch(&[(15, 3, 1)]))
         .await
         .unwrap();
-    assert_eq!(resp.status(), 200);
     costs[3 * W + 15] = 1;
-    let ev = st.expect().await;
-    assert_eq!(ev.reason(), "cheaper");
+    let ev = next().await;
+    assert_eq!(ev.reason, "cheaper");
     let want = reference(&costs, W, H, (27, 2), 2)[2 * W + 2];
-    assert!(
-        close(ev.data["cost"].as_f64().unwrap(), want),
-        "{:?} vs {want}",
-        ev.data
-    );
-    assert!(footprint_clear(&costs, &ev.data["path"], 2));
+    assert!(close(ev.cost, want), "{ev:?} vs {want}");
+    assert!(footprint_clear(&costs, &ev.path, 2));
     // Narrow the 2-cell gap at rows 8-9 and the new one: no room for a 2x2 agent.
-    let resp = s
-        .client
-        .patch(s.at("/v1/maps/g"))
-        .json(&json!({"cells": [{"x": 15, "y": 9, "cost": 0}, {"x": 15, "y": 3, "cost": 0}]}))
-        .send()
+    pathd
+        .patch_map("g", &cells_patch(&[(15, 9, 0), (15, 3, 0)]))
         .await
         .unwrap();
-    assert_eq!(resp.status(), 200);
-    let ev = st.expect().await;
+    let ev = next().await;
     assert_eq!(
-        (ev.reason(), &ev.data["status"]),
-        ("unreachable", &json!("no_path"))
+        (ev.reason.as_str(), ev.status.as_str()),
+        ("unreachable", "no_path")
     );
     // Bad sizes are refused at creation.
-    let resp = s
-        .client
-        .post(s.at("/v1/maps/g/subscriptions"))
-        .json(&json!({"start": [2, 2], "goal": [27, 2], "size": 12}))
-        .send()
-        .await
-        .unwrap();
-    expect_error(resp, 400, "invalid_request").await;
+    api_error(
+        pathd
+            .create_subscription("g", &sized([2, 2], [27, 2], 12, None))
+            .await,
+        400,
+        "invalid_request",
+    );
 }
 
 /// JPS and HPA* honour `size` too: they search the map eroded for the footprint (built on
@@ -218,14 +204,11 @@ async fn sized_jps_and_hpa_search_the_eroded_map_and_follow_patches() {
         }
     }
     let map = json!({"width": w, "height": h, "costs": costs, "movement": "octile"});
-    assert_eq!(s.put_json("big", &map).await.status(), 201);
+    s.upload_json("big", &map).await;
     let (start, goal) = ((3usize, 4usize), (60usize, 6usize));
-    let clear = |costs: &[u8], path: &Value, k: usize| {
-        path.as_array().unwrap().iter().all(|p| {
-            let (x, y) = (
-                p[0].as_u64().unwrap() as usize,
-                p[1].as_u64().unwrap() as usize,
-            );
+    let clear = |costs: &[u8], path: &[Point], k: usize| {
+        path.iter().all(|p| {
+            let (x, y) = (p[0] as usize, p[1] as usize);
             (0..k).all(|dy| {
                 (0..k).all(|dx| x + dx < w && y + dy < h && costs[(y + dy) * w + x + dx] != 0)
             })
@@ -238,31 +221,35 @@ async fn sized_jps_and_hpa_search_the_eroded_map_and_follow_patches() {
             for k in 1..=3usize {
                 let want = reference(&costs, w, h, goal, k)[start.1 * w + start.0];
                 for algorithm in ["jps", "hpa"] {
-                    let body = json!({"start": [start.0, start.1], "goal": [goal.0, goal.1],
-                                      "size": k, "algorithm": algorithm});
-                    let mut answer = s.path("big", &body).await;
+                    let q = sized(
+                        [start.0 as u32, start.1 as u32],
+                        [goal.0 as u32, goal.1 as u32],
+                        k as u32,
+                        Some(algorithm),
+                    );
+                    // Retries off: the `503 abstraction_building` is checked.
+                    let pathd = s.pathd_once();
+                    let mut answer = pathd.find_path("big", &q).await;
                     // HPA*'s abstraction of the eroded map is built on first use.
                     for _ in 0..600 {
-                        if answer.status() != 503 {
+                        if answer.as_ref().err().and_then(|e| e.status()) != Some(503) {
                             break;
                         }
-                        let v: Value = answer.json().await.unwrap();
-                        assert_eq!(v["error"]["code"], "abstraction_building", "{v}");
+                        api_error(answer, 503, "abstraction_building");
                         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                        answer = s.path("big", &body).await;
+                        answer = pathd.find_path("big", &q).await;
                     }
-                    let (status, v) = json(answer).await;
                     let case = format!("v{version} size {k} {algorithm}");
-                    assert_eq!(status, 200, "{case}: {v}");
-                    assert_eq!(v["map_version"], version, "{case}: {v}");
+                    let v = answer.unwrap_or_else(|e| panic!("{case}: {e}"));
+                    assert_eq!(v.map_version, version, "{case}: {v:?}");
                     if !want.is_finite() {
-                        assert_eq!(v["status"], "no_path", "{case}: {v}");
+                        assert_eq!(v.status, "no_path", "{case}: {v:?}");
                         continue;
                     }
-                    assert_eq!(v["status"], "found", "{case}: {v}");
-                    assert_eq!(v["algorithm"], algorithm, "{case}: {v}");
-                    assert!(clear(&costs, &v["path"], k), "{case}: {v}");
-                    let cost = v["cost"].as_f64().unwrap();
+                    assert_eq!(v.status, "found", "{case}: {v:?}");
+                    assert_eq!(v.algorithm, algorithm, "{case}: {v:?}");
+                    assert!(clear(&costs, &v.path, k), "{case}: {v:?}");
+                    let cost = v.cost;
                     if algorithm == "jps" {
                         assert!(close(cost, want), "{case}: {cost} vs {want}");
                     } else {
@@ -273,25 +260,15 @@ async fn sized_jps_and_hpa_search_the_eroded_map_and_follow_patches() {
         }
     };
     check(costs.clone(), 1).await;
-    let summary: Value = s
-        .client
-        .get(s.at("/v1/maps/big"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let sized = summary["sized"]
-        .as_array()
-        .expect("sized views in the summary");
-    let sizes: Vec<u64> = sized.iter().map(|v| v["size"].as_u64().unwrap()).collect();
-    assert_eq!(sizes, [2, 3], "{summary}");
+    let summary = s.pathd().get_map("big", None).await.unwrap();
+    let views = &summary.sized;
+    let sizes: Vec<u32> = views.iter().map(|v| v.size).collect();
+    assert_eq!(sizes, [2, 3], "{summary:?}");
     assert!(
-        sized
+        views
             .iter()
-            .all(|v| v["hpa"]["status"] == "ready" && v["memory_bytes"].as_u64() > Some(0)),
-        "{summary}"
+            .all(|v| v.hpa.as_ref().is_some_and(|h| h.status == "ready") && v.memory_bytes > 0),
+        "{summary:?}"
     );
 
     // Shut the 2-cell gap, then open a 3-cell one at rows 15-17: the views and their
@@ -300,8 +277,17 @@ async fn sized_jps_and_hpa_search_the_eroded_map_and_follow_patches() {
     for y in 30..32 {
         closed[y * w + 32] = 0;
     }
-    let patch = json!({"rects": [{"x": 32, "y": 30, "width": 1, "height": 2, "cost": 0}]});
-    crate::live::patch_ok(&s, "big", patch).await;
+    let rect = |y: u32, height: u32, cost: u32| MapPatch {
+        rects: vec![RectChange {
+            x: 32,
+            y,
+            width: 1,
+            height,
+            cost,
+        }],
+        ..Default::default()
+    };
+    s.pathd().patch_map("big", &rect(30, 2, 0)).await.unwrap();
     // Derived by the patch, not rebuilt: the new version has both views and their
     // abstractions before any query asks.
     let entry = s.state.registry().get("big").unwrap();
@@ -318,7 +304,6 @@ async fn sized_jps_and_hpa_search_the_eroded_map_and_follow_patches() {
     for y in 15..18 {
         opened[y * w + 32] = 1;
     }
-    let patch = json!({"rects": [{"x": 32, "y": 15, "width": 1, "height": 3, "cost": 1}]});
-    crate::live::patch_ok(&s, "big", patch).await;
+    s.pathd().patch_map("big", &rect(15, 3, 1)).await.unwrap();
     check(opened, 3).await;
 }

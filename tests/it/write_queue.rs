@@ -6,7 +6,15 @@ use pathd::AppState;
 use pathd_engine::movingai::parse_map;
 use serde_json::json;
 
-use crate::common::{Dirs, SMALL_MAP, TestServer, expect_error, json as read_json};
+use crate::common::{Dirs, SMALL_MAP, TestServer, api_error};
+use pathd_client::{CellChange, MapPatch};
+
+fn wall(x: u32, y: u32) -> MapPatch {
+    MapPatch {
+        cells: vec![CellChange { x, y, cost: 0 }],
+        ..Default::default()
+    }
+}
 
 /// Defect 1: a write parked on startup recovery (here: no recovery ever runs, as when the
 /// store is unreachable and the loader is aborted by shutdown) kept `drain()` waiting for
@@ -47,15 +55,15 @@ async fn a_maps_pending_writes_are_capped() {
     config.max_pending_writes = 4;
     let s = TestServer::start(dirs, config).await;
     let map = json!({"width": 64, "height": 64, "costs": vec![1; 64 * 64]});
-    assert_eq!(s.put_json("m", &map).await.status(), 201);
+    s.upload_json("m", &map).await;
     // Hold the map's write order: every write queues behind it.
     let order = s.state.maps().write_order("m").await;
     let mut sent = Vec::new();
     for x in 0..40u32 {
-        let (client, url) = (s.client.clone(), s.at("/v1/maps/m"));
+        // Retries off: each `503` is counted.
+        let pathd = s.pathd_once();
         sent.push(tokio::spawn(async move {
-            let body = json!({"cells": [{"x": x, "y": 1, "cost": 0}]});
-            client.patch(url).json(&body).send().await.unwrap()
+            pathd.patch_map("m", &wall(x, 1)).await
         }));
     }
     // All but the four admitted are answered while the order is still held.
@@ -64,8 +72,7 @@ async fn a_maps_pending_writes_are_capped() {
     for t in sent {
         tokio::time::sleep(Duration::from_millis(5)).await;
         if t.is_finished() {
-            let r = t.await.unwrap();
-            expect_error(r, 503, "overloaded").await;
+            api_error(t.await.unwrap(), 503, "overloaded");
             refused += 1;
         } else {
             waiting.push(t);
@@ -86,19 +93,16 @@ async fn a_maps_pending_writes_are_capped() {
     let mut acknowledged = 0;
     for t in waiting {
         let r = t.await.unwrap();
-        if r.status() == 200 {
+        if r.is_ok() {
             acknowledged += 1;
         } else {
-            expect_error(r, 503, "overloaded").await;
+            api_error(r, 503, "overloaded");
             refused += 1;
         }
     }
     assert_eq!((acknowledged, refused), (4, 36));
-    let (_, m) = read_json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
-    assert_eq!(
-        (m["version"].as_u64(), m["blocked_cells"].as_u64()),
-        (Some(5), Some(4))
-    );
+    let m = s.pathd().get_map("m", None).await.unwrap();
+    assert_eq!((m.version, m.blocked_cells), (5, 4));
     // Nothing is left behind for the map's writes, nor for a name refused outright.
     assert_eq!(s.state.maps().write_queues(), 0);
 }
@@ -114,17 +118,14 @@ async fn a_patch_needs_no_search_worker() {
     config.pool_threads = 1;
     let s = TestServer::start(dirs, config).await;
     let map = json!({"width": 64, "height": 64, "costs": vec![1; 64 * 64]});
-    assert_eq!(s.put_json("m", &map).await.status(), 201);
+    s.upload_json("m", &map).await;
     let hold = s.state.compute().hold(1).await.unwrap();
-    let patch = s
-        .client
-        .patch(s.at("/v1/maps/m"))
-        .json(&json!({"cells": [{"x": 3, "y": 3, "cost": 0}]}))
-        .send();
-    let r = tokio::time::timeout(Duration::from_secs(20), patch)
+    let pathd = s.pathd();
+    let body = wall(3, 3);
+    let patch = pathd.patch_map("m", &body);
+    tokio::time::timeout(Duration::from_secs(20), patch)
         .await
         .expect("the PATCH waited for a search worker")
         .unwrap();
-    assert_eq!(r.status(), 200);
     drop(hold);
 }

@@ -20,10 +20,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use pathd_client::{CellChange, Client, Error, MapPatch};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use serde_json::{Value, json};
 
 const SIDE: u32 = 48;
 
@@ -55,11 +55,9 @@ impl Server {
             child,
             url: format!("http://127.0.0.1:{port}"),
         };
-        let client = reqwest::Client::new();
+        let pathd = s.pathd();
         for _ in 0..600 {
-            if let Ok(r) = client.get(s.at("/readyz")).send().await
-                && r.status() == 200
-            {
+            if pathd.ready().await.is_ok() {
                 return s;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -67,8 +65,11 @@ impl Server {
         panic!("server did not become ready");
     }
 
-    fn at(&self, path: &str) -> String {
-        format!("{}{path}", self.url)
+    /// A client without retries (a write is sent once).
+    fn pathd(&self) -> Client {
+        let mut c = Client::new(&self.url);
+        c.retries = 0;
+        c
     }
 
     /// SIGTERM, then wait for the process (a graceful stop).
@@ -111,26 +112,12 @@ fn map_text(walls: &HashSet<(u32, u32)>) -> String {
 }
 
 /// A map's (version, file text), or None when it does not exist.
-async fn state(client: &reqwest::Client, s: &Server, name: &str) -> Option<(u64, String)> {
-    let r = client
-        .get(s.at(&format!("/v1/maps/{name}")))
-        .send()
-        .await
-        .unwrap();
-    if r.status() == 404 {
-        return None;
-    }
-    assert_eq!(r.status(), 200, "GET {name}");
-    let v: Value = r.json().await.unwrap();
-    let version = v["version"].as_u64().unwrap();
-    let r = client
-        .get(s.at(&format!("/v1/maps/{name}")))
-        .header("Accept", "text/plain")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let text = r.text().await.unwrap();
+async fn state(pathd: &Client, name: &str) -> Option<(u64, String)> {
+    let version = match pathd.get_map(name, None).await {
+        Err(Error::Api { status: 404, .. }) => return None,
+        r => r.unwrap_or_else(|e| panic!("GET {name}: {e}")).version,
+    };
+    let text = pathd.get_map_text(name).await.unwrap();
     // Nothing writes meanwhile: both reads saw the same version.
     Some((version, text))
 }
@@ -167,22 +154,24 @@ async fn chaos(
     free_cells: &mut Vec<(u32, u32)>,
 ) -> Acked {
     let mut rng = StdRng::seed_from_u64(seed);
-    let client = reqwest::Client::new();
     let mut acked = Acked::default();
     let patch_only = name.starts_with('p');
     for _ in 0..ops {
-        let timeout = if rng.random_bool(0.3) {
-            None
+        let mut pathd = s.pathd();
+        // Without a timeout: an hour, as good as none here.
+        pathd.timeout = if rng.random_bool(0.3) {
+            Duration::from_secs(3600)
         } else {
-            Some(Duration::from_micros(rng.random_range(200..8000)))
+            Duration::from_micros(rng.random_range(200..8000))
         };
-        let url = s.at(&format!("/v1/maps/{name}"));
         let op = if patch_only {
             0
         } else {
             rng.random_range(0..5)
         };
-        let (req, wall) = match op {
+        // The version a write made, `None` for one that made none (a patch that changed
+        // nothing, a delete); a failed send or read is not acknowledged.
+        let (answer, wall) = match op {
             // PATCH one cell (p maps: a fresh cell to a wall).
             0..=2 => {
                 let (x, y, cost) = if patch_only {
@@ -195,67 +184,47 @@ async fn chaos(
                         rng.random_range(0..2),
                     )
                 };
-                (
-                    client
-                        .patch(&url)
-                        .json(&json!({"cells": [{"x": x, "y": y, "cost": cost}]})),
-                    Some((x, y)),
-                )
+                let patch = MapPatch {
+                    cells: vec![CellChange { x, y, cost }],
+                    ..Default::default()
+                };
+                let answer = pathd.patch_map(name, &patch).await;
+                let made = answer.map(|p| (p.changed_cells == 1).then_some(p.version));
+                (made, Some((x, y)))
             }
             3 => {
                 let walls: HashSet<_> = (0..rng.random_range(0..40))
                     .map(|_| (rng.random_range(0..SIDE), rng.random_range(0..SIDE)))
                     .collect();
-                (
-                    client
-                        .put(&url)
-                        .header("Content-Type", "text/plain")
-                        .body(map_text(&walls)),
-                    None,
-                )
+                let answer = pathd.put_map_text(name, &map_text(&walls)).await;
+                (answer.map(|(_, summary)| Some(summary.version)), None)
             }
-            _ => (client.delete(&url), None),
+            _ => (pathd.delete_map(name).await.map(|()| None), None),
         };
-        let req = match timeout {
-            Some(t) => req.timeout(t),
-            None => req,
-        };
-        let Ok(resp) = req.send().await else {
-            continue; // gave up: not acknowledged
-        };
-        let status = resp.status().as_u16();
-        let Ok(body) = resp.bytes().await else {
-            continue;
-        };
-        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        match (op, status) {
-            (0..=2, 200) => {
-                if v["changed_cells"].as_u64() == Some(1) {
-                    acked.versions.push(v["version"].as_u64().unwrap());
-                    if patch_only {
-                        acked.walls.insert(wall.unwrap());
-                    }
+        match answer {
+            Ok(Some(version)) => {
+                acked.versions.push(version);
+                if patch_only {
+                    acked.walls.insert(wall.unwrap());
                 }
             }
-            (3, 200 | 201) => acked.versions.push(v["version"].as_u64().unwrap()),
-            (0..=2, 404) | (4, 204 | 404) => {}
-            _ => panic!("{name}: op {op} answered {status}: {v}"),
+            Ok(None) => {}
+            // Gave up (or the connection went): not acknowledged.
+            Err(Error::Timeout | Error::Transport(_)) => {}
+            // A patch or a delete of a map a delete removed.
+            Err(Error::Api { status: 404, .. }) if op != 3 => {}
+            Err(e) => panic!("{name}: op {op} answered {e}"),
         }
     }
     acked
 }
 
-async fn put(client: &reqwest::Client, s: &Server, name: &str) -> u64 {
-    let r = client
-        .put(s.at(&format!("/v1/maps/{name}")))
-        .header("Content-Type", "text/plain")
-        .body(map_text(&HashSet::new()))
-        .send()
+async fn put(pathd: &Client, name: &str) -> u64 {
+    let (_, summary) = pathd
+        .put_map_text(name, &map_text(&HashSet::new()))
         .await
         .unwrap();
-    assert!([200, 201].contains(&r.status().as_u16()));
-    let v: Value = r.json().await.unwrap();
-    v["version"].as_u64().unwrap()
+    summary.version
 }
 
 /// Checks a `p*` map: version = upload version + walls, every acknowledged wall there.
@@ -288,7 +257,6 @@ fn check_patch_only(name: &str, base: u64, acked: &Acked, got: &(u64, String)) {
 async fn acknowledged_writes_survive_client_timeouts_and_restarts() {
     let data = tempfile::TempDir::new().unwrap();
     let maps = tempfile::TempDir::new().unwrap();
-    let client = reqwest::Client::new();
     let patch_maps = ["p0", "p1", "p2"];
     let mixed_maps = ["d0", "d1", "d2"];
     let mut cells: HashMap<&str, Vec<(u32, u32)>> = HashMap::new();
@@ -302,9 +270,10 @@ async fn acknowledged_writes_survive_client_timeouts_and_restarts() {
     }
 
     let s = Server::start(data.path(), maps.path()).await;
+    let pathd = s.pathd();
     let mut base = HashMap::new();
     for name in patch_maps.iter().chain(&mixed_maps) {
-        base.insert(*name, put(&client, &s, name).await);
+        base.insert(*name, put(&pathd, name).await);
     }
 
     // Phase 1: 6 x 200 writes with random timeouts, all maps at once.
@@ -328,11 +297,11 @@ async fn acknowledged_writes_survive_client_timeouts_and_restarts() {
     // mixed map, after which nothing changes.
     tokio::time::sleep(Duration::from_millis(500)).await;
     for name in mixed_maps {
-        put(&client, &s, name).await;
+        put(&pathd, name).await;
     }
     let mut before = HashMap::new();
     for name in patch_maps.iter().chain(&mixed_maps) {
-        before.insert(*name, state(&client, &s, name).await.unwrap());
+        before.insert(*name, state(&pathd, name).await.unwrap());
     }
     for name in patch_maps {
         check_patch_only(name, base[name], &acked[name], &before[name]);
@@ -341,8 +310,9 @@ async fn acknowledged_writes_survive_client_timeouts_and_restarts() {
     // Graceful restart: exactly the same state.
     s.stop();
     let s = Server::start(data.path(), maps.path()).await;
+    let pathd = s.pathd();
     for name in patch_maps.iter().chain(&mixed_maps) {
-        let after = state(&client, &s, name).await;
+        let after = state(&pathd, name).await;
         assert_eq!(
             after.as_ref(),
             Some(&before[name]),
@@ -378,11 +348,12 @@ async fn acknowledged_writes_survive_client_timeouts_and_restarts() {
     }
     drop(s);
     let s = Server::start(data.path(), maps.path()).await;
+    let pathd = s.pathd();
     for name in patch_maps {
         let mut a = std::mem::take(acked.get_mut(name).unwrap());
         a.walls.extend(&acked2[name].walls);
         a.versions.extend(&acked2[name].versions);
-        let got = state(&client, &s, name).await.unwrap();
+        let got = state(&pathd, name).await.unwrap();
         check_patch_only(name, base[name], &a, &got);
     }
     for name in mixed_maps {
@@ -396,7 +367,7 @@ async fn acknowledged_writes_survive_client_timeouts_and_restarts() {
             .max(before[name].0);
         // A mixed map may be deleted by an unacknowledged DELETE; if it is there, it is at
         // least as new as the newest acknowledged version.
-        if let Some(got) = state(&client, &s, name).await {
+        if let Some(got) = state(&pathd, name).await {
             assert!(
                 got.0 >= max_acked,
                 "{name}: v{} < acked v{max_acked}",
@@ -404,7 +375,7 @@ async fn acknowledged_writes_survive_client_timeouts_and_restarts() {
             );
         }
         // A new write gets a version never handed out before.
-        let v = put(&client, &s, name).await;
+        let v = put(&pathd, name).await;
         assert!(
             v > max_acked,
             "{name}: version {v} reused (acked up to {max_acked})"

@@ -245,10 +245,45 @@ impl Client {
 
     /// `POST /v1/maps/{name}/los`: line of sight, with the first blocking cell.
     pub async fn los(&self, name: &str, from: Point, to: Point) -> Result<LosResponse, Error> {
+        self.los_with(
+            name,
+            &LosRequest {
+                from,
+                to,
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    /// `POST /v1/maps/{name}/los` with its options (a profile, `min_version`).
+    pub async fn los_with(&self, name: &str, q: &LosRequest) -> Result<LosResponse, Error> {
         let path = format!("/v1/maps/{name}/los");
-        let body = json!({ "from": from, "to": to });
-        self.json(|| self.request(Method::POST, &path, Auth::Query).json(&body))
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(q))
             .await
+    }
+
+    /// `GET /v1/maps/{name}/nearest`: the usable cell (where a `size` agent of the
+    /// profile fits) nearest to `at`, at most `radius` cells away in x and in y; `404
+    /// no_usable_cell` when there is none.
+    pub async fn nearest(&self, name: &str, q: &NearestRequest) -> Result<NearestCell, Error> {
+        let path = format!("/v1/maps/{name}/nearest");
+        self.json(|| {
+            let mut b = self
+                .request(Method::GET, &path, Auth::Query)
+                .query(&[("x", q.at[0]), ("y", q.at[1])]);
+            if let Some(r) = q.radius {
+                b = b.query(&[("radius", r)]);
+            }
+            if let Some(s) = q.size {
+                b = b.query(&[("size", s)]);
+            }
+            if let Some(p) = &q.profile {
+                b = b.query(&[("profile", p)]);
+            }
+            b
+        })
+        .await
     }
 
     /// `GET /v1/maps/{name}/random`: a uniformly random cell within path cost `radius` of
@@ -260,16 +295,37 @@ impl Client {
         radius: f64,
         seed: Option<u64>,
     ) -> Result<RandomResponse, Error> {
+        let q = RandomRequest {
+            at,
+            radius,
+            seed,
+            ..Default::default()
+        };
+        self.random_with(name, &q).await
+    }
+
+    /// `GET /v1/maps/{name}/random` with its options (an agent size, a profile).
+    pub async fn random_with(
+        &self,
+        name: &str,
+        q: &RandomRequest,
+    ) -> Result<RandomResponse, Error> {
         let path = format!("/v1/maps/{name}/random");
         self.json(|| {
-            let b = self
+            let mut b = self
                 .request(Method::GET, &path, Auth::Query)
-                .query(&[("x", at[0]), ("y", at[1])])
-                .query(&[("radius", radius)]);
-            match seed {
-                Some(s) => b.query(&[("seed", s)]),
-                None => b,
+                .query(&[("x", q.at[0]), ("y", q.at[1])])
+                .query(&[("radius", q.radius)]);
+            if let Some(s) = q.seed {
+                b = b.query(&[("seed", s)]);
             }
+            if let Some(s) = q.size {
+                b = b.query(&[("size", s)]);
+            }
+            if let Some(p) = &q.profile {
+                b = b.query(&[("profile", p)]);
+            }
+            b
         })
         .await
     }

@@ -12,8 +12,28 @@ pub type Point = [u32; 2];
 pub struct PathRequest {
     /// Start cell.
     pub start: Point,
-    /// Goal cell.
-    pub goal: Point,
+    /// Goal cell (exactly one of `goal`, `goals` and `flee`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<Point>,
+    /// Instead of `goal`: the path to the cheapest reachable of these (at most 1024).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goals: Option<Vec<Point>>,
+    /// Instead of a goal: the cheapest path to a cell at least this far from a threat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flee: Option<Flee>,
+    /// With `goal`: stop at the cheapest cell within this Euclidean distance of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal_radius: Option<f64>,
+    /// With `goal_radius`: the cell must also see `goal`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub goal_visible: bool,
+    /// Move a blocked or unreachable start (and a single goal) to the nearest usable cell
+    /// at most this many cells away (0..=64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snap: Option<u32>,
+    /// The unit-type profile to search for (default the map's `default_profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// `astar` (default), `dijkstra`, `weighted_astar`, `jps`, `jps_plus`, `theta`, `hpa`, `auto`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub algorithm: Option<String>,
@@ -38,6 +58,10 @@ pub struct PathRequest {
     /// Agent side in cells (1..=8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u32>,
+    /// Lessons: a heuristic other than the map's own (`octile`, `manhattan`, `euclidean`,
+    /// `chebyshev`, `zero`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heuristic: Option<String>,
     /// Wait until this replica has applied this map version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_version: Option<u64>,
@@ -48,10 +72,38 @@ impl PathRequest {
     pub fn new(start: Point, goal: Point) -> Self {
         PathRequest {
             start,
-            goal,
+            goal: Some(goal),
             ..Default::default()
         }
     }
+
+    /// A query from `start` to the cheapest reachable of `goals`.
+    pub fn to_goals(start: Point, goals: &[Point]) -> Self {
+        PathRequest {
+            start,
+            goals: Some(goals.to_vec()),
+            ..Default::default()
+        }
+    }
+
+    /// A query from `start` to the cheapest cell whose path cost from `from` is at least
+    /// `distance`.
+    pub fn flee(start: Point, from: Point, distance: f64) -> Self {
+        PathRequest {
+            start,
+            flee: Some(Flee { from, distance }),
+            ..Default::default()
+        }
+    }
+}
+
+/// The threat a `flee` query runs from.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Flee {
+    /// Where the threat is.
+    pub from: Point,
+    /// The path cost from it to reach at least.
+    pub distance: f64,
 }
 
 /// The outcome of a query; "no path" is a status, not an error.
@@ -77,6 +129,28 @@ pub struct PathResult {
     /// Cost through `waypoints`.
     #[serde(default)]
     pub waypoints_cost: Option<f64>,
+    /// Which limit stopped the search (`expansions`, `timeout`, `cancelled`), only then.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// The expanded cells in expansion order (with `debug`).
+    #[serde(default)]
+    pub expanded_cells: Option<Vec<Point>>,
+    /// With `goals`, `goal_radius`, `flee` or `snap`: the start searched from.
+    #[serde(default)]
+    pub start: Option<Point>,
+    /// With `snap`, the goal searched for; with `goals`, `goal_radius` or `flee`, the cell
+    /// reached (absent when none was).
+    #[serde(default)]
+    pub goal: Option<Point>,
+    /// With `goals`, the index of the goal reached (absent when none was).
+    #[serde(default)]
+    pub goal_index: Option<usize>,
+    /// With `snap`, whether the start or the goal moved.
+    #[serde(default)]
+    pub snapped: Option<bool>,
+    /// `Some(false)` when a lesson option gave up the algorithm's guarantee.
+    #[serde(default)]
+    pub optimal: Option<bool>,
 }
 
 /// The `error` object of an error body.
@@ -145,6 +219,143 @@ pub struct MapSummary {
     pub uniform: bool,
     /// `bundled` or `uploaded`.
     pub source: String,
+    /// Passable cells.
+    pub passable_cells: u64,
+    /// Blocked cells.
+    pub blocked_cells: u64,
+    /// Connected components of passable cells.
+    pub components: u64,
+    /// Smallest passable cost (0 when no cell is passable).
+    pub min_cost: u8,
+    /// Largest passable cost.
+    pub max_cost: u8,
+    /// The unit-type profile of requests that name none.
+    #[serde(default)]
+    pub default_profile: Option<String>,
+    /// The map's unit-type profiles.
+    #[serde(default)]
+    pub profiles: Vec<ProfileSummary>,
+    /// The JPS+ jump table (uniform octile maps up to a size).
+    #[serde(default)]
+    pub jps_plus: Option<JumpInfo>,
+    /// The HPA* abstraction (maps from a size).
+    #[serde(default)]
+    pub hpa: Option<HpaInfo>,
+    /// The subgoal graph (uniform octile maps up to a size).
+    #[serde(default)]
+    pub subgoal: Option<SubgoalInfo>,
+    /// The map eroded for each agent size that sized `jps` or `hpa` queries asked for.
+    #[serde(default)]
+    pub sized: Vec<SizedView>,
+    /// Only when recovery at start found the map's patch log cut.
+    #[serde(default)]
+    pub recovery: Option<Recovery>,
+}
+
+/// How a map with a cut patch log is served.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Recovery {
+    /// The first and the last version lost.
+    pub lost_versions: [u64; 2],
+    /// The version it is served as, past every lost one.
+    pub served_as: u64,
+}
+
+/// The map eroded for an agent size.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SizedView {
+    /// Agent side in cells (2..=8).
+    pub size: u32,
+    /// Heap bytes of the eroded map.
+    pub memory_bytes: u64,
+    /// Its HPA* abstraction, once a sized `hpa` query asked for one.
+    #[serde(default)]
+    pub hpa: Option<HpaInfo>,
+}
+
+/// A map version's JPS+ jump table.
+#[derive(Debug, Clone, Deserialize)]
+pub struct JumpInfo {
+    /// `building`, `ready`, `failed` or `evicted`.
+    pub status: String,
+    /// `build` or `update` (derived from the previous version's).
+    pub made_by: String,
+    /// Why its build failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Heap bytes.
+    pub memory_bytes: u64,
+    /// Its landmarks (ALT distances), when there are some.
+    #[serde(default)]
+    pub landmarks: Option<LandmarkInfo>,
+}
+
+/// The landmarks of a jump table.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LandmarkInfo {
+    /// `building`, `ready`, ...
+    pub status: String,
+    /// `build`, `carried` (kept over walls) or `update`.
+    pub made_by: String,
+    /// Landmarks.
+    pub count: u64,
+    /// Heap bytes.
+    pub memory_bytes: u64,
+}
+
+/// A map version's subgoal graph with a contraction hierarchy.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubgoalInfo {
+    /// `building`, `ready`, `failed` or `evicted`.
+    pub status: String,
+    /// `build` or `update`.
+    pub made_by: String,
+    /// Why its build failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Subgoals.
+    pub subgoals: u64,
+    /// Edges.
+    pub edges: u64,
+    /// Whether `auto` takes it (it pays off on this map).
+    pub auto: bool,
+    /// Heap bytes.
+    pub memory_bytes: u64,
+}
+
+/// A map version's HPA* abstraction.
+#[derive(Debug, Clone, Deserialize)]
+pub struct HpaInfo {
+    /// `building`, `ready`, `failed` or `evicted`.
+    pub status: String,
+    /// Why its build failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Cluster side in cells.
+    pub cluster_size: u32,
+    /// Abstract graph nodes.
+    pub nodes: u64,
+    /// Abstract graph edges.
+    pub edges: u64,
+    /// Heap bytes.
+    pub memory_bytes: u64,
+}
+
+/// One unit-type profile of a map.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ProfileSummary {
+    /// Name.
+    pub name: String,
+    /// Whether it is the map's default.
+    pub default: bool,
+    /// The cost of each class 0..=255.
+    pub costs: Vec<u8>,
+    /// Cells its units can enter (once its view was made; always for the default).
+    #[serde(default)]
+    pub passable_cells: Option<u64>,
+    /// Its JPS+ jump table.
+    #[serde(default)]
+    pub jps_plus: Option<JumpInfo>,
 }
 
 /// Every map's summary.
@@ -152,6 +363,22 @@ pub struct MapSummary {
 pub struct MapList {
     /// Sorted by name.
     pub maps: Vec<MapSummary>,
+    /// Maps whose durable data is damaged (not served until `pathd data repair`).
+    #[serde(default)]
+    pub damaged: Vec<DamagedMap>,
+}
+
+/// A map whose durable data is damaged.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DamagedMap {
+    /// Name.
+    pub name: String,
+    /// What is wrong.
+    pub reason: String,
+    /// The newest version a repair keeps (`None` when the snapshot itself is unreadable).
+    pub last_good_version: Option<u64>,
+    /// Acknowledged versions a repair would drop, as far as they can be read.
+    pub dropped_versions: Vec<u64>,
 }
 
 /// One cell change of a patch.
@@ -165,12 +392,38 @@ pub struct CellChange {
     pub cost: u32,
 }
 
-/// A patch: cells changed atomically, optionally only at `if_version`.
+/// One rectangle of a patch.
+#[derive(Debug, Clone, Serialize)]
+pub struct RectChange {
+    /// Left column.
+    pub x: u32,
+    /// Top row.
+    pub y: u32,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+    /// New cost (0 blocks it).
+    pub cost: u32,
+}
+
+/// A patch: rectangles, then cells, changed atomically (with profile changes), optionally
+/// only at `if_version`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MapPatch {
     /// Cells.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cells: Vec<CellChange>,
+    /// Rectangles (applied before the cells).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rects: Vec<RectChange>,
+    /// Profiles added or replaced (a cost table: an array per class or an object per
+    /// Moving AI character) or removed (`null`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profiles: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Another default profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_profile: Option<String>,
     /// `409 version_conflict` unless the map is at this version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub if_version: Option<u64>,
@@ -183,6 +436,8 @@ pub struct PatchResult {
     pub version: u64,
     /// Cells whose cost changed.
     pub changed_cells: u64,
+    /// Subscriptions the patch reaches (their repairs run after the answer).
+    pub affected_subscriptions: u64,
 }
 
 /// A subscription's state (the create answer also has its `secret`).
@@ -326,6 +581,9 @@ pub struct MatrixRequest {
     /// Agent side in cells (1..=8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u32>,
+    /// The unit-type profile (default the map's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// Each row's search time budget in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
@@ -344,6 +602,47 @@ pub struct MatrixResponse {
     pub map_version: u64,
 }
 
+/// `nearestCell`: the usable cell nearest to `at`.
+#[derive(Debug, Clone, Default)]
+pub struct NearestRequest {
+    /// The point asked about.
+    pub at: Point,
+    /// At most this many cells away in x and in y (0..=64, default 8).
+    pub radius: Option<u32>,
+    /// Agent side in cells (1..=8): a cell is usable where the agent fits.
+    pub size: Option<u32>,
+    /// The unit-type profile whose cells count as usable (default the map's).
+    pub profile: Option<String>,
+}
+
+/// The answer of `nearestCell`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct NearestCell {
+    /// Column of the usable cell.
+    pub x: u32,
+    /// Row of the usable cell.
+    pub y: u32,
+    /// Euclidean distance from the point asked about (0 when it is usable).
+    pub distance: f64,
+    /// The map version it was answered on.
+    pub map_version: u64,
+}
+
+/// `lineOfSight` with its options ([`crate::Client::los_with`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LosRequest {
+    /// From this cell's centre.
+    pub from: Point,
+    /// To this cell's centre.
+    pub to: Point,
+    /// The unit-type profile whose walls block (default the map's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Wait until this replica has applied this map version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<u64>,
+}
+
 /// The answer of `lineOfSight`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct LosResponse {
@@ -353,6 +652,21 @@ pub struct LosResponse {
     pub blocked_at: Option<Point>,
     /// The map version it was answered on.
     pub map_version: u64,
+}
+
+/// `randomReachable` with its options ([`crate::Client::random_with`]).
+#[derive(Debug, Clone, Default)]
+pub struct RandomRequest {
+    /// The start cell.
+    pub at: Point,
+    /// Path cost bound.
+    pub radius: f64,
+    /// The same cell for the same seed and map version.
+    pub seed: Option<u64>,
+    /// Agent side in cells (1..=8).
+    pub size: Option<u32>,
+    /// The unit-type profile (default the map's).
+    pub profile: Option<String>,
 }
 
 /// The answer of `randomReachable`.

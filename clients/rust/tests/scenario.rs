@@ -219,7 +219,7 @@ async fn the_shared_scenario() {
     assert_eq!(px.cut(), 1, "the stream's connection was open");
     let wall = |x, y, cost| MapPatch {
         cells: vec![CellChange { x, y, cost }],
-        if_version: None,
+        ..Default::default()
     };
     let mut patch = wall(1, 0, 0);
     patch.if_version = Some(1);

@@ -194,6 +194,67 @@ impl Drop for TestServer {
     }
 }
 
+// Helpers for the tests that call the Rust client (`TestServer::pathd`).
+impl TestServer {
+    /// The client without retries: for the tests that assert a `503` (which the client
+    /// would otherwise retry when it carries `Retry-After`).
+    pub fn pathd_once(&self) -> pathd_client::Client {
+        client_without_retries(&self.url)
+    }
+
+    /// Uploads a Moving AI map through the client and asserts that it was new (`201`).
+    pub async fn upload(&self, name: &str, text: &str) -> pathd_client::MapSummary {
+        let (created, summary) = self.pathd().put_map_text(name, text).await.unwrap();
+        assert!(created, "{name} was not new");
+        summary
+    }
+
+    /// Uploads a JSON map (costs or rows) through the client and asserts that it was new.
+    pub async fn upload_json(&self, name: &str, map: &Value) -> pathd_client::MapSummary {
+        let (created, summary) = self.pathd().put_map_json(name, map).await.unwrap();
+        assert!(created, "{name} was not new");
+        summary
+    }
+}
+
+/// Asserts that a client call answered an error with this status and stable code (and a
+/// message); returns the message.
+#[track_caller]
+pub fn api_error<T: std::fmt::Debug>(
+    r: Result<T, pathd_client::Error>,
+    status: u16,
+    code: &str,
+) -> String {
+    match r {
+        Err(pathd_client::Error::Api {
+            status: s,
+            code: c,
+            message,
+            ..
+        }) => {
+            assert_eq!((s, c.as_str()), (status, code), "{message}");
+            assert!(!message.is_empty(), "{status} {code} without a message");
+            message
+        }
+        other => panic!("expected {status} {code}, got {other:?}"),
+    }
+}
+
+/// The engine's points of a client answer's path.
+pub fn cells(path: &[pathd_client::Point]) -> Vec<pathd_engine::Point> {
+    path.iter()
+        .map(|p| pathd_engine::Point::new(p[0], p[1]))
+        .collect()
+}
+
+/// A path query with an algorithm.
+pub fn query(start: [u32; 2], goal: [u32; 2], algorithm: &str) -> pathd_client::PathRequest {
+    pathd_client::PathRequest {
+        algorithm: Some(algorithm.to_owned()),
+        ..pathd_client::PathRequest::new(start, goal)
+    }
+}
+
 /// Polls `cond` (every 5 ms) until it holds; panics after 60 s. Used to wait for a state,
 /// never to assert on timing.
 pub async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
@@ -410,25 +471,4 @@ pub fn client_without_retries(url: &str) -> pathd_client::Client {
     let mut c = pathd_client::Client::new(url);
     c.retries = 0;
     c
-}
-
-/// Asserts an error answer with this status and code; returns its message.
-#[track_caller]
-pub fn api_error<T: std::fmt::Debug>(
-    r: Result<T, pathd_client::Error>,
-    status: u16,
-    code: &str,
-) -> String {
-    match r {
-        Err(pathd_client::Error::Api {
-            status: s,
-            code: c,
-            message,
-            ..
-        }) if s == status && c == code => {
-            assert!(!message.is_empty(), "{status} {code} without a message");
-            message
-        }
-        other => panic!("expected {status} {code}, got {other:?}"),
-    }
 }

@@ -82,6 +82,7 @@ async fn a_patch_does_not_wait_for_a_subscriptions_first_search() {
             cost: 0,
         }],
         if_version: None,
+        ..Default::default()
     };
     pathd.patch_map("big", &wall).await.unwrap();
     assert_eq!(

@@ -92,6 +92,7 @@ async fn subscriptions_sharing_a_goal_answer_like_one_search_each() {
                 })
                 .collect(),
             if_version: None,
+            ..Default::default()
         };
         version = s.pathd().patch_map("r", &body).await.unwrap().version;
         grid = next;
