@@ -53,7 +53,7 @@ async fn serves_its_contract_and_metrics() {
     let (state, _dir) = state();
     let (st, body) = get(&state, "/openapi.yaml").await;
     assert_eq!(st, StatusCode::OK);
-    assert!(body.starts_with("openapi: 3.1"));
+    assert!(body.starts_with("openapi: 3.2"));
     // A request is counted by route and status.
     get(&state, "/healthz").await;
     let (st, body) = get(&state, "/metrics").await;
