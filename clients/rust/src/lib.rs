@@ -183,12 +183,28 @@ impl Client {
 
     /// `PUT /v1/maps/{name}` with a Moving AI file: the summary and whether it was new.
     pub async fn put_map_text(&self, name: &str, text: &str) -> Result<(bool, MapSummary), Error> {
+        self.put_map_text_with(name, text, None).await
+    }
+
+    /// `PUT /v1/maps/{name}` with a Moving AI file and a `movement` (`octile` or
+    /// `cardinal`) that overrides its `type` line: the summary and whether it was new.
+    pub async fn put_map_text_with(
+        &self,
+        name: &str,
+        text: &str,
+        movement: Option<&str>,
+    ) -> Result<(bool, MapSummary), Error> {
         let path = format!("/v1/maps/{name}");
         let r = self
             .send(|| {
-                self.request(Method::PUT, &path, Auth::Admin)
+                let b = self
+                    .request(Method::PUT, &path, Auth::Admin)
                     .header("content-type", "text/plain")
-                    .body(text.to_owned())
+                    .body(text.to_owned());
+                match movement {
+                    Some(m) => b.query(&[("movement", m)]),
+                    None => b,
+                }
             })
             .await?;
         let created = r.status() == StatusCode::CREATED;

@@ -565,4 +565,17 @@ async fn healthz_posthoc_cells_and_batch_and_plan_options() {
     };
     let p = admin.plan_agents("games", &one).await.unwrap();
     assert_eq!((p.status.as_str(), p.map_version), ("solved", 1));
+
+    // A `movement` that overrides the file's `type` line.
+    let (created, m) = admin
+        .put_map_text_with("four", TINY, Some("cardinal"))
+        .await
+        .unwrap();
+    assert!(created);
+    assert_eq!(m.movement, "cardinal");
+    let r = admin
+        .find_path("four", &PathRequest::new([0, 0], [1, 2]))
+        .await
+        .unwrap();
+    assert_eq!(r.cost, 3.0, "no diagonal on a cardinal map: {r:?}");
 }
