@@ -107,17 +107,15 @@ async fn plan(s: &TestServer, name: &str, body: &Value) -> reqwest::Response {
         .unwrap()
 }
 
-/// `PUT` with `?movement=`, raw: the client's put has no `movement`.
+/// Uploads a new Moving AI map with a `movement` that overrides its `type` line.
 async fn put(s: &TestServer, name: &str, text: &str, movement: &str) {
-    let r = s
-        .client
-        .put(s.at(&format!("/v1/maps/{name}?movement={movement}")))
-        .header("content-type", "text/plain")
-        .body(text.to_owned())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    let (created, m) = (s
+        .pathd()
+        .put_map_text_with(name, text, Some(movement))
+        .await)
+        .unwrap_or_else(|e| panic!("PUT {name}: {e}"));
+    assert!(created, "{name} was not new");
+    assert_eq!(m.movement, movement);
 }
 
 fn paths_of(v: &PlanResult) -> Vec<Vec<Point>> {
