@@ -368,16 +368,14 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     let through = crate::common::client_without_retries(&proxy.at(""));
     let mut events = through.flow_field_events(&flow, None);
     assert_eq!(next_event(&mut events).await.reason, "current");
-    let (s, _, v) = send(
-        http.patch(proxy.at(&format!("/v1/maps/{n}")))
-            .json(&json!({"rects": [{"x": 0, "y": 32, "width": 63, "height": 1, "cost": 0}]})),
-    )
-    .await;
-    assert_eq!(s, 200, "{v}");
+    let v = (through
+        .patch_map(n, &rects_patch(&[[0, 32, 63, 1, 0]]))
+        .await)
+        .unwrap_or_else(|e| panic!("{n}: {e}"));
     for x in 0..63 {
         maps[0][32 * S + x] = 0;
     }
-    versions[0] = v["version"].as_u64().unwrap();
+    versions[0] = v.version;
     let ev = next_event(&mut events).await;
     assert!(matches!(ev.reason.as_str(), "changed" | "resync"), "{ev:?}");
     assert_eq!(ev.map_version, versions[0], "{ev:?}");
