@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::common::{Dirs, TestServer, api_error, expect_error, json, next_event};
+use crate::common::{Dirs, TestServer, api_error, expect_error, json, next_event, rects_patch};
 use crate::live::sse::Sse;
 use pathd_client::{CellChange, Error, FlowField, MapPatch};
 use serde_json::{Value, json};
@@ -192,23 +192,11 @@ fn cells(cells: &[(u32, u32, u32)]) -> MapPatch {
     }
 }
 
-/// `PATCH` with a JSON body, raw: the client's `MapPatch` carries no `rects`.
-async fn patch_ok(s: &TestServer, map: &str, body: Value) {
-    let resp = s
-        .client
-        .patch(s.at(&format!("/v1/maps/{map}")))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-}
-
 #[tokio::test]
 async fn a_flow_field_matches_a_reference_and_follows_patches() {
     let s = TestServer::new().await;
     let mut costs = map_costs();
-    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
+    s.upload_json("f", &upload(&costs)).await;
     let goal = (35usize, 3usize);
     // Raw once: the create answers `201` with the field's `Location`.
     let resp = s
@@ -241,12 +229,7 @@ async fn a_flow_field_matches_a_reference_and_follows_patches() {
     assert_eq!((ev.seq, ev.reason.as_str()), (0, "current"));
 
     // Close the gap in the wall: the west half must go round... it cannot: unreachable.
-    patch_ok(
-        &s,
-        "f",
-        json!({"rects": [{"x": 20, "y": 10, "width": 1, "height": 2, "cost": 0}]}),
-    )
-    .await;
+    s.patch_ok("f", &rects_patch(&[[20, 10, 1, 2, 0]])).await;
     for y in 10..12 {
         costs[y * W + 20] = 0;
     }
@@ -299,7 +282,7 @@ async fn a_flow_field_matches_a_reference_and_follows_patches() {
 async fn regions_bounds_and_sizes() {
     let s = TestServer::new().await;
     let costs = map_costs();
-    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
+    s.upload_json("f", &upload(&costs)).await;
     // A region: only its cells, outside counts as wall.
     let v = create(
         &s,
@@ -337,7 +320,7 @@ async fn flow_field_errors_and_limits() {
     config.flowfields.max_flowfields = 1;
     config.flowfields.max_flowfield_cells = 500;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("f", &upload(&map_costs())).await.status(), 201);
+    s.upload_json("f", &upload(&map_costs())).await;
     let small = json!({"x": 0, "y": 0, "width": 20, "height": 20});
     for (body, status, code) in [
         (
@@ -418,7 +401,7 @@ async fn flow_field_errors_and_limits() {
     assert!(st.next().await.is_none());
     api_error(get_field(&s, id).await, 404, "flowfield_not_found");
     // Room again.
-    assert_eq!(s.put_json("f", &upload(&map_costs())).await.status(), 201);
+    s.upload_json("f", &upload(&map_costs())).await;
     create(&s, "f", json!({"goal": [0, 0], "region": small}))
         .await
         .unwrap();
@@ -431,7 +414,7 @@ async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
     config.subscription_ttl_secs = 1;
     let s = TestServer::start(dirs, config).await;
     let mut costs = map_costs();
-    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 201);
+    s.upload_json("f", &upload(&costs)).await;
     let id = create(&s, "f", json!({"goal": [35, 3]})).await.unwrap().id;
     let url = s.at(&format!("/v1/flowfields/{id}/events"));
     // Raw: the test checks that the server ends the stream.
@@ -440,7 +423,7 @@ async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
     // Same shape: the difference arrives as a patch.
     costs[10 * W + 20] = 0;
     costs[11 * W + 20] = 0;
-    assert_eq!(s.put_json("f", &upload(&costs)).await.status(), 200);
+    s.replace_json("f", &upload(&costs)).await;
     let ev = st.expect().await;
     assert_eq!((ev.seq(), ev.reason()), (1, "changed"));
     let now = get_field(&s, &id).await.unwrap();
@@ -448,7 +431,7 @@ async fn replacing_the_map_repairs_or_ends_fields_and_idle_ones_expire() {
     check_field(&costs, &dirs, &got, (35, 3), 1);
     // Another shape: the field ends.
     let other = json!({"width": 5, "height": 5, "costs": vec![1; 25], "movement": "octile"});
-    assert_eq!(s.put_json("f", &other).await.status(), 200);
+    s.replace_json("f", &other).await;
     assert_eq!(st.expect().await.reason(), "map_replaced");
     assert!(st.next().await.is_none());
     // An idle field (no stream, no request) expires after the TTL.
@@ -469,7 +452,7 @@ async fn an_interrupted_create_leaves_no_flow_field_behind() {
     config.queue_depth = 8;
     let s = TestServer::start(dirs, config).await;
     let map = json!({"width": 32, "height": 32, "costs": vec![1; 32 * 32]});
-    assert_eq!(s.put_json("m", &map).await.status(), 201);
+    s.upload_json("m", &map).await;
     let compute = s.state.compute().clone();
     let first = compute.hold(1).await.unwrap();
     let mut pathd = s.pathd();
@@ -513,7 +496,7 @@ async fn a_patch_does_not_wait_for_a_flow_field_being_computed() {
     let s = TestServer::start(dirs, config).await;
     let n = 1024;
     let map = json!({"width": n, "height": n, "costs": vec![1; n * n]});
-    assert_eq!(s.put_json("big", &map).await.status(), 201);
+    s.upload_json("big", &map).await;
     let pathd = s.pathd();
     let create = tokio::spawn({
         let pathd = pathd.clone();
@@ -558,7 +541,7 @@ async fn fields_are_kept_per_map() {
     let s = TestServer::new().await;
     let map = json!({"width": 16, "height": 16, "costs": vec![1; 256]});
     for name in ["a", "b"] {
-        assert_eq!(s.put_json(name, &map).await.status(), 201);
+        s.upload_json(name, &map).await;
     }
     let pathd = s.pathd();
     let mut ids = Vec::new();

@@ -156,17 +156,14 @@ async fn goals_errors_have_stable_codes() {
     for (q, code) in bad {
         api_error(pathd.find_path("small", &q).await, 400, code);
     }
-    // `trace` and `/posthoc` are not in the client (their answers are the visualiser's).
+    // `trace` is not in the client's `PathRequest` (its answer is the visualiser's): raw.
     let traced = json!({"start": [0, 0], "goals": [[4, 0]], "trace": true});
     expect_error(s.path("small", &traced).await, 400, "invalid_request").await;
-    let posthoc = s
-        .client
-        .post(s.at("/v1/maps/small/posthoc"))
-        .json(&json!({"start": [0, 0], "goals": [[4, 0]]}))
-        .send()
-        .await
-        .unwrap();
-    expect_error(posthoc, 400, "invalid_request").await;
+    api_error(
+        pathd.find_path_posthoc("small", &goals(&[[4, 0]])).await,
+        400,
+        "invalid_request",
+    );
 }
 
 fn radius(goal: [u32; 2], radius: f64, visible: bool) -> PathRequest {

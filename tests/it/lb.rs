@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::next_event;
+use crate::common::{next_event, rects_patch};
 use crate::live::sse::{Ev, Sse};
 use crate::replicas::{Nats, Replica, api_error, free_port, nats_server, open_text};
+use pathd_client::MapPatch;
 
 pub(crate) fn nginx() -> Option<PathBuf> {
     let found = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"]
@@ -215,18 +216,18 @@ async fn kill9(rs: &mut [Replica], id: &str) -> usize {
 
 /// A wall across the 60x20 map at column `x`, leaving row `gap` open; `clear` is the column
 /// of the previous wall, opened again.
-fn wall(x: u32, gap: u32, clear: Option<u32>) -> Value {
+fn wall(x: u32, gap: u32, clear: Option<u32>) -> MapPatch {
     let mut rects = Vec::new();
     if let Some(c) = clear {
-        rects.push(json!({"x": c, "y": 0, "width": 1, "height": 20, "cost": 1}));
+        rects.push([c, 0, 1, 20, 1]);
     }
     if gap > 0 {
-        rects.push(json!({"x": x, "y": 0, "width": 1, "height": gap, "cost": 0}));
+        rects.push([x, 0, 1, gap, 0]);
     }
     if gap < 19 {
-        rects.push(json!({"x": x, "y": gap + 1, "width": 1, "height": 19 - gap, "cost": 0}));
+        rects.push([x, gap + 1, 1, 19 - gap, 0]);
     }
-    json!({ "rects": rects })
+    rects_patch(&rects)
 }
 
 /// One subscription followed through the proxy: its stream and the last `seq` it saw.
@@ -267,10 +268,10 @@ fn is(ev: &Ev, seq: u64, reason: &str) {
     assert_eq!((ev.seq(), ev.reason()), (seq, reason), "{:?}", ev.data);
 }
 
-/// Patches the map `open` through the proxy with `body`.
-async fn patch_open(http: &reqwest::Client, proxy: &Proxy, body: Value) {
-    let (s, _, v) = send(http.patch(proxy.at("/v1/maps/open")).json(&body)).await;
-    assert_eq!(s, 200, "{v}");
+/// Patches the map `open` through the proxy (the client, without retries).
+async fn patch_open(proxy: &Proxy, patch: MapPatch) {
+    (through(proxy).patch_map("open", &patch).await)
+        .unwrap_or_else(|e| panic!("patch through the proxy: {e}"));
 }
 
 fn served_by(h: &reqwest::header::HeaderMap) -> String {
@@ -335,12 +336,7 @@ async fn subscriptions_work_behind_round_robin_nginx_and_survive_their_owner() {
     }
 
     // A patch through the proxy repairs every subscription, whoever owns it.
-    let (s, _, v) = send(
-        http.patch(proxy.at("/v1/maps/open"))
-            .json(&wall(30, 19, None)),
-    )
-    .await;
-    assert_eq!(s, 200, "{v}");
+    patch_open(&proxy, wall(30, 19, None)).await;
     for f in &mut subs {
         let ev = f.events.expect().await;
         let ev = f.take(ev);
@@ -373,12 +369,7 @@ async fn subscriptions_work_behind_round_robin_nginx_and_survive_their_owner() {
 
     // A patch while the owner is gone: streams still open get its event at once; the ones
     // that ran through the dead replica ended, and reconnect through the proxy.
-    let (s, _, v) = send(
-        http.patch(proxy.at("/v1/maps/open"))
-            .json(&wall(40, 0, Some(30))),
-    )
-    .await;
-    assert_eq!(s, 200, "{v}");
+    patch_open(&proxy, wall(40, 0, Some(30))).await;
     for f in &mut subs {
         let next = tokio::time::timeout(Duration::from_secs(5), f.events.next()).await;
         match next {
@@ -401,12 +392,7 @@ async fn subscriptions_work_behind_round_robin_nginx_and_survive_their_owner() {
     }
 
     // The next patch reaches every stream within 5 s, the taken-over one included.
-    let (s, _, v) = send(
-        http.patch(proxy.at("/v1/maps/open"))
-            .json(&wall(20, 10, Some(40))),
-    )
-    .await;
-    assert_eq!(s, 200, "{v}");
+    patch_open(&proxy, wall(20, 10, Some(40))).await;
     for f in &mut subs {
         let ev = tokio::time::timeout(Duration::from_secs(5), f.events.expect())
             .await
@@ -600,14 +586,14 @@ async fn flow_fields_survive_their_owner_behind_round_robin_nginx() {
     let first = events.expect().await;
     is(&first, 0, "current");
     let mut last = 0;
-    patch_open(&http, &proxy, wall(30, 19, None)).await;
+    patch_open(&proxy, wall(30, 19, None)).await;
     let ev = events.expect().await;
     is(&ev, last + 1, "changed");
     last = ev.seq();
 
     // Kill -9 its owner, and patch the map while it is gone.
     let killed = kill9(&mut rs, &victim).await;
-    patch_open(&http, &proxy, wall(40, 0, Some(30))).await;
+    patch_open(&proxy, wall(40, 0, Some(30))).await;
 
     // The stream ran through the dead owner: it ends, and goes on through the proxy where
     // it stopped, with a `resync` at the next `seq` that says why.
@@ -642,7 +628,7 @@ async fn flow_fields_survive_their_owner_behind_round_robin_nginx() {
     }
 
     // The next patch reaches the stream within 5 s, from the new owner.
-    patch_open(&http, &proxy, wall(20, 10, Some(40))).await;
+    patch_open(&proxy, wall(20, 10, Some(40))).await;
     let ev = tokio::time::timeout(Duration::from_secs(5), events.expect())
         .await
         .expect("an event within 5 s of the patch");

@@ -9,8 +9,11 @@ mod shared;
 #[path = "live/sse.rs"]
 pub(crate) mod sse;
 
-use crate::common::{Dirs, TestServer, api_error, expect_error, json, next_event};
-use pathd_client::{CellChange, MapPatch, PathRequest, Point, Subscription};
+use crate::common::{
+    Dirs, TestServer, api_error, cells_patch, client_without_retries, expect_error, json,
+    next_event, rects_patch,
+};
+use pathd_client::{CellChange, MapPatch, PatchResult, PathRequest, Point, Subscription};
 use serde_json::{Value, json};
 use sse::Sse;
 
@@ -37,8 +40,8 @@ async fn subscribe(s: &TestServer, map: &str, q: &PathRequest) -> Subscription {
         .unwrap_or_else(|e| panic!("subscribe on {map}: {e}"))
 }
 
-/// `PATCH` with a JSON body, raw: the client's `MapPatch` carries no `rects` and its
-/// answer no `affected_subscriptions`, which these tests check.
+/// `PATCH` with a JSON body, raw: for a body the client's `MapPatch` cannot express (an
+/// unknown field).
 async fn patch(s: &TestServer, map: &str, body: Value) -> reqwest::Response {
     s.client
         .patch(s.at(&format!("/v1/maps/{map}")))
@@ -48,10 +51,18 @@ async fn patch(s: &TestServer, map: &str, body: Value) -> reqwest::Response {
         .unwrap()
 }
 
-pub(crate) async fn patch_ok(s: &TestServer, map: &str, body: Value) -> Value {
-    let (status, v) = json(patch(s, map, body).await).await;
-    assert_eq!(status, 200, "{v}");
-    v
+/// Patches through the client; the answer, which must be a success.
+pub(crate) async fn patch_ok(s: &TestServer, map: &str, patch: MapPatch) -> PatchResult {
+    s.patch_ok(map, &patch).await
+}
+
+/// A patch's answer.
+fn patched(version: u64, changed_cells: u64, affected_subscriptions: u64) -> PatchResult {
+    PatchResult {
+        version,
+        changed_cells,
+        affected_subscriptions,
+    }
 }
 
 async fn get_sub(s: &TestServer, id: &str) -> Subscription {
@@ -110,7 +121,7 @@ fn assert_legal(cells: &[Point], start: Point, goal: Point, wall: bool) {
 #[tokio::test]
 async fn a_wall_on_the_path_pushes_the_repaired_path_and_far_patches_send_nothing() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_json("h", &halves()).await.status(), 201);
+    s.upload_json("h", &halves()).await;
     // Raw once: the create answers `201` with the subscription's `Location`.
     let resp = s
         .client
@@ -145,24 +156,13 @@ async fn a_wall_on_the_path_pushes_the_repaired_path_and_far_patches_send_nothin
     assert_eq!(first.path, sub.path);
 
     // Far away: the bottom half, which the search never reached.
-    let far = patch_ok(
-        &s,
-        "h",
-        json!({"rects": [{"x": 20, "y": 14, "width": 11, "height": 3, "cost": 5}]}),
-    )
-    .await;
-    assert_eq!(
-        far,
-        json!({"version": 2, "changed_cells": 33, "affected_subscriptions": 0})
-    );
+    let far = patch_ok(&s, "h", rects_patch(&[[20, 14, 11, 3, 5]])).await;
+    assert_eq!(far, patched(2, 33, 0));
 
     // A wall across the path (rows 0..8 of column 30): the detour goes through row 9.
-    let wall = json!({"rects": [{"x": 30, "y": 0, "width": 1, "height": 9, "cost": 0}]});
+    let wall = rects_patch(&[[30, 0, 1, 9, 0]]);
     let v = patch_ok(&s, "h", wall).await;
-    assert_eq!(
-        v,
-        json!({"version": 3, "changed_cells": 9, "affected_subscriptions": 1})
-    );
+    assert_eq!(v, patched(3, 9, 1));
     let ev = next_event(&mut stream).await;
     // seq 2: the far patch sent nothing.
     assert_eq!(
@@ -177,7 +177,7 @@ async fn a_wall_on_the_path_pushes_the_repaired_path_and_far_patches_send_nothin
     assert_legal(&ev.path, [2, 3], [57, 3], true);
 
     // The wall goes: the straight path is back.
-    let open = json!({"rects": [{"x": 30, "y": 0, "width": 1, "height": 9, "cost": 1}]});
+    let open = rects_patch(&[[30, 0, 1, 9, 1]]);
     patch_ok(&s, "h", open).await;
     let ev = next_event(&mut stream).await;
     assert_eq!((ev.seq, ev.reason.as_str(), ev.cost), (3, "cheaper", 55.0));
@@ -193,16 +193,11 @@ async fn a_lagging_client_gets_a_resync_and_a_reconnect_replays_from_the_buffer(
     let mut config = dirs.config();
     config.subscription_event_buffer = 2;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("h", &halves()).await.status(), 201);
+    s.upload_json("h", &halves()).await;
     let sub = subscribe(&s, "h", &sub()).await;
     let id = sub.id.as_str();
     for (i, cost) in [0, 1, 0, 1].into_iter().enumerate() {
-        patch_ok(
-            &s,
-            "h",
-            json!({"rects": [{"x": 30, "y": 0, "width": 1, "height": 9, "cost": cost}]}),
-        )
-        .await;
+        patch_ok(&s, "h", rects_patch(&[[30, 0, 1, 9, cost]])).await;
         wait_seq(&s, id, i as u64 + 2).await;
     }
     // The buffer holds seqs 4 and 5: after 1, the client missed 2 and 3.
@@ -257,7 +252,7 @@ async fn a_lagging_client_gets_a_resync_and_a_reconnect_replays_from_the_buffer(
 #[tokio::test]
 async fn moving_the_agent_continues_the_search_from_there() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_json("h", &halves()).await.status(), 201);
+    s.upload_json("h", &halves()).await;
     let sub = subscribe(&s, "h", &sub()).await;
     let id = sub.id.as_str();
     let secret = sub.secret.as_deref();
@@ -285,12 +280,7 @@ async fn moving_the_agent_continues_the_search_from_there() {
     let v = get_sub(&s, id).await;
     assert_eq!((v.position, v.seq), ([10, 7], 2));
     // A patch after the move repairs from the new position.
-    patch_ok(
-        &s,
-        "h",
-        json!({"rects": [{"x": 30, "y": 0, "width": 1, "height": 9, "cost": 0}]}),
-    )
-    .await;
+    patch_ok(&s, "h", rects_patch(&[[30, 0, 1, 9, 0]])).await;
     let ev = next_event(&mut stream).await;
     assert_eq!((ev.seq, ev.reason.as_str()), (3, "blocked"));
     let (fresh, _) = fresh_cost(&s, "h", [10, 7], [57, 3]).await;
@@ -301,11 +291,11 @@ async fn moving_the_agent_continues_the_search_from_there() {
 #[tokio::test]
 async fn unreachable_and_restored_goals() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_json("h", &halves()).await.status(), 201);
+    s.upload_json("h", &halves()).await;
     let sub = subscribe(&s, "h", &sub()).await;
     let mut stream = s.pathd().subscription_events(&sub.id, None);
     next_event(&mut stream).await;
-    let cut = json!({"rects": [{"x": 30, "y": 0, "width": 1, "height": 10, "cost": 0}]});
+    let cut = rects_patch(&[[30, 0, 1, 10, 0]]);
     patch_ok(&s, "h", cut).await;
     let ev = next_event(&mut stream).await;
     assert_eq!(
@@ -314,8 +304,8 @@ async fn unreachable_and_restored_goals() {
     );
     assert!(ev.path.is_empty(), "{ev:?}");
     // Without a path the search is interested in everything: a far opening reaches it.
-    let v = patch_ok(&s, "h", json!({"cells": [{"x": 30, "y": 9, "cost": 1}]})).await;
-    assert_eq!(v["affected_subscriptions"], 1);
+    let v = patch_ok(&s, "h", cells_patch(&[(30, 9, 1)])).await;
+    assert_eq!(v.affected_subscriptions, 1);
     let ev = next_event(&mut stream).await;
     assert_eq!(
         (ev.seq, ev.reason.as_str(), ev.status.as_str()),
@@ -328,7 +318,7 @@ async fn unreachable_and_restored_goals() {
 #[tokio::test]
 async fn deleting_the_subscription_or_the_map_ends_the_streams() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_json("h", &halves()).await.status(), 201);
+    s.upload_json("h", &halves()).await;
     let a = subscribe(&s, "h", &sub()).await;
     let b = subscribe(&s, "h", &PathRequest::new([2, 12], [57, 18])).await;
     let c = subscribe(&s, "h", &sub()).await;
@@ -360,14 +350,14 @@ async fn deleting_the_subscription_or_the_map_ends_the_streams() {
     // Replacing the map with the same shape is a patch; another shape ends the searches.
     let mut same = halves();
     same["costs"][3 * 60 + 30] = json!(0);
-    assert_eq!(s.put_json("h", &same).await.status(), 200);
+    s.replace_json("h", &same).await;
     let ev = sc.expect().await;
     assert_eq!(
         (ev.reason(), ev.data["map_version"].as_u64()),
         ("blocked", Some(2))
     );
     let small = json!({"width": 3, "height": 1, "costs": [1, 1, 1]});
-    assert_eq!(s.put_json("h", &small).await.status(), 200);
+    s.replace_json("h", &small).await;
     for st in [&mut sb, &mut sc] {
         let ev = st.expect().await;
         assert_eq!(ev.reason(), "map_replaced");
@@ -393,7 +383,7 @@ async fn deleting_the_subscription_or_the_map_ends_the_streams() {
 #[tokio::test]
 async fn streams_end_on_shutdown() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_json("h", &halves()).await.status(), 201);
+    s.upload_json("h", &halves()).await;
     let sub = subscribe(&s, "h", &sub()).await;
     // Raw: the test checks that the server ends the stream (the client would reconnect).
     let mut st = Sse::open(&s.client, &events_url(&s, &sub.id), None).await;
@@ -410,8 +400,8 @@ async fn limits_conflicts_and_validation() {
     config.max_subscriptions = 3;
     config.max_patch_cells = 100;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("h", &halves()).await.status(), 201);
-    assert_eq!(s.put_json("g", &halves()).await.status(), 201);
+    s.upload_json("h", &halves()).await;
+    s.upload_json("g", &halves()).await;
     subscribe(&s, "h", &sub()).await;
     subscribe(&s, "h", &sub()).await;
     let pathd = s.pathd();
@@ -453,10 +443,13 @@ async fn limits_conflicts_and_validation() {
     let v = patch_ok(
         &s,
         "h",
-        json!({"cells": [{"x": 0, "y": 0, "cost": 3}], "if_version": 1}),
+        MapPatch {
+            if_version: Some(1),
+            ..cells_patch(&[(0, 0, 3)])
+        },
     )
     .await;
-    assert_eq!(v["version"], 2);
+    assert_eq!(v.version, 2);
     let stale = MapPatch {
         cells: vec![CellChange {
             x: 0,
@@ -467,50 +460,28 @@ async fn limits_conflicts_and_validation() {
         ..Default::default()
     };
     api_error(pathd.patch_map("h", &stale).await, 409, "version_conflict");
-    let noop = patch_ok(&s, "h", json!({"cells": [{"x": 0, "y": 0, "cost": 3}]})).await;
-    assert_eq!(
-        noop,
-        json!({"version": 2, "changed_cells": 0, "affected_subscriptions": 0})
-    );
-    assert_eq!(patch_ok(&s, "h", json!({})).await["version"], 2);
-    // Raw: `max_cost` is not in the client's map summary.
-    let (_, m) = json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
-    assert_eq!(
-        (m["version"].as_u64(), m["max_cost"].as_u64()),
-        (Some(2), Some(3))
-    );
+    let noop = patch_ok(&s, "h", cells_patch(&[(0, 0, 3)])).await;
+    assert_eq!(noop, patched(2, 0, 0));
+    assert_eq!(patch_ok(&s, "h", MapPatch::default()).await.version, 2);
+    let m = pathd.get_map("h", None).await.unwrap();
+    assert_eq!((m.version, m.max_cost), (2, 3));
     let cases = [
-        (
-            json!({"cells": [{"x": 0, "y": 0, "cost": 256}]}),
-            400,
-            "invalid_patch",
-        ),
-        (
-            json!({"rects": [{"x": 0, "y": 0, "width": 0, "height": 1, "cost": 1}]}),
-            400,
-            "invalid_patch",
-        ),
-        (
-            json!({"cells": [{"x": 60, "y": 0, "cost": 1}]}),
-            422,
-            "patch_out_of_bounds",
-        ),
-        (
-            json!({"rects": [{"x": 55, "y": 0, "width": 6, "height": 1, "cost": 1}]}),
-            422,
-            "patch_out_of_bounds",
-        ),
-        (
-            json!({"rects": [{"x": 0, "y": 0, "width": 11, "height": 10, "cost": 1}]}),
-            413,
-            "patch_too_large",
-        ),
-        (json!({"cell": []}), 400, "invalid_request"),
+        (cells_patch(&[(0, 0, 256)]), 400, "invalid_patch"),
+        (rects_patch(&[[0, 0, 0, 1, 1]]), 400, "invalid_patch"),
+        (cells_patch(&[(60, 0, 1)]), 422, "patch_out_of_bounds"),
+        (rects_patch(&[[55, 0, 6, 1, 1]]), 422, "patch_out_of_bounds"),
+        (rects_patch(&[[0, 0, 11, 10, 1]]), 413, "patch_too_large"),
     ];
-    // Raw: malformed and `rects` bodies the client's `MapPatch` cannot express.
-    for (body, status, code) in cases {
-        expect_error(patch(&s, "h", body).await, status, code).await;
+    for (p, status, code) in cases {
+        api_error(pathd.patch_map("h", &p).await, status, code);
     }
+    // Raw: an unknown field, which the client's `MapPatch` cannot express.
+    expect_error(
+        patch(&s, "h", json!({"cell": []})).await,
+        400,
+        "invalid_request",
+    )
+    .await;
     api_error(
         pathd.patch_map("nope", &MapPatch::default()).await,
         404,
@@ -564,12 +535,8 @@ async fn concurrent_patches_and_queries_never_see_a_torn_map() {
     let s = TestServer::new().await;
     let w = 40usize;
     let map = json!({"width": w, "height": 20, "costs": vec![1; w * 20]});
-    assert_eq!(s.put_json("t", &map).await.status(), 201);
-    let toggle = |c: u32| {
-        json!({"rects": [
-        {"x": 4, "y": 4, "width": 6, "height": 12, "cost": c},
-        {"x": 30, "y": 4, "width": 6, "height": 12, "cost": c}]})
-    };
+    s.upload_json("t", &map).await;
+    let toggle = |c: u32| rects_patch(&[[4, 4, 6, 12, c], [30, 4, 6, 12, c]]);
     let q = PathRequest::new([6, 10], [33, 10]);
     // Cost of the query with both rectangles cheap (odd versions) and both dear (even).
     let pathd = s.pathd();
@@ -581,12 +548,12 @@ async fn concurrent_patches_and_queries_never_see_a_torn_map() {
     let id = subscribe(&s, "t", &q).await.id;
 
     let patcher = {
-        let (client, url) = (s.client.clone(), s.at("/v1/maps/t"));
+        // Without retries: every patch must succeed at once.
+        let client = client_without_retries(&s.url);
         tokio::spawn(async move {
             for i in 0..40u32 {
                 let c = if i % 2 == 0 { 1 } else { 9 };
-                let r = client.patch(&url).json(&toggle(c)).send().await.unwrap();
-                assert_eq!(r.status(), 200);
+                client.patch_map("t", &toggle(c)).await.unwrap();
             }
         })
     };

@@ -3,23 +3,9 @@
 
 use std::io::Write;
 
-use crate::common::{Dirs, TestServer, json};
+use crate::common::{Dirs, TestServer, rects_patch};
 use pathd_client::{CellChange, MapPatch, PathRequest};
 use serde_json::{Value, json};
-
-/// `PATCH` with a JSON body, raw: the client's `MapPatch` carries no `rects`.
-async fn patch_ok(s: &TestServer, map: &str, body: Value) -> Value {
-    let r = s
-        .client
-        .patch(s.at(&format!("/v1/maps/{map}")))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let (status, v) = json(r).await;
-    assert_eq!(status, 200, "{v}");
-    v
-}
 
 /// Sets cells `(x, y, cost)`; the map's new version.
 async fn patch_cells(s: &TestServer, map: &str, cells: &[(u32, u32, u32)]) -> u64 {
@@ -33,24 +19,16 @@ async fn patch_cells(s: &TestServer, map: &str, cells: &[(u32, u32, u32)]) -> u6
     s.pathd().patch_map(map, &p).await.unwrap().version
 }
 
-/// Summary and a few queries that depend on every patched cell. (The summary raw: its
-/// `blocked_cells`, `max_cost` and `min_cost` are not in the client's `MapSummary`.)
+/// Summary and a few queries that depend on every patched cell.
 async fn fingerprint(s: &TestServer, map: &str, queries: &[PathRequest]) -> Value {
-    let (_, summary) = json(
-        s.client
-            .get(s.at(&format!("/v1/maps/{map}")))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let summary = s.pathd().get_map(map, None).await.unwrap();
     let mut costs = Vec::new();
     for q in queries {
         let v = s.pathd().find_path(map, q).await.unwrap();
         costs.push(json!([v.status, v.cost, v.path, v.map_version]));
     }
-    json!({"version": summary["version"], "blocked": summary["blocked_cells"],
-           "max_cost": summary["max_cost"], "min_cost": summary["min_cost"], "paths": costs})
+    json!({"version": summary.version, "blocked": summary.blocked_cells,
+           "max_cost": summary.max_cost, "min_cost": summary.min_cost, "paths": costs})
 }
 
 #[tokio::test]
@@ -62,24 +40,15 @@ async fn restart_replays_patches_to_the_same_version_and_cells() {
     // 32x32 = 1024 cells: the log is compacted into a snapshot once it outgrows 1 KiB
     // (about 40 single-cell records), so 60 patches go through a compaction.
     let map = json!({"width": 32, "height": 32, "costs": vec![1; 1024]});
-    assert_eq!(s.put_json("u", &map).await.status(), 201);
-    patch_ok(
-        &s,
-        "u",
-        json!({"rects": [{"x": 10, "y": 0, "width": 1, "height": 30, "cost": 0}]}),
-    )
-    .await;
+    s.upload_json("u", &map).await;
+    s.patch_ok("u", &rects_patch(&[[10, 0, 1, 30, 0]])).await;
     for i in 0..60u32 {
         let version = patch_cells(&s, "u", &[(i % 32, i / 32 * 2 + 5, 2 + i % 7)]).await;
         assert_eq!(version, u64::from(i) + 3);
     }
     // A bundled map: its first patch writes a snapshot, later ones go to the log.
-    patch_ok(
-        &s,
-        "arena2",
-        json!({"rects": [{"x": 0, "y": 0, "width": 49, "height": 49, "cost": 1}]}),
-    )
-    .await;
+    s.patch_ok("arena2", &rects_patch(&[[0, 0, 49, 49, 1]]))
+        .await;
     patch_cells(&s, "arena2", &[(20, 20, 0), (21, 20, 7)]).await;
     let uq = [
         PathRequest::new([0, 31], [31, 0]),
@@ -119,7 +88,7 @@ async fn a_torn_last_record_is_ignored_and_cut_off() {
     let config = dirs.config();
     let s = TestServer::start(dirs.share(), config.clone()).await;
     let map = json!({"width": 64, "height": 64, "costs": vec![1; 64 * 64]});
-    assert_eq!(s.put_json("m", &map).await.status(), 201);
+    s.upload_json("m", &map).await;
     patch_cells(&s, "m", &[(1, 1, 0)]).await;
     patch_cells(&s, "m", &[(2, 2, 9)]).await;
     let q = [PathRequest::new([0, 0], [3, 3])];
@@ -144,10 +113,6 @@ async fn a_torn_last_record_is_ignored_and_cut_off() {
     assert_eq!(patch_cells(&s, "m", &[(3, 3, 5)]).await, 4);
     s.stop().await.unwrap();
     let s = TestServer::start(dirs.share(), config).await;
-    // Raw: `max_cost` is not in the client's `MapSummary`.
-    let (_, m) = json(s.client.get(s.at("/v1/maps/m")).send().await.unwrap()).await;
-    assert_eq!(
-        (m["version"].as_u64(), m["max_cost"].as_u64()),
-        (Some(4), Some(9))
-    );
+    let m = s.pathd().get_map("m", None).await.unwrap();
+    assert_eq!((m.version, m.max_cost), (4, 9));
 }

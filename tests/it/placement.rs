@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
-use crate::common::next_event;
+use crate::common::{next_event, rects_patch};
 use crate::lb::{Proxy, members, nginx};
 use crate::replicas::{Nats, Replica, api_error, nats_server};
-use pathd_client::PathRequest;
+use pathd_client::{MapPatch, PathRequest};
 
 /// Maps and their side (the 30 maps of 1024x1024 are `scripts/placement-bench.sh`).
 const N: usize = 9;
@@ -213,11 +213,11 @@ async fn check_queries(
 }
 
 /// A wall across column `x` of `c` (rows 0..S-2; the last row open), as a patch body.
-fn wall(c: &mut [u8], x: usize) -> Value {
+fn wall(c: &mut [u8], x: usize) -> MapPatch {
     for y in 0..S - 1 {
         c[y * S + x] = 0;
     }
-    json!({"rects": [{"x": x, "y": 0, "width": 1, "height": S - 1, "cost": 0}]})
+    rects_patch(&[[x as u32, 0, 1, (S - 1) as u32, 0]])
 }
 
 fn metric(text: &str, prefix: &str) -> f64 {
@@ -315,11 +315,9 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     for (i, n) in names.iter().enumerate() {
         let r = &rs[i % 3];
         let body = wall(&mut maps[i], 100 + i);
-        // Raw: the client's `MapPatch` carries no `rects`.
-        let (s, v) = r.patch(n, body).await;
-        assert_eq!(s, 200, "{n}: {v}");
-        versions[i] = v["version"].as_u64().unwrap();
-        assert_eq!(versions[i], 2, "{v}");
+        let v = (r.pathd.patch_map(n, &body).await).unwrap_or_else(|e| panic!("{n}: {e}"));
+        versions[i] = v.version;
+        assert_eq!(versions[i], 2, "{v:?}");
         for r in &rs {
             let url = r.at(&format!("/v1/maps/{n}/path"));
             check_queries(&http, &url, &maps[i], 100 + i as u64, versions[i]).await;
@@ -370,16 +368,14 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
     let through = crate::common::client_without_retries(&proxy.at(""));
     let mut events = through.flow_field_events(&flow, None);
     assert_eq!(next_event(&mut events).await.reason, "current");
-    let (s, _, v) = send(
-        http.patch(proxy.at(&format!("/v1/maps/{n}")))
-            .json(&json!({"rects": [{"x": 0, "y": 32, "width": 63, "height": 1, "cost": 0}]})),
-    )
-    .await;
-    assert_eq!(s, 200, "{v}");
+    let v = (through
+        .patch_map(n, &rects_patch(&[[0, 32, 63, 1, 0]]))
+        .await)
+        .unwrap_or_else(|e| panic!("{n}: {e}"));
     for x in 0..63 {
         maps[0][32 * S + x] = 0;
     }
-    versions[0] = v["version"].as_u64().unwrap();
+    versions[0] = v.version;
     let ev = next_event(&mut events).await;
     assert!(matches!(ev.reason.as_str(), "changed" | "resync"), "{ev:?}");
     assert_eq!(ev.map_version, versions[0], "{ev:?}");
@@ -426,7 +422,7 @@ async fn maps_are_placed_once_answer_exactly_through_any_replica_and_move_when_a
         loop {
             let mut c = maps[i].clone();
             let body = wall(&mut c, 150 + i);
-            // Raw: nginx's `502` is asserted too, and `MapPatch` carries no `rects`.
+            // Raw: nginx's `502` is asserted too.
             let (s, _, v) = send(http.patch(proxy.at(&format!("/v1/maps/{n}"))).json(&body)).await;
             if s == 200 {
                 maps[i] = c;

@@ -96,7 +96,8 @@ async fn plan_ok(s: &TestServer, name: &str, req: &PlanRequest) -> PlanResult {
         .unwrap_or_else(|e| panic!("plan on {name}: {e}"))
 }
 
-/// A raw `POST .../plans` (for bodies the client's `PlanRequest` cannot carry).
+/// A raw `POST .../plans` (for a body the client's `PlanRequest` cannot carry: an unknown
+/// field).
 async fn plan(s: &TestServer, name: &str, body: &Value) -> reqwest::Response {
     s.client
         .post(s.at(&format!("/v1/maps/{name}/plans")))
@@ -106,17 +107,15 @@ async fn plan(s: &TestServer, name: &str, body: &Value) -> reqwest::Response {
         .unwrap()
 }
 
-/// `PUT` with `?movement=`, raw: the client's put has no `movement`.
+/// Uploads a new Moving AI map with a `movement` that overrides its `type` line.
 async fn put(s: &TestServer, name: &str, text: &str, movement: &str) {
-    let r = s
-        .client
-        .put(s.at(&format!("/v1/maps/{name}?movement={movement}")))
-        .header("content-type", "text/plain")
-        .body(text.to_owned())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    let (created, m) = (s
+        .pathd()
+        .put_map_text_with(name, text, Some(movement))
+        .await)
+        .unwrap_or_else(|e| panic!("PUT {name}: {e}"));
+    assert!(created, "{name} was not new");
+    assert_eq!(m.movement, movement);
 }
 
 fn paths_of(v: &PlanResult) -> Vec<Vec<Point>> {
@@ -282,36 +281,39 @@ async fn every_bad_request_has_its_code() {
     for (body, status, code) in cases {
         api_error(pathd.plan_agents("m", &body).await, status, code);
     }
-    // Raw bodies: fields the client's `PlanRequest` has not (an unknown one, `size`,
-    // `profile`).
-    let raw = |extra: Value| {
-        let mut v = json!({"agents": [{"start": [0, 0], "goal": [2, 0]}]});
-        for (k, x) in extra.as_object().unwrap() {
-            v[k] = x.clone();
-        }
-        v
-    };
+    // Raw: an unknown field, which the client's `PlanRequest` cannot carry.
+    let unknown = json!({"agents": [{"start": [0, 0], "goal": [2, 0]}], "colour": "red"});
+    expect_error(plan(&s, "m", &unknown).await, 400, "invalid_request").await;
     let cases = [
-        (raw(json!({"colour": "red"})), 400, "invalid_request"),
-        (raw(json!({"size": 2})), 400, "not_applicable"),
-        (raw(json!({"profile": "truck"})), 400, "not_applicable"),
-        (
-            raw(json!({"subscribe": true, "size": 2})),
-            400,
-            "not_applicable",
-        ),
+        PlanRequest {
+            size: Some(2),
+            ..req(ok.clone())
+        },
+        PlanRequest {
+            profile: Some("truck".into()),
+            ..req(ok.clone())
+        },
+        PlanRequest {
+            subscribe: Some(true),
+            size: Some(2),
+            ..req(ok.clone())
+        },
     ];
-    for (body, status, code) in cases {
-        expect_error(plan(&s, "m", &body).await, status, code).await;
+    for body in cases {
+        api_error(pathd.plan_agents("m", &body).await, 400, "not_applicable");
     }
     api_error(
-        pathd.plan_agents("nope", &req(ok)).await,
+        pathd.plan_agents("nope", &req(ok.clone())).await,
         404,
         "map_not_found",
     );
-    // `size: 1` is the only size, and is accepted. (Raw: `size`.)
-    let (code, v) = crate::common::json(plan(&s, "m", &raw(json!({"size": 1}))).await).await;
-    assert_eq!((code, &v["status"]), (200, &json!("solved")), "{v}");
+    // `size: 1` is the only size, and is accepted.
+    let one = PlanRequest {
+        size: Some(1),
+        ..req(ok)
+    };
+    let v = pathd.plan_agents("m", &one).await.unwrap();
+    assert_eq!(v.status, "solved", "{v:?}");
 }
 
 #[test]

@@ -87,17 +87,15 @@ async fn patch_map(s: &TestServer, map: &str, c: Point, cost: u32) -> u64 {
     s.pathd().patch_map(map, &p).await.unwrap().version
 }
 
-/// `PUT` with `?movement=cardinal`, raw: the client's put has no `movement`.
+/// Uploads a new Moving AI map as a `cardinal` one.
 async fn put(s: &TestServer, name: &str, text: &str) {
-    let r = s
-        .client
-        .put(s.at(&format!("/v1/maps/{name}?movement=cardinal")))
-        .header("content-type", "text/plain")
-        .body(text.to_owned())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    let (created, m) = (s
+        .pathd()
+        .put_map_text_with(name, text, Some("cardinal"))
+        .await)
+        .unwrap_or_else(|e| panic!("PUT {name}: {e}"));
+    assert!(created, "{name} was not new");
+    assert_eq!(m.movement, "cardinal");
 }
 
 /// Polls `GET` until the plan holds for map version `v`.

@@ -6,11 +6,13 @@
 
 use std::collections::BTreeMap;
 
-use pathd_client::{CellChange, Client, MapPatch, MatrixRequest, PathRequest, PathResult};
+use pathd_client::{
+    CellChange, CellsRequest, Client, MapPatch, MatrixRequest, PathRequest, PathResult,
+};
 use pathd_engine::{Grid, Movement, Point};
 use serde_json::{Value, json};
 
-use crate::common::{Dirs, TestServer, api_error, cells, expect_error};
+use crate::common::{Dirs, TestServer, api_error, cells};
 use crate::flowfields::reference;
 
 /// xorshift64*: seeded, reproducible.
@@ -307,31 +309,30 @@ async fn moving_ai_terrain_under_ground_boat_and_a_weighted_profile() {
     // The default profile is today's map: the same answer as a plain parse.
     let plain = pathd_engine::movingai::parse_map(&text).unwrap();
     assert_eq!(plain.costs(), under(&cells, &tables["ground"]));
-    // `/cells` per profile, and the terrain itself (raw: the client has no `/cells`, the
-    // visualiser's octet stream).
+    // `/cells` per profile, and the terrain itself (the octet stream).
+    let pathd = s.pathd();
+    let profile = |p: &str| CellsRequest {
+        profile: Some(p.to_owned()),
+        terrain: false,
+    };
+    let terrain = CellsRequest {
+        profile: None,
+        terrain: true,
+    };
     for (query, want) in [
-        ("", under(&cells, &tables["ground"])),
-        ("?profile=boat", under(&cells, &tables["boat"])),
-        ("?profile=slog", under(&cells, &tables["slog"])),
-        ("?terrain=true", cells.clone()),
+        (CellsRequest::default(), under(&cells, &tables["ground"])),
+        (profile("boat"), under(&cells, &tables["boat"])),
+        (profile("slog"), under(&cells, &tables["slog"])),
+        (terrain, cells.clone()),
     ] {
-        let r = s
-            .client
-            .get(s.at(&format!("/v1/maps/wc3/cells{query}")))
-            .header("accept", "application/octet-stream")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200, "{query}");
-        assert_eq!(r.bytes().await.unwrap().to_vec(), want, "{query}");
+        let got = pathd.get_map_cells("wc3", &query).await.unwrap();
+        assert_eq!(got, want, "{query:?}");
     }
-    let r = s
-        .client
-        .get(s.at("/v1/maps/wc3/cells?profile=nope"))
-        .send()
-        .await
-        .unwrap();
-    expect_error(r, 404, "profile_not_found").await;
+    api_error(
+        pathd.get_map_cells("wc3", &profile("nope")).await,
+        404,
+        "profile_not_found",
+    );
     // The map as a Moving AI file again: trees, water and swamp as they were read.
     let back = s.pathd().get_map_text("wc3").await.unwrap();
     assert_eq!(back, text);

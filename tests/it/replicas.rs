@@ -6,7 +6,7 @@
 //! it these tests say so and pass, except under CI (`CI` set), where they fail.
 
 pub(crate) use crate::common::api_error;
-use crate::common::next_event;
+use crate::common::{next_event, rects_patch};
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::TcpListener;
@@ -228,18 +228,6 @@ impl Replica {
         self.pathd
             .patch_map(name, &cells_patch(cells, if_version))
             .await
-    }
-
-    /// `PATCH` with a JSON body the client's `MapPatch` cannot carry (`rects`, `profiles`).
-    pub(crate) async fn patch(&self, name: &str, body: Value) -> (u16, Value) {
-        let r = self
-            .client
-            .patch(self.at(&format!("/v1/maps/{name}")))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        crate::common::json(r).await
     }
 
     /// Every map's version and cells (`Accept: text/plain`).
@@ -567,13 +555,9 @@ async fn subscription_on_b_is_repaired_by_a_patch_through_a() {
     let mut events = b.pathd.subscription_events(&sub.id, None);
     assert_eq!(next_event(&mut events).await.reason, "initial");
     // A wall across the path, written through A.
-    let (s, v) = a
-        .patch(
-            "open",
-            json!({"rects": [{"x": 30, "y": 0, "width": 1, "height": 9, "cost": 0}]}),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    let wall = rects_patch(&[[30, 0, 1, 9, 0]]);
+    let p = a.pathd.patch_map("open", &wall).await.unwrap();
+    assert_eq!(p.version, 2, "{p:?}");
     let ev = next_event(&mut events).await;
     assert_eq!(ev.reason, "blocked", "{ev:?}");
     assert_eq!(ev.map_version, 2);
@@ -640,15 +624,15 @@ async fn min_version_waits_then_times_out_with_replica_behind() {
         ..PathRequest::new([0, 0], [1, 1])
     };
     api_error(b.pathd.find_path("m", &q).await, 503, "replica_behind");
-    // Raw: the client's batch call has no batch-level `min_version`.
-    let resp = b
-        .client
-        .post(b.at("/v1/maps/m/paths"))
-        .json(&json!({"min_version": 9, "queries": []}))
-        .send()
-        .await
-        .unwrap();
-    crate::common::expect_error(resp, 503, "replica_behind").await;
+    let batch = pathd_client::BatchRequest {
+        queries: vec![],
+        min_version: Some(9),
+    };
+    api_error(
+        b.pathd.find_paths_with("m", &batch).await,
+        503,
+        "replica_behind",
+    );
 
     // A wait that a write through A ends: answered as soon as B applied it.
     let waiting = tokio::spawn({
@@ -1013,43 +997,33 @@ async fn a_boat_subscription_on_b_follows_water_patched_through_a_and_not_ground
         text.push('\n');
     }
     assert!(a.put("lake", &text).await.0);
-    // Raw: the client's `MapPatch` and `PathRequest` carry no `profiles`/`profile`.
-    let (s, v) = a
-        .patch("lake", json!({"profiles": {"boat": {"W": 1}}}))
-        .await;
-    assert_eq!((s, v["version"].as_u64()), (200, Some(2)), "{v}");
-    let resp = b
-        .client
-        .post(b.at("/v1/maps/lake/subscriptions"))
-        .json(&json!({"start": [2, 5], "goal": [17, 5], "profile": "boat", "min_version": 2}))
-        .send()
-        .await
-        .unwrap();
-    let (s, sub) = crate::common::json(resp).await;
-    assert_eq!((s, sub["profile"].as_str()), (201, Some("boat")), "{sub}");
-    assert!((sub["cost"].as_f64().unwrap() - 15.0).abs() < 1e-9, "{sub}");
-    let mut events = b
-        .pathd
-        .subscription_events(sub["id"].as_str().unwrap(), None);
+    let mut profiles = serde_json::Map::new();
+    profiles.insert("boat".into(), json!({"W": 1}));
+    let boat = MapPatch {
+        profiles: Some(profiles),
+        ..Default::default()
+    };
+    let p = a.pathd.patch_map("lake", &boat).await.unwrap();
+    assert_eq!(p.version, 2, "{p:?}");
+    let q = PathRequest {
+        profile: Some("boat".into()),
+        min_version: Some(2),
+        ..PathRequest::new([2, 5], [17, 5])
+    };
+    let sub = b.pathd.create_subscription("lake", &q).await.unwrap();
+    assert_eq!(sub.profile.as_deref(), Some("boat"), "{sub:?}");
+    assert!((sub.cost - 15.0).abs() < 1e-9, "{sub:?}");
+    let mut events = b.pathd.subscription_events(&sub.id, None);
     assert_eq!(next_event(&mut events).await.reason, "initial");
     // Ground-only changes through A (versions 3 and 4): trees along the shore.
     for y in [1, 10] {
-        let (s, v) = a
-            .patch(
-                "lake",
-                json!({"rects": [{"x": 0, "y": y, "width": 20, "height": 1, "cost": b'T'}]}),
-            )
-            .await;
-        assert_eq!(s, 200, "{v}");
+        let trees = rects_patch(&[[0, y, 20, 1, u32::from(b'T')]]);
+        a.pathd.patch_map("lake", &trees).await.unwrap();
     }
     // Water on the boat's path becomes land (version 5): the next event is this one.
-    let (s, v) = a
-        .patch(
-            "lake",
-            json!({"rects": [{"x": 9, "y": 3, "width": 1, "height": 5, "cost": b'.'}]}),
-        )
-        .await;
-    assert_eq!((s, v["version"].as_u64()), (200, Some(5)), "{v}");
+    let land = rects_patch(&[[9, 3, 1, 5, u32::from(b'.')]]);
+    let p = a.pathd.patch_map("lake", &land).await.unwrap();
+    assert_eq!(p.version, 5, "{p:?}");
     let ev = next_event(&mut events).await;
     assert_eq!(
         (ev.seq, ev.map_version),

@@ -5,9 +5,10 @@
 //! checks: `{"algorithm":"jps","size":2}` answered 400 naming `Derived::sized` where
 //! `/path` answered 200, and HPA* while building answered 400 instead of 503.
 
+use pathd_client::{Error, PathRequest};
 use serde_json::{Value, json};
 
-use crate::common::{Dirs, TestServer, json as read_json, query, wait_until};
+use crate::common::{Dirs, TestServer, query, wait_until};
 
 /// A seeded 64x64 map with about 20% walls, as the JSON upload.
 fn seeded_map(seed: u64) -> Value {
@@ -30,34 +31,32 @@ fn seeded_map(seed: u64) -> Value {
 }
 
 /// What both routes must agree on: the status code, then either the error code or the
-/// search's algorithm, status and cost.
-fn verdict(status: u16, body: &Value, posthoc: bool) -> Value {
-    if status != 200 {
-        return json!({"http": status, "code": body["error"]["code"]});
+/// search's algorithm, status and cost (`answer`: a path answer, or a trace's `pathd`).
+fn verdict(r: Result<Value, Error>) -> Value {
+    match r {
+        Ok(answer) => json!({
+            "http": 200,
+            "algorithm": answer["algorithm"],
+            "status": answer["status"],
+            "cost": answer["cost"],
+            "map_version": answer["map_version"],
+        }),
+        Err(Error::Api { status, code, .. }) => json!({"http": status, "code": code}),
+        Err(e) => panic!("no answer: {e}"),
     }
-    let answer = if posthoc { &body["pathd"] } else { body };
-    json!({
-        "http": status,
-        "algorithm": answer["algorithm"],
-        "status": answer["status"],
-        "cost": answer["cost"],
-        "map_version": answer["map_version"],
-    })
 }
 
-/// The same body to both routes, raw: `/posthoc` is not a client operation (its answer is
-/// the visualiser's), and the comparison is of the two routes' bodies.
-async fn both(s: &TestServer, map: &str, body: &Value) -> (Value, Value) {
-    let (ps, p) = read_json(s.path(map, body).await).await;
-    let r = s
-        .client
-        .post(s.at(&format!("/v1/maps/{map}/posthoc")))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let (hs, h) = read_json(r).await;
-    (verdict(ps, &p, false), verdict(hs, &h, true))
+/// The same query to both routes (through the client without retries: a `503` is part of
+/// the verdict).
+async fn both(s: &TestServer, map: &str, q: &PathRequest) -> (Value, Value) {
+    let pathd = s.pathd_once();
+    let path = pathd.find_path(map, q).await.map(|r| {
+        json!({"algorithm": r.algorithm, "status": r.status, "cost": r.cost,
+               "map_version": r.map_version})
+    });
+    let posthoc = (pathd.find_path_posthoc(map, q).await)
+        .map(|t| t.pathd.expect("the trace's `pathd` summary"));
+    (verdict(path), verdict(posthoc))
 }
 
 #[tokio::test]
@@ -120,18 +119,14 @@ async fn path_and_posthoc_answer_alike() {
             for smooth in [false, true] {
                 for min_version in [None, Some(1), Some(9)] {
                     for (start, goal) in [([0, 0], [63, 63]), ([63, 0], [0, 63])] {
-                        let mut body = json!({
-                            "start": start, "goal": goal, "algorithm": algorithm,
-                            "smooth": smooth,
-                        });
-                        if let Some(k) = size {
-                            body["size"] = json!(k);
-                        }
-                        if let Some(v) = min_version {
-                            body["min_version"] = json!(v);
-                        }
-                        let (path, posthoc) = both(&s, "t", &body).await;
-                        assert_eq!(path, posthoc, "{body}");
+                        let q = PathRequest {
+                            smooth,
+                            size,
+                            min_version,
+                            ..query(start, goal, algorithm)
+                        };
+                        let (path, posthoc) = both(&s, "t", &q).await;
+                        assert_eq!(path, posthoc, "{q:?}");
                         checked += 1;
                     }
                 }
@@ -144,7 +139,7 @@ async fn path_and_posthoc_answer_alike() {
     // `building` after an answer, that answer was given while building.
     let big = json!({"width": 1024, "height": 1024, "costs": vec![1; 1024 * 1024]});
     s.upload_json("big", &big).await;
-    let body = json!({"start": [0, 0], "goal": [1023, 1023], "algorithm": "hpa"});
+    let body = query([0, 0], [1023, 1023], "hpa");
     let (path, posthoc) = both(&s, "big", &body).await;
     let m = pathd.get_map("big", None).await.unwrap();
     if m.hpa.as_ref().is_some_and(|h| h.status == "building") {

@@ -135,6 +135,13 @@ impl Client {
             .await
     }
 
+    /// `GET /healthz`: liveness, with the damaged maps and cut logs (and the store and
+    /// cluster with `--store nats://...`).
+    pub async fn healthz(&self) -> Result<Health, Error> {
+        self.json(|| self.request(Method::GET, "/healthz", Auth::None))
+            .await
+    }
+
     /// `GET /metrics`: Prometheus text.
     pub async fn metrics(&self) -> Result<String, Error> {
         let r = self
@@ -176,12 +183,28 @@ impl Client {
 
     /// `PUT /v1/maps/{name}` with a Moving AI file: the summary and whether it was new.
     pub async fn put_map_text(&self, name: &str, text: &str) -> Result<(bool, MapSummary), Error> {
+        self.put_map_text_with(name, text, None).await
+    }
+
+    /// `PUT /v1/maps/{name}` with a Moving AI file and a `movement` (`octile` or
+    /// `cardinal`) that overrides its `type` line: the summary and whether it was new.
+    pub async fn put_map_text_with(
+        &self,
+        name: &str,
+        text: &str,
+        movement: Option<&str>,
+    ) -> Result<(bool, MapSummary), Error> {
         let path = format!("/v1/maps/{name}");
         let r = self
             .send(|| {
-                self.request(Method::PUT, &path, Auth::Admin)
+                let b = self
+                    .request(Method::PUT, &path, Auth::Admin)
                     .header("content-type", "text/plain")
-                    .body(text.to_owned())
+                    .body(text.to_owned());
+                match movement {
+                    Some(m) => b.query(&[("movement", m)]),
+                    None => b,
+                }
             })
             .await?;
         let created = r.status() == StatusCode::CREATED;
@@ -234,6 +257,50 @@ impl Client {
         let body = json!({ "queries": queries });
         self.json(|| self.request(Method::POST, &path, Auth::Query).json(&body))
             .await
+    }
+
+    /// `POST /v1/maps/{name}/paths` with its options (a batch-level `min_version`).
+    pub async fn find_paths_with(
+        &self,
+        name: &str,
+        batch: &BatchRequest,
+    ) -> Result<BatchResponse, Error> {
+        let path = format!("/v1/maps/{name}/paths");
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(batch))
+            .await
+    }
+
+    /// `POST /v1/maps/{name}/posthoc`: the query's search trace in the Posthoc format.
+    pub async fn find_path_posthoc(
+        &self,
+        name: &str,
+        q: &PathRequest,
+    ) -> Result<PosthocTrace, Error> {
+        let path = format!("/v1/maps/{name}/posthoc");
+        self.json(|| self.request(Method::POST, &path, Auth::Query).json(q))
+            .await
+    }
+
+    /// `GET /v1/maps/{name}/cells` as `application/octet-stream`: the `width * height`
+    /// row-major cost bytes (`0` blocked) of the current version, as a profile sees them
+    /// (or the terrain classes).
+    pub async fn get_map_cells(&self, name: &str, q: &CellsRequest) -> Result<Vec<u8>, Error> {
+        let path = format!("/v1/maps/{name}/cells");
+        let r = self
+            .send(|| {
+                let mut b = self
+                    .request(Method::GET, &path, Auth::Query)
+                    .header("accept", "application/octet-stream");
+                if let Some(p) = &q.profile {
+                    b = b.query(&[("profile", p)]);
+                }
+                if q.terrain {
+                    b = b.query(&[("terrain", true)]);
+                }
+                b
+            })
+            .await?;
+        Ok(r.bytes().await?.to_vec())
     }
 
     /// `POST /v1/maps/{name}/matrix`: path costs from each source to each target.

@@ -193,6 +193,16 @@ impl<'de> Deserialize<'de> for BatchItem {
     }
 }
 
+/// A batch of path queries (`findPaths`) with its options ([`crate::Client::find_paths_with`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BatchRequest {
+    /// The queries (at most the server's `PATHD_MAX_BATCH`, default 256).
+    pub queries: Vec<PathRequest>,
+    /// Wait until this replica has applied this map version (for the whole batch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<u64>,
+}
+
 /// The answer of a batch, in order.
 #[derive(Debug, Clone, Deserialize)]
 pub struct BatchResponse {
@@ -250,6 +260,18 @@ pub struct MapSummary {
     /// Only when recovery at start found the map's patch log cut.
     #[serde(default)]
     pub recovery: Option<Recovery>,
+    /// The map's live subscriptions and their memory (only while it has some).
+    #[serde(default)]
+    pub subscriptions: Option<SubscriptionUsage>,
+}
+
+/// A map's live subscriptions, as of their last repair.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct SubscriptionUsage {
+    /// Live subscriptions of the map (at least 1).
+    pub count: u64,
+    /// Bytes their shared searches and paths hold.
+    pub memory_bytes: u64,
 }
 
 /// How a map with a cut patch log is served.
@@ -430,7 +452,7 @@ pub struct MapPatch {
 }
 
 /// The answer of a patch.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct PatchResult {
     /// The map's version after it.
     pub version: u64,
@@ -715,6 +737,15 @@ pub struct PlanRequest {
     /// Keep the plan live (set by [`crate::Client::create_live_plan`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subscribe: Option<bool>,
+    /// Agent side in cells: only 1 is accepted (any other is `400 not_applicable`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+    /// Profiles do not apply to plans: any is `400 not_applicable`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Wait until this replica has applied this map version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_version: Option<u64>,
 }
 
 /// A multi-agent plan; a live plan's create answer also has `id`, `secret`, `seq`,
@@ -809,4 +840,77 @@ pub struct LivePlanEvent {
     pub replanned: Vec<usize>,
     /// Only `replanned` were re-planned; the others kept their paths.
     pub repaired: bool,
+}
+
+/// The answer of `healthz` (liveness).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Health {
+    /// `ok` or `ready`.
+    pub status: String,
+    /// Maps served.
+    pub maps: u64,
+    /// Maps not served because their durable data is damaged.
+    pub damaged_maps: Vec<String>,
+    /// Maps served after recovery found their patch log cut.
+    pub cut_logs: Vec<String>,
+    /// The replicated store (only with `--store nats://...`), as sent.
+    #[serde(default)]
+    pub store: Option<serde_json::Value>,
+    /// The replicas sharing subscriptions (only with `--store nats://...`), as sent.
+    #[serde(default)]
+    pub cluster: Option<serde_json::Value>,
+}
+
+/// A search trace in the Posthoc format (`findPathPosthoc`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PosthocTrace {
+    /// The format's version.
+    pub version: String,
+    /// pathd's own summary of the search (map, map_version, algorithm, status, cost,
+    /// path_cost, expanded, truncated, and for `hpa` its trace); ignored by Posthoc.
+    #[serde(default)]
+    pub pathd: Option<serde_json::Value>,
+    /// How Posthoc draws the events.
+    pub render: serde_json::Value,
+    /// The events in search order.
+    pub events: Vec<PosthocEvent>,
+}
+
+/// One event of a Posthoc trace.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PosthocEvent {
+    /// `source`, `destination`, `generating`, `updating`, `expanding`, `closing`, `end`,
+    /// and for `hpa` `entrance`, `abstract`, `refine`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The cell's row-major index `y * width + x`.
+    pub id: u64,
+    /// The parent's id (`None` for the start, and for events without one).
+    #[serde(default, rename = "pId")]
+    pub parent: Option<u64>,
+    /// Cost from the start.
+    #[serde(default)]
+    pub g: Option<f64>,
+    /// `g` plus the weighted heuristic.
+    #[serde(default)]
+    pub f: Option<f64>,
+    /// Column.
+    pub x: u32,
+    /// Row.
+    pub y: u32,
+    /// `hpa` only: the search the event came from.
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// `refine` events: the refinement step's kind.
+    #[serde(default)]
+    pub step: Option<String>,
+}
+
+/// `getMapCells` with its options ([`crate::Client::get_map_cells`]).
+#[derive(Debug, Clone, Default)]
+pub struct CellsRequest {
+    /// The costs this unit-type profile sees (default the map's default profile).
+    pub profile: Option<String>,
+    /// The terrain classes themselves (a plain map's are its costs).
+    pub terrain: bool,
 }

@@ -476,3 +476,106 @@ async fn matrix_los_and_random() {
         (400, "start_blocked".into())
     );
 }
+
+#[tokio::test]
+async fn healthz_posthoc_cells_and_batch_and_plan_options() {
+    let s = start().await;
+    let admin = Client::new(&s.url).with_admin_token(ADMIN);
+    admin.put_map_text("games", TINY).await.unwrap();
+    let h = Client::new(&s.url).healthz().await.unwrap();
+    assert_eq!(h.status, "ok");
+    assert!(h.maps >= 1 && h.damaged_maps.is_empty() && h.cut_logs.is_empty());
+    assert!(h.store.is_none() && h.cluster.is_none());
+
+    // The cells as the profile sees them, row-major: the wall of row 1 is 0.
+    let cells = admin
+        .get_map_cells("games", &pathd_client::CellsRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(cells, [1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1]);
+    let unknown = pathd_client::CellsRequest {
+        profile: Some("nope".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        code(admin.get_map_cells("games", &unknown).await),
+        (404, "profile_not_found".into())
+    );
+
+    // A Posthoc trace: source and destination first, `end` at the goal.
+    let q = PathRequest {
+        algorithm: Some("dijkstra".into()),
+        ..PathRequest::new([0, 0], [3, 0])
+    };
+    let t = admin.find_path_posthoc("games", &q).await.unwrap();
+    let kinds: Vec<&str> = t.events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(&kinds[..2], ["source", "destination"]);
+    let end = t.events.last().unwrap();
+    assert_eq!((end.kind.as_str(), end.id, end.x, end.y), ("end", 3, 3, 0));
+    let summary = t.pathd.unwrap();
+    assert_eq!(summary["cost"], json!(3.0));
+    assert_eq!(
+        code(admin.find_path_posthoc("nope", &q).await),
+        (404, "map_not_found".into())
+    );
+
+    // A batch-level `min_version` newer than the map's: a version never written.
+    let batch = pathd_client::BatchRequest {
+        queries: vec![PathRequest::new([0, 0], [3, 0])],
+        min_version: Some(9),
+    };
+    assert_eq!(
+        code(admin.find_paths_with("games", &batch).await),
+        (409, "version_conflict".into())
+    );
+    let batch = pathd_client::BatchRequest {
+        min_version: Some(1),
+        ..batch
+    };
+    let b = admin.find_paths_with("games", &batch).await.unwrap();
+    assert_eq!((b.map_version, b.results.len()), (1, 1));
+
+    // A plan's `size` other than 1, or any `profile`: not applicable.
+    let agents = vec![pathd_client::PlanAgent {
+        start: [0, 0],
+        goal: [3, 0],
+    }];
+    for req in [
+        pathd_client::PlanRequest {
+            agents: agents.clone(),
+            size: Some(2),
+            ..Default::default()
+        },
+        pathd_client::PlanRequest {
+            agents: agents.clone(),
+            profile: Some("ground".into()),
+            ..Default::default()
+        },
+    ] {
+        assert_eq!(
+            code(admin.plan_agents("games", &req).await),
+            (400, "not_applicable".into())
+        );
+    }
+    let one = pathd_client::PlanRequest {
+        agents,
+        size: Some(1),
+        min_version: Some(1),
+        ..Default::default()
+    };
+    let p = admin.plan_agents("games", &one).await.unwrap();
+    assert_eq!((p.status.as_str(), p.map_version), ("solved", 1));
+
+    // A `movement` that overrides the file's `type` line.
+    let (created, m) = admin
+        .put_map_text_with("four", TINY, Some("cardinal"))
+        .await
+        .unwrap();
+    assert!(created);
+    assert_eq!(m.movement, "cardinal");
+    let r = admin
+        .find_path("four", &PathRequest::new([0, 0], [1, 2]))
+        .await
+        .unwrap();
+    assert_eq!(r.cost, 3.0, "no diagonal on a cardinal map: {r:?}");
+}

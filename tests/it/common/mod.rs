@@ -209,6 +209,23 @@ impl TestServer {
         summary
     }
 
+    /// Patches a map through the client; the answer, which must be a success.
+    pub async fn patch_ok(
+        &self,
+        name: &str,
+        patch: &pathd_client::MapPatch,
+    ) -> pathd_client::PatchResult {
+        (self.pathd().patch_map(name, patch).await)
+            .unwrap_or_else(|e| panic!("patch of {name}: {e}"))
+    }
+
+    /// Replaces a map with a JSON map through the client and asserts that it was not new.
+    pub async fn replace_json(&self, name: &str, map: &Value) -> pathd_client::MapSummary {
+        let (created, summary) = self.pathd().put_map_json(name, map).await.unwrap();
+        assert!(!created, "{name} was new");
+        summary
+    }
+
     /// Uploads a JSON map (costs or rows) through the client and asserts that it was new.
     pub async fn upload_json(&self, name: &str, map: &Value) -> pathd_client::MapSummary {
         let (created, summary) = self.pathd().put_map_json(name, map).await.unwrap();
@@ -245,6 +262,32 @@ pub fn cells(path: &[pathd_client::Point]) -> Vec<pathd_engine::Point> {
     path.iter()
         .map(|p| pathd_engine::Point::new(p[0], p[1]))
         .collect()
+}
+
+/// A patch of rectangles `[x, y, width, height, cost]`, in order.
+pub fn rects_patch(rects: &[[u32; 5]]) -> pathd_client::MapPatch {
+    pathd_client::MapPatch {
+        rects: (rects.iter())
+            .map(|&[x, y, width, height, cost]| pathd_client::RectChange {
+                x,
+                y,
+                width,
+                height,
+                cost,
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// A patch of cells `(x, y, cost)`, in order.
+pub fn cells_patch(cells: &[(u32, u32, u32)]) -> pathd_client::MapPatch {
+    pathd_client::MapPatch {
+        cells: (cells.iter())
+            .map(|&(x, y, cost)| pathd_client::CellChange { x, y, cost })
+            .collect(),
+        ..Default::default()
+    }
 }
 
 /// A path query with an algorithm.

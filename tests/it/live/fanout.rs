@@ -8,7 +8,7 @@ use pathd_client::{PathRequest, Subscription};
 use serde_json::{Value, json};
 
 use super::{get_sub, patch_ok, subscribe, wait_seq};
-use crate::common::TestServer;
+use crate::common::{TestServer, cells_patch, rects_patch};
 
 /// 120x40, all cost 1, octile: room for paths far apart.
 fn open_field() -> Value {
@@ -31,7 +31,7 @@ async fn wait_version(s: &TestServer, id: &str, version: u64) -> Subscription {
 #[tokio::test]
 async fn a_patch_reaches_only_the_members_whose_paths_it_touches() {
     let s = TestServer::new().await;
-    assert_eq!(s.put_json("f", &open_field()).await.status(), 201);
+    s.upload_json("f", &open_field()).await;
     // One goal group of three: starts far apart, so their paths share only the last cells.
     let a = subscribe(&s, "f", &PathRequest::new([2, 2], [110, 20])).await;
     let b = subscribe(&s, "f", &PathRequest::new([2, 37], [110, 20])).await;
@@ -42,11 +42,10 @@ async fn a_patch_reaches_only_the_members_whose_paths_it_touches() {
         assert!(other.path.iter().all(|p| p[0] > 8 || p[1] >= 32));
     }
     // A wall across a's way near its start (x = 5, rows 0 to 25): a detour that costs more.
-    let wall =
-        |cost: u32| json!({"rects": [{"x": 5, "y": 0, "width": 1, "height": 26, "cost": cost}]});
+    let wall = |cost: u32| rects_patch(&[[5, 0, 1, 26, cost]]);
     let out = patch_ok(&s, "f", wall(0)).await;
-    assert_eq!(out["version"], 2);
-    assert_eq!(out["affected_subscriptions"], 1, "{out}");
+    assert_eq!(out.version, 2);
+    assert_eq!(out.affected_subscriptions, 1, "{out:?}");
     wait_seq(&s, ids[0], 2).await;
     for id in &ids[1..] {
         let v = wait_version(&s, id, 2).await;
@@ -54,8 +53,8 @@ async fn a_patch_reaches_only_the_members_whose_paths_it_touches() {
     }
 
     // A wall in a far corner no path comes near: inside the tree's region, reaching nobody.
-    let out = patch_ok(&s, "f", json!({"cells": [{"x": 119, "y": 0, "cost": 0}]})).await;
-    assert_eq!(out["affected_subscriptions"], 0, "{out}");
+    let out = patch_ok(&s, "f", cells_patch(&[(119, 0, 0)])).await;
+    assert_eq!(out.affected_subscriptions, 0, "{out:?}");
     for (id, seq) in ids.iter().zip([2, 1, 1]) {
         let v = wait_version(&s, id, 3).await;
         assert_eq!(v.seq, seq, "{v:?}");
@@ -64,7 +63,7 @@ async fn a_patch_reaches_only_the_members_whose_paths_it_touches() {
     // Opening the wall again is a lowering: every member of the group may get a shorter
     // path, so all of them are reached, and a gets its old cost back.
     let out = patch_ok(&s, "f", wall(1)).await;
-    assert_eq!(out["affected_subscriptions"], 3, "{out}");
+    assert_eq!(out.affected_subscriptions, 3, "{out:?}");
     wait_seq(&s, ids[0], 3).await;
     let v = get_sub(&s, ids[0]).await;
     assert_eq!(v.cost, a.cost, "{v:?}");

@@ -23,7 +23,7 @@ async fn the_first_searchs_time_limit_starts_with_the_search() {
     config.pool_threads = 1;
     config.queue_depth = 8;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("m", &open_map(64)).await.status(), 201);
+    s.upload_json("m", &open_map(64)).await;
     let compute = s.state.compute().clone();
     let hold = compute.hold(1).await.unwrap();
     let pathd = s.pathd();
@@ -64,7 +64,7 @@ async fn a_patch_does_not_wait_for_a_subscriptions_first_search() {
         }
     }
     let map = json!({"width": n, "height": n, "costs": costs});
-    assert_eq!(s.put_json("big", &map).await.status(), 201);
+    s.upload_json("big", &map).await;
     let pathd = s.pathd();
     let create = tokio::spawn({
         let pathd = pathd.clone();

@@ -8,7 +8,7 @@ use pathd_client::{CellChange, MapPatch, PathRequest};
 use pathd_engine::{DStarLite, Grid, Limits, Movement, Patch, Point};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{get_sub, subscribe};
 use crate::common::{TestServer, api_error};
@@ -38,7 +38,7 @@ async fn subscriptions_sharing_a_goal_answer_like_one_search_each() {
     let mut grid = Grid::from_costs(w, h, costs.clone(), Movement::Octile).unwrap();
     let s = TestServer::new().await;
     let body = json!({"width": w, "height": h, "costs": costs, "movement": "octile"});
-    assert_eq!(s.put_json("r", &body).await.status(), 201);
+    s.upload_json("r", &body).await;
     let passable = |g: &Grid, rng: &mut StdRng| loop {
         let p = Point::new(rng.random_range(0..w), rng.random_range(0..h));
         if g.is_passable(p) {
@@ -144,23 +144,23 @@ async fn the_memory_budget_is_enforced_and_reported() {
     // The first subscription's shared search uses up the map's budget.
     config.max_subscription_bytes_per_map = 1;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("h", &super::halves()).await.status(), 201);
-    assert_eq!(s.put_json("g", &super::halves()).await.status(), 201);
-    // Raw summaries: their `subscriptions` usage is not in the client's `MapSummary`.
-    let (_, summary) =
-        crate::common::json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
-    assert!(summary.get("subscriptions").is_none(), "{summary}");
+    s.upload_json("h", &super::halves()).await;
+    s.upload_json("g", &super::halves()).await;
+    let summary = s.pathd().get_map("h", None).await.unwrap();
+    assert!(summary.subscriptions.is_none(), "{summary:?}");
     subscribe(&s, "h", &super::sub()).await;
     let refused = s.pathd().create_subscription("h", &super::sub()).await;
     let message = api_error(refused, 429, "too_many_subscriptions");
     assert!(message.contains("bytes"), "{message}");
     // Another map has a budget of its own.
     subscribe(&s, "g", &super::sub()).await;
-    let (_, summary) =
-        crate::common::json(s.client.get(s.at("/v1/maps/h")).send().await.unwrap()).await;
-    let usage = &summary["subscriptions"];
-    assert_eq!(usage["count"].as_u64(), Some(1), "{summary}");
-    assert!(usage["memory_bytes"].as_u64() > Some(0), "{summary}");
+    let summary = s.pathd().get_map("h", None).await.unwrap();
+    let usage = summary
+        .subscriptions
+        .as_ref()
+        .expect("the map's subscriptions");
+    assert_eq!(usage.count, 1, "{summary:?}");
+    assert!(usage.memory_bytes > 0, "{summary:?}");
     let metrics = s.pathd().metrics().await.unwrap();
     assert!(
         metrics
@@ -176,8 +176,7 @@ async fn the_memory_budget_is_enforced_and_reported() {
 #[tokio::test]
 async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
     let server = crate::common::ProcessServer::start().await;
-    let (base, client) = (server.base.clone(), server.client.clone());
-    let pathd = pathd_client::Client::new(&base);
+    let pathd = pathd_client::Client::new(&server.base);
     let (created, _) = pathd.put_map_json("h", &super::halves()).await.unwrap();
     assert!(created);
     let memory = || async {
@@ -207,16 +206,8 @@ async fn deleting_subscriptions_gives_their_memory_back_in_the_metric() {
         0.0,
         "memory still reported after the delete"
     );
-    // Raw: the summary's `subscriptions` is not in the client's `MapSummary`.
-    let summary: Value = client
-        .get(format!("{base}/v1/maps/h"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert!(summary.get("subscriptions").is_none(), "{summary}");
+    let summary = pathd.get_map("h", None).await.unwrap();
+    assert!(summary.subscriptions.is_none(), "{summary:?}");
 }
 
 /// Deleted subscriptions give their memory back to the system, not only to the allocator:
@@ -292,7 +283,7 @@ async fn a_subscriber_that_leaves_before_the_answer_leaves_nothing_behind() {
     config.pool_threads = 1;
     config.queue_depth = 4;
     let s = TestServer::start(dirs, config).await;
-    assert_eq!(s.put_json("h", &super::halves()).await.status(), 201);
+    s.upload_json("h", &super::halves()).await;
     let hold = s.state.compute().hold(1).await.unwrap();
     let request = {
         let pathd = s.pathd();
