@@ -723,7 +723,10 @@ mod tests {
             }
             // Both kinds of chain were tried (on the open map every chain is legal).
             assert!(legal > 300, "{density}: {legal} legal");
-            assert!(density == 0 || illegal > 300, "{density}: {illegal} illegal");
+            assert!(
+                density == 0 || illegal > 300,
+                "{density}: {illegal} illegal"
+            );
         }
     }
 

@@ -98,9 +98,15 @@ impl PathRequest {
         let tracked = serde_path_to_error::deserialize(crate::http::body::Contract(&mut again))
             .map(|_: PathRequest| ())
             // (Never: the same parse failed untracked.)
-            .map_or_else(|e| e, |()| {
-                serde_path_to_error::Error::new(serde_path_to_error::Track::new().path(), untracked)
-            });
+            .map_or_else(
+                |e| e,
+                |()| {
+                    serde_path_to_error::Error::new(
+                        serde_path_to_error::Track::new().path(),
+                        untracked,
+                    )
+                },
+            );
         Err(crate::http::body::parse_error(&tracked))
     }
 
