@@ -14,22 +14,19 @@ const CELL_MAX: usize = 28;
 const BLOCK: usize = 64 * CELL_MAX;
 
 /// Appends the cells as their format writes them: cells are assembled in a block on the
-/// stack and the block appended when full, so the buffer sees one copy per block instead
-/// of a capacity check per byte (which, with a `memcpy` call per cell before it, cost more
-/// than the search on long paths). A cell of numbers below 10 000 (every map's) is two
-/// eight-byte stores of digits from a table.
+/// stack and the block appended when full (every 64 cells, for pairs and flat), so the
+/// buffer sees one copy per block instead of a capacity check per byte (which, with a
+/// `memcpy` call per cell before it, cost more than the search on long paths). A cell of
+/// numbers below 10 000 (every map's) is two eight-byte stores of digits from a table.
 pub(super) fn put_cells(buf: &mut Vec<u8>, cells: &PathCells) {
     buf.reserve(cells.json_len_bound());
     buf.push(b'[');
-    let mut out = Block::default();
     let c = &cells.cells;
     match cells.format {
-        PathFormat::Pairs => {
-            for &p in c {
-                out.pair(buf, p);
-            }
-        }
+        PathFormat::Pairs => put_every::<true>(buf, c),
+        PathFormat::Flat => put_every::<false>(buf, c),
         PathFormat::Turns => {
+            let mut out = Block::default();
             if let Some(&first) = c.first() {
                 out.pair(buf, first);
             }
@@ -42,15 +39,74 @@ pub(super) fn put_cells(buf: &mut Vec<u8>, cells: &PathCells) {
             if let [_, .., last] = c[..] {
                 out.pair(buf, last);
             }
-        }
-        PathFormat::Flat => {
-            for &p in c {
-                out.flat(buf, p);
-            }
+            out.flush(buf);
         }
     }
-    out.flush(buf);
     buf.push(b']');
+}
+
+/// Every cell, as pairs (`PAIRS`) or flat: 64 cells at a time into a block (no room
+/// check a cell: a block holds 64 of the longest), the block appended after each 64.
+fn put_every<const PAIRS: bool>(buf: &mut Vec<u8>, cells: &[Point]) {
+    let mut block = [0u8; BLOCK];
+    for (i, run) in cells.chunks(64).enumerate() {
+        let mut n = 0;
+        for &p in run {
+            n = match (small(p.x), small(p.y)) {
+                (Some(x), Some(y)) if PAIRS => put_pair(&mut block, n, x, y),
+                (Some(x), Some(y)) => put_flat(&mut block, n, x, y),
+                _ if PAIRS => put_pair_large(&mut block, n, p),
+                _ => put_flat_large(&mut block, n, p),
+            };
+        }
+        // The first cell of all goes without its comma.
+        buf.extend_from_slice(&block[usize::from(i == 0)..n]);
+    }
+}
+
+/// `,[x,y]` at `n` for [`small`] numbers, as `,[x` and `,y]` stored eight bytes each (what
+/// follows them is overwritten); returns the end.
+#[inline(always)]
+fn put_pair(out: &mut [u8], n: usize, (x, lx): (u32, usize), (y, ly): (u32, usize)) -> usize {
+    let head = u64::from(u16::from_le_bytes([b',', b'['])) | u64::from(x) << 16;
+    let tail = u64::from(b',') | u64::from(y) << 8 | u64::from(b']') << (8 + 8 * ly);
+    out[n..n + 8].copy_from_slice(&head.to_le_bytes());
+    let m = n + 2 + lx;
+    out[m..m + 8].copy_from_slice(&tail.to_le_bytes());
+    m + 2 + ly
+}
+
+/// `,x,y` at `n` for [`small`] numbers, as `,x` and `,y` stored eight bytes each (what
+/// follows them is overwritten); returns the end.
+#[inline(always)]
+fn put_flat(out: &mut [u8], n: usize, (x, lx): (u32, usize), (y, ly): (u32, usize)) -> usize {
+    let head = u64::from(b',') | u64::from(x) << 8;
+    let tail = u64::from(b',') | u64::from(y) << 8;
+    out[n..n + 8].copy_from_slice(&head.to_le_bytes());
+    let m = n + 1 + lx;
+    out[m..m + 8].copy_from_slice(&tail.to_le_bytes());
+    m + 1 + ly
+}
+
+/// `,[x,y]` at `n` for any numbers; returns the end.
+#[inline(never)]
+fn put_pair_large(out: &mut [u8], n: usize, p: Point) -> usize {
+    out[n] = b',';
+    out[n + 1] = b'[';
+    let m = number(p.x, out, n + 2);
+    out[m] = b',';
+    let m = number(p.y, out, m + 1);
+    out[m] = b']';
+    m + 1
+}
+
+/// `,x,y` at `n` for any numbers; returns the end.
+#[inline(never)]
+fn put_flat_large(out: &mut [u8], n: usize, p: Point) -> usize {
+    out[n] = b',';
+    let m = number(p.x, out, n + 1);
+    out[m] = b',';
+    number(p.y, out, m + 1)
 }
 
 /// The step from `a` to `b`.
@@ -102,44 +158,9 @@ impl Block {
     #[inline(always)]
     fn pair(&mut self, buf: &mut Vec<u8>, p: Point) {
         let n = self.room(buf);
-        let out = &mut self.bytes;
-        self.len = if let (Some((x, lx)), Some((y, ly))) = (small(p.x), small(p.y)) {
-            // `,[x` and `,y]`, eight bytes each (what follows is overwritten).
-            let head = u64::from(u16::from_le_bytes([b',', b'['])) | u64::from(x) << 16;
-            let tail = u64::from(b',') | u64::from(y) << 8 | u64::from(b']') << (8 + 8 * ly);
-            out[n..n + 8].copy_from_slice(&head.to_le_bytes());
-            let m = n + 2 + lx;
-            out[m..m + 8].copy_from_slice(&tail.to_le_bytes());
-            m + 2 + ly
-        } else {
-            out[n] = b',';
-            out[n + 1] = b'[';
-            let m = number(p.x, out, n + 2);
-            out[m] = b',';
-            let m = number(p.y, out, m + 1);
-            out[m] = b']';
-            m + 1
-        };
-    }
-
-    /// `,x,y`.
-    #[inline(always)]
-    fn flat(&mut self, buf: &mut Vec<u8>, p: Point) {
-        let n = self.room(buf);
-        let out = &mut self.bytes;
-        self.len = if let (Some((x, lx)), Some((y, ly))) = (small(p.x), small(p.y)) {
-            // `,x` and `,y`, eight bytes each (what follows is overwritten).
-            let head = u64::from(b',') | u64::from(x) << 8;
-            let tail = u64::from(b',') | u64::from(y) << 8;
-            out[n..n + 8].copy_from_slice(&head.to_le_bytes());
-            let m = n + 1 + lx;
-            out[m..m + 8].copy_from_slice(&tail.to_le_bytes());
-            m + 1 + ly
-        } else {
-            out[n] = b',';
-            let m = number(p.x, out, n + 1);
-            out[m] = b',';
-            number(p.y, out, m + 1)
+        self.len = match (small(p.x), small(p.y)) {
+            (Some(x), Some(y)) => put_pair(&mut self.bytes, n, x, y),
+            _ => put_pair_large(&mut self.bytes, n, p),
         };
     }
 }
