@@ -52,5 +52,6 @@ mod shutdown;
 mod sizes;
 mod tables;
 mod ui;
+mod wire;
 mod write_queue;
 mod write_safety;

@@ -100,7 +100,8 @@ pub(crate) fn search(
 /// [`JpsExpander`]) gets back the diagonal jump point at its corner, so consecutive points are
 /// joined by straight or diagonal runs, as in classic JPS.
 pub(crate) fn with_corners(nodes: impl Iterator<Item = Point>) -> Vec<Point> {
-    let mut out: Vec<Point> = Vec::new();
+    // At most one corner between two nodes.
+    let mut out: Vec<Point> = Vec::with_capacity((2 * nodes.size_hint().0).saturating_sub(1));
     for b in nodes {
         if let Some(&a) = out.last() {
             let (ax, ay) = (a.x.abs_diff(b.x), a.y.abs_diff(b.y));
@@ -119,8 +120,17 @@ pub(crate) fn with_corners(nodes: impl Iterator<Item = Point>) -> Vec<Point> {
 /// path, and sums its step costs in order. The map is uniform, so a legal step costs exactly
 /// 1 or sqrt 2, which is what [`Grid::path_cost`] computes for it; legality is read from the
 /// planes (an illegal step, which JPS never produces, makes the cost NaN).
+///
+/// The path is allocated once at its exact length, and each run's legality is read a line
+/// at a time from the planes ([`Planes::run_open`]) instead of four cell lookups a step:
+/// path building had cost more than the search on long paths. The cost is still the sum of
+/// every step's cost in path order (the same bits as adding them one by one).
 pub(crate) fn fill(planes: &Planes, jumps: &[Point]) -> (Vec<Point>, f64) {
-    let mut path = Vec::with_capacity(jumps.len() * 4);
+    let steps: usize = jumps
+        .windows(2)
+        .map(|w| w[0].x.abs_diff(w[1].x).max(w[0].y.abs_diff(w[1].y)) as usize)
+        .sum();
+    let mut path = Vec::with_capacity(jumps.len().min(1) + steps);
     let mut cost = 0.0;
     let Some(&first) = jumps.first() else {
         return (path, cost);
@@ -136,25 +146,58 @@ pub(crate) fn fill(planes: &Planes, jumps: &[Point]) -> (Vec<Point>, f64) {
                 || a.y.abs_diff(b.y) == 0
                 || a.x.abs_diff(b.x) == a.y.abs_diff(b.y)
         );
+        if steps == 0 {
+            continue;
+        }
+        let straight = sx == 0 || sy == 0;
+        if !planes.run_open(a, b) {
+            cost = fill_steps(planes, &mut path, cost, a, (sx, sy), steps);
+            continue;
+        }
+        let step_cost = if straight { 1.0 } else { SQRT2 };
+        // Every step legal: the cells of the run, and its steps' costs added one by one.
+        let (dx, dy) = (sx as i32, sy as i32);
         let mut cur = a;
+        path.extend((0..steps).map(|_| {
+            cur = Point::new(cur.x.wrapping_add_signed(dx), cur.y.wrapping_add_signed(dy));
+            cur
+        }));
         for _ in 0..steps {
-            let next = Point::new((cur.x as i64 + sx) as u32, (cur.y as i64 + sy) as u32);
-            // Padded coordinates of `cur` and `next`.
-            let (cx, cy) = (cur.x as usize + 1, cur.y as usize + 1);
-            let (nx, ny) = (next.x as usize + 1, next.y as usize + 1);
-            let legal = planes.open(cx, cy)
-                && planes.open(nx, ny)
-                && (sx == 0 || sy == 0 || (planes.open(nx, cy) && planes.open(cx, ny)));
-            cost += match (legal, sx != 0 && sy != 0) {
-                (false, _) => f64::NAN,
-                (true, true) => SQRT2,
-                (true, false) => 1.0,
-            };
-            path.push(next);
-            cur = next;
+            cost += step_cost;
         }
     }
     (path, cost)
+}
+
+/// [`fill`] for a run with an illegal step: step by step from `a` (`steps` steps in
+/// direction `(sx, sy)`), each step's legality read cell by cell, the first illegal one
+/// making the cost NaN. Returns the cost so far.
+fn fill_steps(
+    planes: &Planes,
+    path: &mut Vec<Point>,
+    mut cost: f64,
+    a: Point,
+    (sx, sy): (i64, i64),
+    steps: u32,
+) -> f64 {
+    let mut cur = a;
+    for _ in 0..steps {
+        let next = Point::new((cur.x as i64 + sx) as u32, (cur.y as i64 + sy) as u32);
+        // Padded coordinates of `cur` and `next`.
+        let (cx, cy) = (cur.x as usize + 1, cur.y as usize + 1);
+        let (nx, ny) = (next.x as usize + 1, next.y as usize + 1);
+        let legal = planes.open(cx, cy)
+            && planes.open(nx, ny)
+            && (sx == 0 || sy == 0 || (planes.open(nx, cy) && planes.open(cx, ny)));
+        cost += match (legal, sx != 0 && sy != 0) {
+            (false, _) => f64::NAN,
+            (true, true) => SQRT2,
+            (true, false) => 1.0,
+        };
+        path.push(next);
+        cur = next;
+    }
+    cost
 }
 
 /// "The goal is not on this line".
@@ -587,6 +630,104 @@ mod tests {
         let far = g.pidx(Point::new(4, 2));
         let j = planes.scan_row(n % pw, n / pw, 1, (far % pw, far / pw));
         assert_eq!(j, Some(3)); // padded x of column 2
+    }
+
+    /// [`fill`] as it was written first: step by step, four cell lookups a step.
+    fn fill_by_steps(planes: &Planes, jumps: &[Point]) -> (Vec<Point>, f64) {
+        let mut path = Vec::new();
+        let mut cost = 0.0;
+        let Some(&first) = jumps.first() else {
+            return (path, cost);
+        };
+        path.push(first);
+        for w in jumps.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let sx = (b.x as i64 - a.x as i64).signum();
+            let sy = (b.y as i64 - a.y as i64).signum();
+            let steps = a.x.abs_diff(b.x).max(a.y.abs_diff(b.y));
+            cost = fill_steps(planes, &mut path, cost, a, (sx, sy), steps);
+        }
+        (path, cost)
+    }
+
+    #[test]
+    fn fill_by_runs_is_fill_by_steps() {
+        // 150 x 90 (lines of several words) with scattered walls: chains of random straight
+        // and diagonal runs, legal or not, from every kind of start; the same cells and the
+        // same cost bits (NaN where a step is illegal) as step by step.
+        let mut x = 7u64;
+        let mut next = move |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let (w, h) = (150u32, 90u32);
+        for density in [0, 30, 9] {
+            let rows: Vec<String> = (0..h)
+                .map(|_| {
+                    (0..w)
+                        .map(|_| {
+                            if density > 0 && next(density) == 0 {
+                                '@'
+                            } else {
+                                '.'
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let g = grid(&rows.iter().map(String::as_str).collect::<Vec<_>>());
+            let planes = Planes::new(&g);
+            let (mut legal, mut illegal) = (0, 0);
+            for _ in 0..3000 {
+                let mut p = Point::new(next(w.into()) as u32, next(h.into()) as u32);
+                let mut jumps = vec![p];
+                for _ in 0..next(6) {
+                    // A direction, then as many steps as stay on the map (0 included).
+                    let (dx, dy) = match next(8) {
+                        0 => (1, 0),
+                        1 => (-1, 0),
+                        2 => (0, 1),
+                        3 => (0, -1),
+                        4 => (1, 1),
+                        5 => (1, -1),
+                        6 => (-1, 1),
+                        _ => (-1, -1),
+                    };
+                    let room = |v: u32, d: i64, size: u32| match d {
+                        1 => size - 1 - v,
+                        -1 => v,
+                        _ => u32::MAX,
+                    };
+                    let most = room(p.x, dx, w).min(room(p.y, dy, h));
+                    let k = i64::from(next(u64::from(most.min(140)) + 1) as u32);
+                    p = Point::new((p.x as i64 + k * dx) as u32, (p.y as i64 + k * dy) as u32);
+                    jumps.push(p);
+                }
+                let (path, cost) = fill(&planes, &jumps);
+                let (want, want_cost) = fill_by_steps(&planes, &jumps);
+                assert_eq!(path, want, "{jumps:?}");
+                assert_eq!(path.capacity(), path.len(), "sized exactly");
+                if want_cost.is_nan() {
+                    assert!(cost.is_nan(), "{jumps:?}");
+                    illegal += 1;
+                } else {
+                    assert_eq!(cost.to_bits(), want_cost.to_bits(), "{jumps:?}");
+                    // (A chain of no steps may start on a wall: no step to make illegal.)
+                    if g.is_passable(path[0]) {
+                        assert_eq!(g.path_cost(&path), Some(cost), "{jumps:?}");
+                    }
+                    legal += 1;
+                }
+            }
+            // Both kinds of chain were tried (on the open map every chain is legal).
+            assert!(legal > 300, "{density}: {legal} legal");
+            assert!(
+                density == 0 || illegal > 300,
+                "{density}: {illegal} illegal"
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{ChangeList, Grid};
+use super::{ChangeList, Grid, Point};
 /// Passability as bit planes for word-at-a-time scans: one bit per padded cell (1 = open),
 /// once by rows and once by columns (the transpose), every line with a 64-bit margin of
 /// zeros on both sides so a 64-bit window never leaves its line. A vertical scan is then a
@@ -88,6 +88,20 @@ impl Plane {
     }
 }
 
+/// Whether bits `lo..=hi` of `line` are all set.
+#[inline(always)]
+fn all_set(line: &[u64], lo: usize, hi: usize) -> bool {
+    let (first, last) = (lo / 64, hi / 64);
+    let from = !0u64 << (lo % 64);
+    let to = !0u64 >> (63 - hi % 64);
+    if first == last {
+        return line[first] & from & to == from & to;
+    }
+    line[first] & from == from
+        && line[first + 1..last].iter().all(|&w| w == !0)
+        && line[last] & to == to
+}
+
 /// Bit position of padded coordinate 0 within a line.
 pub(crate) const MARGIN: usize = 64;
 
@@ -139,6 +153,40 @@ impl Planes {
             rows,
             cols,
         }
+    }
+
+    /// Whether every step of the run from `a` to `b` is legal, for the unpadded ends of a
+    /// straight or diagonal run (as JPS's jump points are joined): every cell of a straight
+    /// run open, and for a diagonal run also both side cells of each step. Read a line at
+    /// a time: a straight run is one range of one line (a row, or a column of the column
+    /// plane), a diagonal one two or three cells of each row it crosses.
+    pub(crate) fn run_open(&self, a: Point, b: Point) -> bool {
+        let (ax, ay) = (a.x as usize + 1, a.y as usize + 1);
+        let (bx, by) = (b.x as usize + 1, b.y as usize + 1);
+        if ay == by {
+            return all_set(self.rows.line(ay), ax.min(bx) + MARGIN, ax.max(bx) + MARGIN);
+        }
+        if ax == bx {
+            return all_set(self.cols.line(ax), ay.min(by) + MARGIN, ay.max(by) + MARGIN);
+        }
+        debug_assert_eq!(ax.abs_diff(bx), ay.abs_diff(by), "a diagonal run");
+        let k = ay.abs_diff(by);
+        // Row `j` of the run (from `a`) holds the run's cell `j`, the side cell of step
+        // `j - 1` beside it (offset `j - 1`) and that of step `j` (offset `j + 1`).
+        let (down, right) = (by > ay, bx > ax);
+        for j in 0..=k {
+            let y = if down { ay + j } else { ay - j };
+            let (lo, hi) = (j.saturating_sub(1), (j + 1).min(k));
+            let (x0, x1) = if right {
+                (ax + lo, ax + hi)
+            } else {
+                (ax - hi, ax - lo)
+            };
+            if !all_set(self.rows.line(y), x0 + MARGIN, x1 + MARGIN) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Whether padded `(x, y)` is open, from the row plane.

@@ -331,19 +331,18 @@ pub(crate) fn limit_hit(limits: &Limits) -> Option<LimitKind> {
     None
 }
 
-/// Reads the parent chain from `end` back to the start, returned start first.
+/// Reads the parent chain from `end` back to the start, returned start first: counted
+/// first, then written from its end into a vector of that exact length (no growth, no
+/// reversal).
 pub(crate) fn chain(scratch: &Scratch, end: u32) -> Vec<u32> {
     let nodes = scratch.nodes();
-    let mut out = vec![end];
-    let mut cur = end;
-    loop {
-        let p = nodes.parent(cur);
-        if p == cur {
-            break;
-        }
-        out.push(p);
-        cur = p;
+    let parents = |from: u32| {
+        std::iter::successors(Some(from), |&n| Some(nodes.parent(n)).filter(|&p| p != n))
+    };
+    let len = parents(end).count();
+    let mut out = vec![0; len];
+    for (slot, n) in out.iter_mut().rev().zip(parents(end)) {
+        *slot = n;
     }
-    out.reverse();
     out
 }

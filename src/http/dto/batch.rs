@@ -16,27 +16,46 @@ impl BatchRequest {
     /// `max + 1` starts (nothing of it or after it is read, so an over-long batch costs no
     /// more than a full one) and answers `413 too_many_queries`; other failures are
     /// `400 invalid_request` naming where the body went wrong.
+    ///
+    /// `de` reads `body`. The parse does not track where it is: only a body that fails is
+    /// parsed again, from `body`, tracking the path for the error to name (the same error:
+    /// a parse is deterministic). Tracking cost a string per key of every query.
     pub fn from_json(
         de: &mut crate::http::body::SliceDeserializer<'_>,
+        body: &[u8],
         max: usize,
     ) -> Result<Self, ApiError> {
         use serde::de::DeserializeSeed;
         let over = std::cell::Cell::new(false);
+        let seed = batch_seed::Batch { max, over: &over };
+        match seed.deserialize(crate::http::body::Contract(de)) {
+            Ok(batch) => return Ok(batch),
+            Err(_) if over.get() => return Err(too_many_queries(max)),
+            Err(_) => {}
+        }
+        let over = std::cell::Cell::new(false);
         let mut track = serde_path_to_error::Track::new();
         let seed = batch_seed::Batch { max, over: &over };
-        let de = crate::http::body::Contract(de);
+        let mut again = serde_json::Deserializer::from_slice(body);
+        let de = crate::http::body::Contract(&mut again);
         match seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track)) {
+            // (Never: the same parse failed untracked.)
             Ok(batch) => Ok(batch),
-            Err(_) if over.get() => Err(ApiError::new(
-                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::TooManyQueries,
-                format!("a batch holds at most {max} queries; this one has more"),
-            )),
+            Err(_) if over.get() => Err(too_many_queries(max)),
             Err(e) => Err(crate::http::body::parse_error(
                 &serde_path_to_error::Error::new(track.path(), e),
             )),
         }
     }
+}
+
+/// `413 too_many_queries`: the batch has more than `max` queries.
+fn too_many_queries(max: usize) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::TooManyQueries,
+        format!("a batch holds at most {max} queries; this one has more"),
+    )
 }
 
 /// The bounded parse of [`BatchRequest`]: `{"queries": [...]}`, no other field.
