@@ -73,8 +73,8 @@ fn bfs(grid: &Grid, a: Point, b: Point) -> u64 {
     panic!("{b} unreachable from {a}")
 }
 
-/// The request of a plan of agents from `s` to `g`.
-fn request(s: &[Point], g: &[Point]) -> PlanRequest {
+/// The request of a plan of agents from `s` to `g` (also for the live plans' tests).
+pub(crate) fn request(s: &[Point], g: &[Point]) -> PlanRequest {
     PlanRequest {
         agents: s
             .iter()

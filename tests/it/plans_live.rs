@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 
 use crate::common::{Dirs, TestServer, api_error, expect_error, json, next_event, repo_file};
 use crate::live::sse::Sse;
+use crate::plans::request;
 use pathd_client::{
-    CellChange, Error, LivePlanEvent, MapPatch, PlanAgent, PlanProgress, PlanRequest, PlanResult,
+    CellChange, Error, LivePlanEvent, MapPatch, PlanProgress, PlanRequest, PlanResult,
 };
 
 /// Engine points of client cells.
@@ -27,21 +28,6 @@ fn cells_of(v: &[Point]) -> Vec<[u32; 2]> {
 
 fn paths_of(v: &[Vec<[u32; 2]>]) -> Vec<Vec<Point>> {
     v.iter().map(|p| pts(p)).collect()
-}
-
-/// The request of a plan of agents from `s` to `g`.
-fn request(s: &[Point], g: &[Point]) -> PlanRequest {
-    PlanRequest {
-        agents: s
-            .iter()
-            .zip(g)
-            .map(|(a, b)| PlanAgent {
-                start: [a.x, a.y],
-                goal: [b.x, b.y],
-            })
-            .collect(),
-        ..PlanRequest::default()
-    }
 }
 
 /// A live plan, created through the client.
