@@ -17,7 +17,9 @@
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, header};
-use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
+
+use serde::de::{DeserializeOwned, DeserializeSeed};
 
 use crate::http::error::ApiError;
 
@@ -59,43 +61,82 @@ where
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let JsonBytes(bytes) = JsonBytes::from_request(req, state).await?;
-        decode_off_runtime(bytes, |de| {
-            serde_path_to_error::deserialize(Contract(de)).map_err(|e| parse_error(&e))
+        decode_off_runtime(bytes, |body| {
+            from_slice_seed(body, PhantomData::<T>).map_err(Unparsed::error)
         })
         .await
         .map(BlockingJson)
     }
 }
 
-/// The deserializer [`decode_off_runtime`] hands to its `decode` function.
-pub type SliceDeserializer<'a> = serde_json::Deserializer<serde_json::de::SliceRead<'a>>;
-
 /// Bodies up to this size are parsed in place: that is microseconds of CPU, less than the
 /// hop to a blocking thread and back, and the common case (a single path query).
 pub const INLINE_PARSE_MAX: usize = 16 << 10;
 
 /// Runs `decode` over `bytes` on the blocking pool (in place for bodies of at most
-/// [`INLINE_PARSE_MAX`] bytes), then checks that only whitespace follows the value.
-/// `decode` answers its own errors (use [`parse_error`] for serde's). The bytes are dropped
-/// on the blocking thread too.
+/// [`INLINE_PARSE_MAX`] bytes). `decode` answers its own errors (use [`from_slice_seed`]).
+/// The bytes are dropped on the blocking thread too.
 pub async fn decode_off_runtime<T, F>(bytes: Bytes, decode: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
-    F: for<'a> FnOnce(&mut SliceDeserializer<'a>) -> Result<T, ApiError> + Send + 'static,
+    F: FnOnce(&[u8]) -> Result<T, ApiError> + Send + 'static,
 {
     let inline = bytes.len() <= INLINE_PARSE_MAX;
-    let run = move || {
-        let mut de = serde_json::Deserializer::from_slice(&bytes);
-        let value = decode(&mut de)?;
-        de.end().map_err(|e| syntax_error(&e))?;
-        Ok(value)
-    };
+    let run = move || decode(&bytes);
     if inline {
         return run();
     }
     tokio::task::spawn_blocking(run)
         .await
         .map_err(ApiError::internal)?
+}
+
+/// Deserializes one JSON value from `body` with `seed`, through [`Contract`], with only
+/// whitespace after it. The parse does not track where it is (tracking costs a string per
+/// key of every body); [`Unparsed::error`] parses a failed body again with the path tracked,
+/// for the `400` to name where it went wrong.
+pub fn from_slice_seed<'de, S>(body: &'de [u8], seed: S) -> Result<S::Value, Unparsed<'de, S>>
+where
+    S: DeserializeSeed<'de> + Clone,
+{
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let error = match seed.clone().deserialize(Contract(&mut de)) {
+        Ok(value) => match de.end() {
+            Ok(()) => return Ok(value),
+            Err(e) => e,
+        },
+        Err(e) => e,
+    };
+    Err(Unparsed { body, seed, error })
+}
+
+/// A body [`from_slice_seed`] could not parse.
+pub struct Unparsed<'de, S> {
+    body: &'de [u8],
+    seed: S,
+    error: serde_json::Error,
+}
+
+impl<'de, S: DeserializeSeed<'de>> Unparsed<'de, S> {
+    /// `400 invalid_request`. A value of the wrong shape is parsed again tracking the path,
+    /// to name it (a parse is deterministic: it fails the same way); a syntax error needs no
+    /// path.
+    pub fn error(self) -> ApiError {
+        if !self.error.is_data() {
+            return syntax_error(&self.error);
+        }
+        let mut de = serde_json::Deserializer::from_slice(self.body);
+        let mut track = serde_path_to_error::Track::new();
+        let tracked = self
+            .seed
+            .deserialize(serde_path_to_error::Deserializer::new(
+                Contract(&mut de),
+                &mut track,
+            ));
+        // (`Ok` never: the same parse failed untracked.)
+        let error = tracked.err().unwrap_or(self.error);
+        parse_error(&serde_path_to_error::Error::new(track.path(), error))
+    }
 }
 
 /// `400 invalid_request` for a failed parse, with the path to the bad value (e.g.

@@ -16,36 +16,18 @@ impl BatchRequest {
     /// `max + 1` starts (nothing of it or after it is read, so an over-long batch costs no
     /// more than a full one) and answers `413 too_many_queries`; other failures are
     /// `400 invalid_request` naming where the body went wrong.
-    ///
-    /// `de` reads `body`. The parse does not track where it is: only a body that fails is
-    /// parsed again, from `body`, tracking the path for the error to name (the same error:
-    /// a parse is deterministic). Tracking cost a string per key of every query.
-    pub fn from_json(
-        de: &mut crate::http::body::SliceDeserializer<'_>,
-        body: &[u8],
-        max: usize,
-    ) -> Result<Self, ApiError> {
-        use serde::de::DeserializeSeed;
+    /// The path is tracked only when a body fails (see
+    /// [`crate::http::body::from_slice_seed`]).
+    pub fn from_json(body: &[u8], max: usize) -> Result<Self, ApiError> {
         let over = std::cell::Cell::new(false);
         let seed = batch_seed::Batch { max, over: &over };
-        match seed.deserialize(crate::http::body::Contract(de)) {
-            Ok(batch) => return Ok(batch),
-            Err(_) if over.get() => return Err(too_many_queries(max)),
-            Err(_) => {}
-        }
-        let over = std::cell::Cell::new(false);
-        let mut track = serde_path_to_error::Track::new();
-        let seed = batch_seed::Batch { max, over: &over };
-        let mut again = serde_json::Deserializer::from_slice(body);
-        let de = crate::http::body::Contract(&mut again);
-        match seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track)) {
-            // (Never: the same parse failed untracked.)
-            Ok(batch) => Ok(batch),
-            Err(_) if over.get() => Err(too_many_queries(max)),
-            Err(e) => Err(crate::http::body::parse_error(
-                &serde_path_to_error::Error::new(track.path(), e),
-            )),
-        }
+        crate::http::body::from_slice_seed(body, seed).map_err(|unparsed| {
+            if over.get() {
+                too_many_queries(max)
+            } else {
+                unparsed.error()
+            }
+        })
     }
 }
 
@@ -69,6 +51,7 @@ mod batch_seed {
     use super::{BatchRequest, PathRequest};
 
     /// The body; sets `over` when the queries run past `max`.
+    #[derive(Clone, Copy)]
     pub(super) struct Batch<'a> {
         pub(super) max: usize,
         pub(super) over: &'a Cell<bool>,

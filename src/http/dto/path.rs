@@ -82,34 +82,6 @@ pub(crate) fn pair(p: Point) -> [u32; 2] {
 }
 
 impl PathRequest {
-    /// Parses a path query body as [`crate::http::body::BlockingJson`] does, from `de`
-    /// reading `body`. The parse does not track where it is: only a body that fails is
-    /// parsed again, from `body`, tracking the path for the error to name (the same error:
-    /// a parse is deterministic). Tracking cost a string per key.
-    pub fn from_json(
-        de: &mut crate::http::body::SliceDeserializer<'_>,
-        body: &[u8],
-    ) -> Result<Self, ApiError> {
-        let untracked = match PathRequest::deserialize(crate::http::body::Contract(de)) {
-            Ok(req) => return Ok(req),
-            Err(e) => e,
-        };
-        let mut again = serde_json::Deserializer::from_slice(body);
-        let tracked = serde_path_to_error::deserialize(crate::http::body::Contract(&mut again))
-            .map(|_: PathRequest| ())
-            // (Never: the same parse failed untracked.)
-            .map_or_else(
-                |e| e,
-                |()| {
-                    serde_path_to_error::Error::new(
-                        serde_path_to_error::Track::new().path(),
-                        untracked,
-                    )
-                },
-            );
-        Err(crate::http::body::parse_error(&tracked))
-    }
-
     /// The query service's query (see [`PathQuery`]): the request checked against the
     /// server's limits, its mistakes kept for the service to report in turn.
     pub fn path_query(&self, config: &Config) -> PathQuery {

@@ -11,7 +11,7 @@ use axum::routing::post;
 use crate::compute::{Cancel, Compute};
 use crate::derived::MapEntry;
 use crate::http::auth::QueryAuth;
-use crate::http::body::{JsonBytes, decode_off_runtime};
+use crate::http::body::{BlockingJson, JsonBytes, decode_off_runtime};
 use crate::http::dto::{BatchRequest, PathFormat, PathRequest, PathResponse};
 use crate::http::error::ApiError;
 use crate::http::routes::maps::lookup;
@@ -36,10 +36,8 @@ async fn find_path(
     _: QueryAuth,
     State(state): State<AppState>,
     Path(name): Path<String>,
-    JsonBytes(body): JsonBytes,
+    BlockingJson(req): BlockingJson<PathRequest>,
 ) -> Result<Written, ApiError> {
-    let bytes = body.clone();
-    let req = decode_off_runtime(body, move |de| PathRequest::from_json(de, &bytes)).await?;
     let format = PathFormat::parse(req.path_format.as_deref())?;
     let q = req.path_query(state.config());
     let prepared = query::prepare(&state, &name, q, Tracing::AsAsked).await?;
@@ -73,8 +71,7 @@ async fn find_paths(
 ) -> Result<BatchBody, ApiError> {
     // Parsed off the runtime, and cut at the first query past the limit (`413`).
     let max = state.config().max_batch;
-    let bytes = body.clone();
-    let req = decode_off_runtime(body, move |de| BatchRequest::from_json(de, &bytes, max)).await?;
+    let req = decode_off_runtime(body, move |body| BatchRequest::from_json(body, max)).await?;
     wait_version(&state, &name, batch_min_version(&req)).await?;
     let entry = lookup(&state, &name)?;
     let items = prepare_batch(&state, &entry, &req).await;
