@@ -13,54 +13,42 @@ const CELL_MAX: usize = 28;
 /// Bytes of a block: 64 cells of the longest.
 const BLOCK: usize = 64 * CELL_MAX;
 
-/// Appends the cells as their format writes them: cells are assembled in a block on the
-/// stack and the block appended when full (every 64 cells, for pairs and flat), so the
-/// buffer sees one copy per block instead of a capacity check per byte (which, with a
-/// `memcpy` call per cell before it, cost more than the search on long paths). A cell of
-/// numbers below 10 000 (every map's) is two eight-byte stores of digits from a table.
+/// Appends the cells as their format writes them ([`PathCells::written`]): cells are
+/// assembled in a block on the stack, 64 at a time with no room check a cell (a block holds
+/// 64 of the longest), and the block appended when full, so the buffer sees one copy per
+/// block instead of a capacity check per byte (which, with a `memcpy` call per cell before
+/// it, cost more than the search on long paths). A cell of numbers below 10 000 (every
+/// map's) is two eight-byte stores of digits from a table.
 pub(super) fn put_cells(buf: &mut Vec<u8>, cells: &PathCells) {
     buf.reserve(cells.json_len_bound());
     buf.push(b'[');
-    let c = &cells.cells;
     match cells.format {
-        PathFormat::Pairs => put_every::<true>(buf, c),
-        PathFormat::Flat => put_every::<false>(buf, c),
-        PathFormat::Turns => {
-            let mut out = Block::default();
-            if let Some(&first) = c.first() {
-                out.pair(buf, first);
-            }
-            // The middle cells where the step changes (see `is_turn`), then the last.
-            for w in c.windows(3) {
-                if step(w[0], w[1]) != step(w[1], w[2]) {
-                    out.pair(buf, w[1]);
-                }
-            }
-            if let [_, .., last] = c[..] {
-                out.pair(buf, last);
-            }
-            out.flush(buf);
-        }
+        PathFormat::Pairs | PathFormat::Turns => put_blocks::<true>(buf, cells.written()),
+        PathFormat::Flat => put_blocks::<false>(buf, cells.written()),
     }
     buf.push(b']');
 }
 
-/// Every cell, as pairs (`PAIRS`) or flat: 64 cells at a time into a block (no room
-/// check a cell: a block holds 64 of the longest), the block appended after each 64.
-fn put_every<const PAIRS: bool>(buf: &mut Vec<u8>, cells: &[Point]) {
+/// `cells` as pairs (`PAIRS`) or flat, through a block of 64 (see [`put_cells`]).
+fn put_blocks<const PAIRS: bool>(buf: &mut Vec<u8>, cells: impl Iterator<Item = Point>) {
     let mut block = [0u8; BLOCK];
-    for (i, run) in cells.chunks(64).enumerate() {
-        let mut n = 0;
-        for &p in run {
-            n = match (small(p.x), small(p.y)) {
-                (Some(x), Some(y)) if PAIRS => put_pair(&mut block, n, x, y),
-                (Some(x), Some(y)) => put_flat(&mut block, n, x, y),
-                _ if PAIRS => put_pair_large(&mut block, n, p),
-                _ => put_flat_large(&mut block, n, p),
-            };
+    let (mut n, mut in_block, mut first_block) = (0, 0, true);
+    for p in cells {
+        n = match (small(p.x), small(p.y)) {
+            (Some(x), Some(y)) if PAIRS => put_pair(&mut block, n, x, y),
+            (Some(x), Some(y)) => put_flat(&mut block, n, x, y),
+            _ if PAIRS => put_pair_large(&mut block, n, p),
+            _ => put_flat_large(&mut block, n, p),
+        };
+        in_block += 1;
+        if in_block == 64 {
+            // The first cell of all goes without its comma.
+            buf.extend_from_slice(&block[usize::from(first_block)..n]);
+            (n, in_block, first_block) = (0, 0, false);
         }
-        // The first cell of all goes without its comma.
-        buf.extend_from_slice(&block[usize::from(i == 0)..n]);
+    }
+    if in_block > 0 {
+        buf.extend_from_slice(&block[usize::from(first_block)..n]);
     }
 }
 
@@ -115,54 +103,6 @@ pub(super) fn step(a: Point, b: Point) -> (i64, i64) {
         i64::from(b.x) - i64::from(a.x),
         i64::from(b.y) - i64::from(a.y),
     )
-}
-
-/// Cells written but not yet appended (see [`put_cells`]), each with a comma before it
-/// (the first cell's is left out when the block is appended).
-struct Block {
-    bytes: [u8; BLOCK],
-    len: usize,
-    /// Whether a cell has been appended yet.
-    started: bool,
-}
-
-impl Default for Block {
-    fn default() -> Self {
-        Block {
-            bytes: [0; BLOCK],
-            len: 0,
-            started: false,
-        }
-    }
-}
-
-impl Block {
-    /// Room for one more cell, appending the block to `buf` when full.
-    #[inline(always)]
-    fn room(&mut self, buf: &mut Vec<u8>) -> usize {
-        if self.len > BLOCK - CELL_MAX {
-            self.flush(buf);
-        }
-        self.len
-    }
-
-    fn flush(&mut self, buf: &mut Vec<u8>) {
-        // The first cell of all goes without its comma.
-        let from = usize::from(!self.started && self.len > 0);
-        buf.extend_from_slice(&self.bytes[from..self.len]);
-        self.started |= self.len > 0;
-        self.len = 0;
-    }
-
-    /// `,[x,y]`.
-    #[inline(always)]
-    fn pair(&mut self, buf: &mut Vec<u8>, p: Point) {
-        let n = self.room(buf);
-        self.len = match (small(p.x), small(p.y)) {
-            (Some(x), Some(y)) => put_pair(&mut self.bytes, n, x, y),
-            _ => put_pair_large(&mut self.bytes, n, p),
-        };
-    }
 }
 
 /// The digits of `n` below 10 000 as a little-endian word (first digit in the low byte,
